@@ -1,0 +1,233 @@
+package preview
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// level is how much the footer says. The budget picks the richest level
+// whose longest possible footer takes at most half of it.
+type level int
+
+const (
+	levelNone  level = iota // no footer: the head only
+	levelTiny               // bytes cut and the continuing call
+	levelShort              // bytes and lines, completeness, the call, the rule in a phrase
+	levelFull               // everything, the rule in full
+)
+
+// numbers are what the footer counts in the data.
+type numbers struct {
+	size, lines          int64
+	headEnd, headLines   int64
+	headMid              bool // the head ends inside a line
+	tailFirst, tailLines int64
+	tailMid              bool // the tail starts inside a line
+	omittedBytes         int64
+	omittedLines         int64
+}
+
+// worstNumbers gives every number and choice its longest form, so that the
+// footer rendered with them bounds the real one: every real number is at
+// most max(size, lines).
+func worstNumbers(s *source) numbers {
+	m := max(s.size, s.lines, 2)
+	return numbers{
+		size: m, lines: m, headEnd: m, headLines: m, headMid: true,
+		tailFirst: m, tailLines: m, tailMid: true, omittedBytes: m, omittedLines: m,
+	}
+}
+
+func chooseLevel(s *source, budget int, f Footer) level {
+	w := worstNumbers(s)
+	for lv := levelFull; lv > levelNone; lv-- {
+		if len(renderFooter(lv, f, w)) <= budget/2 {
+			return lv
+		}
+	}
+	return levelNone
+}
+
+// renderFooter writes the footer: lines of plain text in brackets, ending
+// with a newline, addressed to the model. Numbers are plain decimals.
+func renderFooter(lv level, f Footer, n numbers) string {
+	if lv == levelNone {
+		return ""
+	}
+	var b strings.Builder
+	saved := f.ID != ""
+	switch lv {
+	case levelTiny:
+		b.WriteString("[...")
+		num(&b, n.omittedBytes)
+		b.WriteString(" bytes cut")
+		if saved {
+			b.WriteString("; ")
+			call(&b, f, n.headEnd)
+		} else {
+			b.WriteString(", not saved")
+		}
+		b.WriteString("]\n")
+	case levelShort:
+		b.WriteString("[... ")
+		num(&b, n.omittedBytes)
+		b.WriteString(" bytes (")
+		num(&b, n.omittedLines)
+		b.WriteString(" lines) not shown")
+		if saved {
+			if !f.Complete {
+				b.WriteString("; copy incomplete")
+			}
+			b.WriteString(". Continue: ")
+			call(&b, f, n.headEnd)
+			b.WriteString(". Read it before saying anything is absent.]\n")
+		} else {
+			b.WriteString(" and not saved: they cannot be read back; say uncertain, not absent.]\n")
+		}
+	case levelFull:
+		b.WriteString("[... ")
+		num(&b, n.omittedBytes)
+		b.WriteString(" bytes (")
+		num(&b, n.omittedLines)
+		b.WriteString(" whole lines) not shown here, of ")
+		num(&b, n.size)
+		b.WriteString(" bytes in ")
+		num(&b, n.lines)
+		b.WriteString(" lines. Above: ")
+		lineRange(&b, 1, n.headLines, n.headLines)
+		if n.headMid {
+			b.WriteString(" (cut mid-line)")
+		}
+		b.WriteString("; below: ")
+		lineRange(&b, n.tailFirst, n.lines, n.tailLines)
+		if n.tailMid {
+			b.WriteString(" (from mid-line)")
+		}
+		b.WriteString(".\n")
+		if f.Status != "" {
+			b.WriteString("Status: ")
+			b.WriteString(f.Status)
+			b.WriteString(".\n")
+		}
+		if f.Gap != nil && f.Gap.Bytes > 0 {
+			b.WriteString("The copy itself lacks ")
+			num(&b, f.Gap.Bytes)
+			b.WriteString(" bytes (")
+			num(&b, f.Gap.Lines)
+			b.WriteString(" lines) the tool produced, at offset ")
+			num(&b, f.Gap.Offset)
+			b.WriteString(".\n")
+		}
+		if saved {
+			if f.Complete {
+				b.WriteString("The retained copy is complete. Read on with ")
+			} else {
+				b.WriteString("The retained copy is incomplete (complete=false): it may lack part of what the tool produced. Read it with ")
+			}
+			call(&b, f, n.headEnd)
+			b.WriteString(", following nextOffset until hasMore is false.\n")
+			b.WriteString("A preview is not the whole result: before saying a line, field or record is absent, read the copy and check the source's own pagination; if you cannot get the evidence, say it is uncertain, not absent.]\n")
+		} else {
+			b.WriteString("Recovery unavailable: ")
+			if f.Unavailable != "" {
+				b.WriteString("the output could not be saved (")
+				b.WriteString(f.Unavailable)
+				b.WriteString(")")
+			} else {
+				b.WriteString("no copy of the output was kept")
+			}
+			b.WriteString(", so the bytes not shown cannot be read back.\n")
+			b.WriteString("A preview is not the whole result: never say something is absent because it is not shown; check the source's own pagination or filters, and if you cannot get the evidence, say it is uncertain.]\n")
+		}
+	}
+	return b.String()
+}
+
+func num(b *strings.Builder, n int64) {
+	var a [20]byte
+	b.Write(strconv.AppendInt(a[:0], n, 10))
+}
+
+// lineRange writes lines first to last, count of them ("nothing" for none).
+func lineRange(b *strings.Builder, first, last, count int64) {
+	switch {
+	case count <= 0:
+		b.WriteString("nothing")
+	case count == 1:
+		b.WriteString("line ")
+		num(b, first)
+	default:
+		b.WriteString("lines ")
+		num(b, first)
+		b.WriteByte('-')
+		num(b, last)
+	}
+}
+
+// call writes the continuing call, its arguments as JSON.
+func call(b *strings.Builder, f Footer, offset int64) {
+	b.WriteString(f.ReadTool)
+	b.WriteString(` {"id":`)
+	jsonString(b, f.ID)
+	b.WriteString(`,"offset":`)
+	num(b, offset)
+	b.WriteByte('}')
+}
+
+// jsonString writes s, valid UTF-8, as a JSON string.
+func jsonString(b *strings.Builder, s string) {
+	const hex = "0123456789abcdef"
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&0xF])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+}
+
+// clean makes the caller's strings safe to show: valid UTF-8, one line,
+// reasons and statuses cut short. The id is kept whole (a cut id would make
+// a wrong call); an absurdly long one only makes the footer shorter.
+func (f Footer) clean() Footer {
+	f.ID = strings.ToValidUTF8(f.ID, "\uFFFD")
+	f.Unavailable = oneLine(f.Unavailable, 200)
+	f.Status = strings.TrimRight(oneLine(f.Status, 120), ".")
+	if f.ReadTool = oneLine(f.ReadTool, 64); f.ReadTool == "" {
+		f.ReadTool = ReadTool
+	}
+	if f.Gap != nil && (f.Gap.Bytes < 0 || f.Gap.Lines < 0 || f.Gap.Offset < 0) {
+		f.Gap = nil // a gap that cannot be is not shown
+	}
+	return f
+}
+
+// oneLine returns s as valid UTF-8 on one line, control characters as
+// spaces, at most max bytes (cut at a character, ending "...").
+func oneLine(s string, max int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	s = strings.TrimSpace(s)
+	if len(s) <= max {
+		return s
+	}
+	cut := max - 3
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
