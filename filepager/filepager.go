@@ -1,0 +1,412 @@
+package filepager
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
+)
+
+// Defaults from the product contract.
+const (
+	DefaultPageBytes = 24 << 10 // file page budget, 24 KiB
+	DefaultMaxLines  = 2000     // default line limit
+)
+
+// sniffBytes is how much of a file's start is checked for NUL bytes and
+// private key blocks.
+const sniffBytes = 8 << 10
+
+// Options configure a Pager. The zero value is usable.
+type Options struct {
+	PageBytes int      // page budget, default 24 KiB (24576); at least 4
+	MaxLines  int      // default line limit, 2000
+	Root      string   // when set, reads are confined to this directory tree (after resolving symlinks)
+	Deny      []string // extra deny patterns (filepath.Match globs on the resolved absolute path or base name)
+	Home      string   // home dir for the ~/ rules; default os.UserHomeDir()
+	IndexDir  string   // where line-index checkpoints persist between processes; "" = in memory only
+}
+
+// Request asks for one page of a file.
+type Request struct {
+	Path       string
+	Line       int64  // 1-based, 0 means 1
+	Limit      int64  // most lines, 0 means MaxLines
+	ByteOffset *int64 // when non-nil wins over Line
+}
+
+// Page is one page of a file. Its JSON form is read_file's result.
+type Page struct {
+	Text           string `json:"text"`
+	StartLine      int64  `json:"startLine"`
+	EndLine        int64  `json:"endLine"`
+	NextLine       int64  `json:"nextLine"`
+	NextByteOffset int64  `json:"nextByteOffset"`
+	TotalBytes     int64  `json:"totalBytes"`
+	HasMore        bool   `json:"hasMore"`
+}
+
+// Pager reads pages of files. It is safe for concurrent use; its line
+// indexes are shared by all its reads.
+type Pager struct {
+	opts    Options
+	root    string // Options.Root resolved, or ""
+	rootErr error
+	deny    []string
+	denyErr error
+	cache   indexCache
+	scanned atomic.Int64 // bytes read while locating lines, for tests
+}
+
+// New returns a Pager with the given options, defaults filled in. Problems
+// with the options (a root that does not exist, a malformed deny pattern) are
+// reported by every Read, so that a misconfigured Pager refuses rather than
+// reads too much.
+func New(opts Options) *Pager {
+	if opts.PageBytes <= 0 {
+		opts.PageBytes = DefaultPageBytes
+	}
+	opts.PageBytes = max(opts.PageBytes, utf8.UTFMax)
+	if opts.MaxLines <= 0 {
+		opts.MaxLines = DefaultMaxLines
+	}
+	if opts.Home == "" {
+		opts.Home, _ = os.UserHomeDir()
+	}
+	p := &Pager{opts: opts}
+	if opts.Root != "" {
+		root, err := filepath.Abs(expandHome(opts.Root, opts.Home))
+		if err == nil {
+			root, err = filepath.EvalSymlinks(root)
+		}
+		if err != nil {
+			p.rootErr = fmt.Errorf("%w: root %q is unusable: %v", ErrInvalid, opts.Root, err)
+		}
+		p.root = root
+	}
+	for _, pat := range opts.Deny {
+		pat = expandHome(pat, opts.Home)
+		if _, err := filepath.Match(pat, ""); err != nil && p.denyErr == nil {
+			p.denyErr = fmt.Errorf("%w: deny pattern %q is malformed: %v", ErrInvalid, pat, err)
+		}
+		p.deny = append(p.deny, pat)
+	}
+	return p
+}
+
+func expandHome(p, home string) string {
+	if home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
+		return filepath.Join(home, p[1:])
+	}
+	return p
+}
+
+// Read returns one page of req.Path: from req.ByteOffset when it is set,
+// else from the start of line req.Line. Every error is an *Error.
+func (p *Pager) Read(ctx context.Context, req Request) (Page, error) {
+	fail := func(op string, err error, hint string) (Page, error) {
+		return Page{}, &Error{Op: op, Path: req.Path, Err: err, Hint: hint}
+	}
+	switch {
+	case req.Path == "":
+		return fail("open", fmt.Errorf("%w: no path given", ErrInvalid), `pass the file's path, e.g. "go.mod"`)
+	case req.Line < 0:
+		return fail("read", fmt.Errorf("%w: line %d is negative", ErrInvalid, req.Line), "lines count from 1")
+	case req.Limit < 0:
+		return fail("read", fmt.Errorf("%w: limit %d is negative", ErrInvalid, req.Limit), fmt.Sprintf("give a positive number of lines, or 0 for %d", p.opts.MaxLines))
+	case p.rootErr != nil:
+		return fail("open", p.rootErr, "fix the configured root directory")
+	case p.denyErr != nil:
+		return fail("open", p.denyErr, "fix the configured deny patterns")
+	}
+
+	f, fi, resolved, oerr := p.open(req.Path)
+	if oerr != nil {
+		return fail(oerr.Op, oerr.Err, oerr.Hint)
+	}
+	defer f.Close()
+	size := fi.Size()
+
+	head := make([]byte, min(size, sniffBytes))
+	if n, err := f.ReadAt(head, 0); n < len(head) {
+		return fail("read", err, "")
+	}
+	if i := bytes.IndexByte(head, 0); i >= 0 {
+		return fail("open", fmt.Errorf("%w: %d bytes, NUL byte at offset %d", ErrBinary, size, i),
+			"use run_command with a hex dump (xxd, od) or a tool made for that format")
+	}
+	if sniffPrivateKey(resolved, head) {
+		return fail("open", fmt.Errorf("%w: it holds a private key", ErrSensitive), "private keys are never shown; ask the user if you need facts about it")
+	}
+
+	limit := req.Limit
+	if limit == 0 {
+		limit = int64(p.opts.MaxLines)
+	}
+	sc := p.scanner(ctx, f, resolved, size, fi.ModTime().UnixNano())
+	defer p.keep(sc)
+
+	var start, line int64
+	var err error
+	if req.ByteOffset != nil {
+		start = *req.ByteOffset
+		if start < 0 || start > size {
+			return fail("read", fmt.Errorf("%w: byte offset %d is outside the file, which has %d bytes", ErrOffset, start, size),
+				fmt.Sprintf("use an offset from 0 to %d, or nextByteOffset from the previous page", size))
+		}
+		if err := checkBoundary(f, start, size); err != nil {
+			return fail("read", err, "continue from nextByteOffset of the previous page, or from a line")
+		}
+		if line, err = sc.lineOf(start); err != nil {
+			return fail("read", err, "")
+		}
+	} else {
+		line = max(req.Line, 1)
+		if line > 1 {
+			if start, err = sc.lineStart(line); err != nil {
+				return fail("read", err, "")
+			}
+			if start < 0 || start == size {
+				n, err := lineCount(f, sc.ix)
+				if err != nil {
+					return fail("read", err, "")
+				}
+				return fail("read", fmt.Errorf("%w: asked for line %d, the file has %d lines", ErrLine, line, n),
+					fmt.Sprintf("ask for a line from 1 to %d", max(n, 1)))
+			}
+		}
+	}
+	page, err := p.page(f, start, line, size, limit)
+	if err != nil {
+		return fail("read", err, "")
+	}
+	return page, nil
+}
+
+// open resolves and checks path and opens it. Its errors lack the path,
+// which Read fills in.
+func (p *Pager) open(path string) (*os.File, fs.FileInfo, string, *Error) {
+	fail := func(err error, hint string) (*os.File, fs.FileInfo, string, *Error) {
+		return nil, nil, "", &Error{Op: "open", Err: err, Hint: hint}
+	}
+	given := expandHome(path, p.opts.Home)
+	if !filepath.IsAbs(given) && p.root != "" {
+		given = filepath.Join(p.root, given)
+	}
+	given, err := filepath.Abs(given)
+	if err != nil {
+		return fail(err, "")
+	}
+	if err := p.refuse(given); err != nil {
+		return fail(err.Err, err.Hint)
+	}
+	resolved, err := filepath.EvalSymlinks(given)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fail(fmt.Errorf("%w: %s", ErrNotFound, given), "check the path; list the directory with run_command (ls) to find the name")
+		}
+		return fail(err, "")
+	}
+	if err := p.refuse(resolved); err != nil {
+		return fail(err.Err, err.Hint)
+	}
+	if p.root != "" {
+		if rel, err := filepath.Rel(p.root, resolved); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return fail(fmt.Errorf("%w: %s is outside %s", ErrOutsideRoot, resolved, p.root), "read files under "+p.root+" only")
+		}
+	}
+	// Stat before opening: opening a FIFO would block.
+	fi, err := os.Stat(resolved)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fail(fmt.Errorf("%w: %s", ErrNotFound, resolved), "check the path")
+		}
+		return fail(err, "")
+	}
+	switch {
+	case fi.IsDir():
+		return fail(ErrIsDir, "list it with run_command (ls), then read a file in it")
+	case !fi.Mode().IsRegular():
+		return fail(fmt.Errorf("%w: %s", ErrNotRegular, fi.Mode().Type()), "read devices, pipes and sockets with run_command")
+	}
+	f, err := os.Open(resolved)
+	if err != nil {
+		return fail(err, "")
+	}
+	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return fail(fmt.Errorf("%w: it changed while being opened", ErrNotRegular), "try again")
+	}
+	return f, fi, resolved, nil
+}
+
+// refuse applies the sensitive-file rules and deny patterns to the absolute
+// path abs.
+func (p *Pager) refuse(abs string) *Error {
+	if why := sensitiveReason(abs); why != "" {
+		return &Error{Err: fmt.Errorf("%w: %s", ErrSensitive, why), Hint: "secrets are never shown; ask the user if you need facts about this file"}
+	}
+	if pat := denyMatch(p.deny, abs); pat != "" {
+		return &Error{Err: fmt.Errorf("%w: it matches the deny pattern %q", ErrSensitive, pat), Hint: "this path is denied by configuration"}
+	}
+	return nil
+}
+
+// checkBoundary returns an error when off falls inside a multi-byte
+// character, naming the nearest valid offsets on either side.
+func checkBoundary(f io.ReaderAt, off, size int64) error {
+	lo := max(off-(utf8.UTFMax-1), 0)
+	hi := min(off+utf8.UTFMax-1, size)
+	w := make([]byte, hi-lo)
+	if n, err := f.ReadAt(w, lo); n < len(w) {
+		return err
+	}
+	if inside, s, e := utf8x.Inside(w, int(off-lo)); inside {
+		return fmt.Errorf("%w: byte offset %d is inside a character; the nearest valid offsets are %d and %d",
+			ErrSplit, off, lo+int64(s), lo+int64(e))
+	}
+	return nil
+}
+
+// lineCount returns the number of lines in the file: its newlines, plus one
+// for a last line without one. ix must know the total.
+func lineCount(f io.ReaderAt, ix *lineIndex) (int64, error) {
+	n := ix.total
+	if ix.size > 0 {
+		var last [1]byte
+		if _, err := f.ReadAt(last[:], ix.size-1); err != nil {
+			return 0, err
+		}
+		if last[0] != '\n' {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// page cuts the page starting at byte start, which is on line line.
+func (p *Pager) page(f io.ReaderAt, start, line, size, limit int64) (Page, error) {
+	budget := p.opts.PageBytes
+	// A valid character is at most as long in Text as in the file, so the
+	// page never covers more than budget raw bytes; UTFMax more tell
+	// whether the last character is whole.
+	buf := make([]byte, min(int64(budget+utf8.UTFMax), size-start))
+	if n, err := f.ReadAt(buf, start); n < len(buf) {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF // the file shrank under us
+		}
+		return Page{}, err
+	}
+	atEOF := start+int64(len(buf)) == size
+	end := fit(buf, budget, atEOF)
+	byBudget := end < len(buf)
+	// The line limit.
+	if i := nthNewline(buf[:end], limit); i >= 0 {
+		end, byBudget = i+1, false
+	}
+	// Prefer whole lines: end after the last newline that fits.
+	if byBudget {
+		if i := bytes.LastIndexByte(buf[:end], '\n'); i >= 0 {
+			end = i + 1
+		}
+	}
+	raw := buf[:end]
+	pg := Page{
+		Text:           utf8x.ValidString(raw),
+		StartLine:      line,
+		EndLine:        line,
+		NextLine:       line + int64(bytes.Count(raw, nl)),
+		NextByteOffset: start + int64(end),
+		TotalBytes:     size,
+	}
+	if end > 0 {
+		pg.EndLine = line + int64(bytes.Count(raw[:end-1], nl))
+	}
+	pg.HasMore = pg.NextByteOffset < size
+	return pg, nil
+}
+
+// fit returns the largest n such that b[:n] ends on a character boundary and
+// shows as at most budget bytes of valid UTF-8 (each invalid byte as the
+// three bytes of U+FFFD). b starts on a boundary; atEOF says whether the
+// file ends with b. When budget >= 4 and b is not empty, n > 0.
+func fit(b []byte, budget int, atEOF bool) int {
+	n, w := 0, 0
+	for n < len(b) {
+		c := b[n]
+		if c < utf8.RuneSelf {
+			if w+1 > budget {
+				break
+			}
+			n, w = n+1, w+1
+			continue
+		}
+		if !atEOF && !utf8.FullRune(b[n:]) {
+			break // cannot tell yet whether this sequence is valid
+		}
+		r, size := utf8.DecodeRune(b[n:])
+		width := size
+		if r == utf8.RuneError && size == 1 {
+			width = len(string(utf8.RuneError))
+		}
+		if w+width > budget {
+			break
+		}
+		n, w = n+size, w+width
+	}
+	return n
+}
+
+// nthNewline returns the index of the nth newline in b, or -1.
+func nthNewline(b []byte, n int64) int {
+	i := -1
+	for ; n > 0; n-- {
+		j := bytes.IndexByte(b[i+1:], '\n')
+		if j < 0 {
+			return -1
+		}
+		i += j + 1
+	}
+	return i
+}
+
+// scanner returns a scanner over f that extends a private copy of the best
+// index known for this file version.
+func (p *Pager) scanner(ctx context.Context, f io.ReaderAt, path string, size, mtime int64) *scanner {
+	ix := p.cache.get(path)
+	if ix == nil || !ix.matches(size, mtime) {
+		ix = nil
+		if p.opts.IndexDir != "" {
+			ix = loadIndex(p.opts.IndexDir, path, size, mtime)
+			if ix != nil {
+				p.cache.put(ix)
+			}
+		}
+		if ix == nil {
+			ix = newIndex(path, size, mtime)
+		}
+	}
+	return &scanner{ctx: ctx, f: f, ix: ix.clone(), scanned: new(int64)}
+}
+
+// keep publishes what a scan learned: to the cache, and to the index file.
+func (p *Pager) keep(sc *scanner) {
+	sc.release()
+	p.scanned.Add(*sc.scanned)
+	if !sc.grew {
+		return
+	}
+	p.cache.put(sc.ix)
+	if p.opts.IndexDir != "" {
+		saveIndex(p.opts.IndexDir, sc.ix)
+	}
+}
