@@ -1,0 +1,103 @@
+package sqlite
+
+import (
+	"errors"
+	"fmt"
+
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Sentinel errors, matched with errors.Is against an *Error's cause.
+var (
+	// ErrReadOnly: the database cannot be written (opened read-only, or the
+	// file or its directory is not writable).
+	ErrReadOnly = errors.New("sqlite: database is read-only")
+
+	// ErrFull: the disk (or the file system's quota) is full.
+	ErrFull = errors.New("sqlite: database or disk is full")
+
+	// ErrBusy: another connection or process held the database lock for
+	// longer than the busy timeout.
+	ErrBusy = errors.New("sqlite: database is locked")
+
+	// ErrNewerSchema: the database was written by a newer scrollback.
+	ErrNewerSchema = errors.New("sqlite: database schema is newer than this program")
+)
+
+// Error is a failure of the database itself (not of a lookup: those are the
+// store package's sentinel errors). It names the operation, the database
+// file, what happened and, where there is one, what the user can do.
+type Error struct {
+	Op   string // what was being done: "open", "save copy", ...
+	Path string // the database file
+	Err  error  // the cause; errors.Is matches ErrReadOnly, ErrFull, ErrBusy, ErrNewerSchema
+	Hint string // what the user can do about it, or ""
+}
+
+// Error returns "sqlite: OP: CAUSE (PATH)", then "; HINT" when there is one.
+func (e *Error) Error() string {
+	s := "sqlite: " + e.Op + ": " + trimPrefix(e.Err.Error()) + " (" + e.Path + ")"
+	if e.Hint != "" {
+		s += "; " + e.Hint
+	}
+	return s
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+func trimPrefix(s string) string {
+	const p = "sqlite: "
+	if len(s) > len(p) && s[:len(p)] == p {
+		return s[len(p):]
+	}
+	return s
+}
+
+// classified wraps a driver error in the sentinel that says what it means,
+// keeping the driver error in the chain.
+type classified struct {
+	kind  error
+	cause error
+}
+
+func (c *classified) Error() string   { return c.kind.Error() }
+func (c *classified) Unwrap() []error { return []error{c.kind, c.cause} }
+
+// wrap turns a driver or I/O error into an *Error for op on path. Lookup
+// sentinels and context errors pass through untouched.
+func wrap(op, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return &Error{Op: op, Path: path, Err: err}
+	}
+	out := &Error{Op: op, Path: path, Err: err}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_READONLY:
+		out.Err = &classified{ErrReadOnly, err}
+		out.Hint = "check the permissions of the file and its directory, or point SCROLLBACK_DB at a writable location"
+	case sqlite3.SQLITE_FULL:
+		out.Err = &classified{ErrFull, err}
+		out.Hint = "free disk space, delete old sessions, or point SCROLLBACK_DB at another file system"
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		out.Err = &classified{ErrBusy, err}
+		out.Hint = "another process held the database lock too long; retry"
+	case sqlite3.SQLITE_CANTOPEN:
+		out.Err = fmt.Errorf("cannot open the database file: %w", err)
+		out.Hint = "check that the path and its directory exist and are accessible"
+	case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
+		out.Err = fmt.Errorf("not a valid scrollback database: %w", err)
+		out.Hint = "the file is damaged or not an SQLite database; move it aside to start afresh"
+	case sqlite3.SQLITE_IOERR:
+		out.Hint = "check the disk and the file system the database is on"
+	}
+	return out
+}

@@ -1,0 +1,132 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations is the ordered schema history. migrations[i] takes the schema
+// from version i to version i+1; the version is kept in PRAGMA user_version,
+// which changes in the same transaction as the schema. Append, never edit.
+var migrations = []string{
+	// 1: sessions, default sessions, copies and their chunks. Deleting a
+	// session cascades to its copies and their chunks. A session's parent
+	// is not a foreign key: a fork outlives its parent.
+	`
+CREATE TABLE sessions (
+	id         TEXT PRIMARY KEY,
+	owner      TEXT NOT NULL,
+	parent     TEXT NOT NULL DEFAULT '',
+	created_at INTEGER NOT NULL -- unix nanoseconds
+);
+CREATE INDEX sessions_owner ON sessions (owner, created_at);
+
+CREATE TABLE default_sessions (
+	owner   TEXT PRIMARY KEY,
+	session TEXT NOT NULL UNIQUE REFERENCES sessions (id) ON DELETE CASCADE
+);
+
+CREATE TABLE copies (
+	pk            INTEGER PRIMARY KEY,
+	session       TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+	id            TEXT NOT NULL UNIQUE,
+	tool          TEXT NOT NULL,
+	source        TEXT NOT NULL,
+	total_bytes   INTEGER NOT NULL,
+	lines         INTEGER NOT NULL,
+	complete      INTEGER NOT NULL,
+	omitted_bytes INTEGER NOT NULL,
+	omitted_lines INTEGER NOT NULL,
+	created_at    INTEGER NOT NULL -- unix nanoseconds
+);
+CREATE INDEX copies_session ON copies (session);
+
+-- Chunk seq holds bytes [seq*ChunkSize, (seq+1)*ChunkSize) of its copy; every
+-- chunk but the last is exactly ChunkSize long.
+CREATE TABLE chunks (
+	copy INTEGER NOT NULL REFERENCES copies (pk) ON DELETE CASCADE,
+	seq  INTEGER NOT NULL,
+	data BLOB NOT NULL,
+	PRIMARY KEY (copy, seq)
+);
+`,
+}
+
+// migrate brings the schema up to date. It runs in one BEGIN IMMEDIATE
+// transaction (the pool's _txlock), so two processes opening a new database
+// at once apply each migration exactly once: the second waits for the first
+// and then finds nothing left to do.
+func migrate(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var version int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return err
+	}
+	if version > len(migrations) {
+		return fmt.Errorf("%w: schema version %d, this program knows up to %d", ErrNewerSchema, version, len(migrations))
+	}
+	if version == len(migrations) {
+		return nil
+	}
+	for i := version; i < len(migrations); i++ {
+		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+	}
+	// PRAGMA takes no bound parameters; the value is a trusted integer.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations))); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// checkSchema verifies, for a read-only database, that the schema is one this
+// program can read.
+func checkSchema(ctx context.Context, db *sql.DB) error {
+	var version int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return err
+	}
+	switch {
+	case version > len(migrations):
+		return fmt.Errorf("%w: schema version %d, this program knows up to %d", ErrNewerSchema, version, len(migrations))
+	case version < len(migrations):
+		return fmt.Errorf("%w: schema version %d is older than %d and cannot be upgraded read-only", ErrReadOnly, version, len(migrations))
+	}
+	return nil
+}
+
+// incrementalVacuum turns on incremental auto-vacuum, which lets
+// DeleteSession give freed pages back to the file system. The setting
+// only takes effect through a VACUUM once the file has pages (switching to
+// WAL mode already writes the first), so it is not in the DSN (where it
+// would also cost every new connection a write transaction): it is checked
+// once per Open, and a database without it, new or old, is vacuumed once.
+// On a new database the VACUUM is instant.
+func incrementalVacuum(ctx context.Context, db *sql.DB) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	var mode int
+	if err := conn.QueryRowContext(ctx, "PRAGMA auto_vacuum").Scan(&mode); err != nil {
+		return err
+	}
+	const incremental = 2
+	if mode == incremental {
+		return nil
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA auto_vacuum = INCREMENTAL"); err != nil {
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, "VACUUM"); err != nil {
+		return fmt.Errorf("vacuum to enable incremental auto-vacuum: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,654 @@
+// Package sqlite is the embedded store.Store backend: every session and
+// retained copy in one SQLite file, through the pure-Go modernc.org/sqlite
+// driver (no cgo).
+//
+// The file is in WAL mode, so readers never wait for the writer, and every
+// write runs in a BEGIN IMMEDIATE transaction with a busy timeout, so several
+// processes sharing the file queue for the write lock instead of failing.
+// A copy is stored as fixed-size chunks of store.ChunkSize bytes: saving
+// streams its input one chunk at a time inside one transaction (a crash
+// mid-save leaves nothing visible), and reading a 4 KiB page touches one
+// chunk, or two when the page straddles a boundary. The file uses
+// incremental auto-vacuum, so deleting a session gives its space back to the
+// file system.
+//
+// Database failures (a read-only file, a full disk, a lock held too long)
+// are returned as *Error, which names the operation and the file and
+// matches ErrReadOnly, ErrFull or ErrBusy with errors.Is.
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/scrollback-dev/scrollback/store"
+)
+
+// Options configure Open. The zero value (or nil) is a read-write database
+// with the defaults below.
+type Options struct {
+	// ReadOnly opens an existing database for reading only (SQLite's
+	// mode=ro): the file is never created or migrated, and every write
+	// fails with an *Error matching ErrReadOnly.
+	ReadOnly bool
+
+	// BusyTimeout is how long a statement waits for a lock held by another
+	// connection or process before failing with ErrBusy. Default 10s.
+	BusyTimeout time.Duration
+
+	// MaxOpenConns bounds the connection pool (each connection has its own
+	// page cache). Default 8.
+	MaxOpenConns int
+}
+
+// Defaults for Options.
+const (
+	DefaultBusyTimeout  = 10 * time.Second
+	DefaultMaxOpenConns = 8
+)
+
+// DB is a store.Store kept in one SQLite file. It is safe for concurrent use
+// by many goroutines and, through the file's locks, by several processes.
+type DB struct {
+	path     string
+	readOnly bool
+	db       *sql.DB
+
+	// writeSem admits one write transaction of this process at a time, so
+	// that the goroutines of one process queue in Go (honouring their
+	// contexts) instead of polling SQLite's busy handler against each other.
+	writeSem chan struct{}
+
+	readChunks *sql.Stmt
+	statCopy   *sql.Stmt
+}
+
+var _ store.Store = (*DB)(nil)
+
+// Open opens the database at path, creating the file (and its directory,
+// with mode 0700) when missing and bringing its schema up to date.
+func Open(path string, opts *Options) (*DB, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = DefaultBusyTimeout
+	}
+	if o.MaxOpenConns <= 0 {
+		o.MaxOpenConns = DefaultMaxOpenConns
+	}
+	if path == "" {
+		return nil, errors.New("sqlite: open: empty database path; give the path of a database file")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	if err := checkPath(abs, o.ReadOnly); err != nil {
+		return nil, err
+	}
+
+	db, err := sql.Open("sqlite", dsn(abs, o))
+	if err != nil {
+		return nil, &Error{Op: "open", Path: abs, Err: err}
+	}
+	db.SetMaxOpenConns(o.MaxOpenConns)
+	db.SetMaxIdleConns(o.MaxOpenConns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+
+	d := &DB{path: abs, readOnly: o.ReadOnly, db: db, writeSem: make(chan struct{}, 1)}
+	if err := d.init(); err != nil {
+		db.Close()
+		return nil, wrap("open", abs, err)
+	}
+	return d, nil
+}
+
+// checkPath rejects paths that cannot be a database file, with a message
+// saying why, and creates the parent directory of a new read-write database.
+func checkPath(abs string, readOnly bool) error {
+	fi, err := os.Stat(abs)
+	switch {
+	case err == nil && fi.IsDir():
+		return &Error{Op: "open", Path: abs, Err: errors.New("path is a directory"), Hint: "give the path of a database file, e.g. " + filepath.Join(abs, "scrollback.db")}
+	case err == nil && !fi.Mode().IsRegular():
+		return &Error{Op: "open", Path: abs, Err: fmt.Errorf("not a regular file (%s)", fi.Mode().Type()), Hint: "give the path of a database file"}
+	case err == nil:
+		return nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return &Error{Op: "open", Path: abs, Err: err}
+	case readOnly:
+		return &Error{Op: "open", Path: abs, Err: errors.New("database does not exist"), Hint: "a read-only open needs an existing database"}
+	}
+	dir := filepath.Dir(abs)
+	if di, err := os.Stat(dir); err == nil && !di.IsDir() {
+		return &Error{Op: "open", Path: abs, Err: fmt.Errorf("parent %s is not a directory", dir)}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return &Error{Op: "open", Path: abs, Err: fmt.Errorf("create directory: %w", err)}
+	}
+	return nil
+}
+
+// dsn builds the driver's connection string. The pragmas are part of it so
+// that every pooled connection gets them, not only the first.
+func dsn(abs string, o Options) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(o.BusyTimeout.Milliseconds(), 10)+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "journal_mode(wal)")
+	q.Add("_pragma", "synchronous(normal)")
+	// Truncate the WAL back to 4 MiB once checkpointed, rather than keeping
+	// it at its high-water mark after a big save.
+	q.Add("_pragma", "journal_size_limit(4194304)")
+	// Writers take the write lock when they begin, so two writers never
+	// deadlock upgrading read locks; they queue on busy_timeout.
+	q.Set("_txlock", "immediate")
+	if o.ReadOnly {
+		q.Set("mode", "ro")
+	}
+	u := url.URL{Scheme: "file", Path: abs, RawQuery: q.Encode()}
+	return u.String()
+}
+
+func (d *DB) init() error {
+	ctx := context.Background()
+	if d.readOnly {
+		if err := checkSchema(ctx, d.db); err != nil {
+			return err
+		}
+	} else {
+		if err := incrementalVacuum(ctx, d.db); err != nil {
+			return err
+		}
+		if err := migrate(ctx, d.db); err != nil {
+			return err
+		}
+	}
+	var err error
+	// One row per chunk covering [off, end), each with the copy's size and
+	// the part of the chunk in range as substr() arguments (1-based start,
+	// length), so that only the bytes asked for leave SQLite. A copy with
+	// no chunk in range (off == size) still yields one row, seq NULL.
+	// ?1 session, ?2 id, ?3 first seq, ?4 last seq, ?5 off, ?6 end.
+	c := strconv.Itoa(store.ChunkSize)
+	d.readChunks, err = d.db.Prepare(`
+		SELECT c.total_bytes, k.seq,
+			substr(k.data, max(?5 - k.seq*` + c + `, 0) + 1,
+				min(?6 - k.seq*` + c + `, length(k.data)) - max(?5 - k.seq*` + c + `, 0))
+		FROM copies c LEFT JOIN chunks k ON k.copy = c.pk AND k.seq BETWEEN ?3 AND ?4
+		WHERE c.session = ?1 AND c.id = ?2
+		ORDER BY k.seq`)
+	if err != nil {
+		return err
+	}
+	d.statCopy, err = d.db.Prepare(`SELECT ` + copyCols + ` FROM copies WHERE session = ? AND id = ?`)
+	return err
+}
+
+// Path returns the absolute path of the database file.
+func (d *DB) Path() string { return d.path }
+
+// Close closes the database.
+func (d *DB) Close() error {
+	if d.readChunks != nil {
+		d.readChunks.Close()
+	}
+	if d.statCopy != nil {
+		d.statCopy.Close()
+	}
+	return wrap("close", d.path, d.db.Close())
+}
+
+// write runs fn in a BEGIN IMMEDIATE transaction and commits it. Errors from
+// fn are returned as they are; database errors are wrapped for op.
+func (d *DB) write(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sqlite: %s: %w", op, err)
+	}
+	select {
+	case d.writeSem <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("sqlite: %s: %w", op, ctx.Err())
+	}
+	defer func() { <-d.writeSem }()
+	err := d.writeTx(ctx, fn)
+	var ie *inputError
+	switch {
+	case err == nil, isLookup(err):
+		return err
+	case errors.As(err, &ie):
+		return fmt.Errorf("sqlite: %s: %w", op, err)
+	case ctx.Err() != nil:
+		// database/sql rolls back a transaction whose context ends, and
+		// the statements after it report sql.ErrTxDone; say why instead.
+		return fmt.Errorf("sqlite: %s: %w", op, ctx.Err())
+	}
+	return wrap(op, d.path, err)
+}
+
+func (d *DB) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// inputError marks a failure of the reader handed to SaveCopy, which is
+// reported as such rather than as a database error.
+type inputError struct{ err error }
+
+func (e *inputError) Error() string { return "read input: " + e.err.Error() }
+func (e *inputError) Unwrap() error { return e.err }
+
+// isLookup reports whether err is one of the store's lookup errors, which
+// are returned as they are.
+func isLookup(err error) bool {
+	return errors.Is(err, store.ErrSessionNotFound) || errors.Is(err, store.ErrCopyNotFound) ||
+		errors.Is(err, store.ErrOffset)
+}
+
+// readErr wraps an error from a read-only query.
+func (d *DB) readErr(op string, err error) error {
+	if err == nil || isLookup(err) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("sqlite: %s: %w", op, err)
+	}
+	return wrap(op, d.path, err)
+}
+
+func now() int64 { return time.Now().UnixNano() }
+
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+// CreateSession makes a new, empty session owned by owner.
+func (d *DB) CreateSession(ctx context.Context, owner string) (store.Session, error) {
+	var s store.Session
+	err := d.write(ctx, "create session", func(tx *sql.Tx) (err error) {
+		s, err = insertSession(ctx, tx, owner, "")
+		return err
+	})
+	return s, err
+}
+
+func insertSession(ctx context.Context, tx *sql.Tx, owner, parent string) (store.Session, error) {
+	s := store.Session{ID: store.NewID(store.SessionPrefix), Owner: owner, Parent: parent}
+	at := now()
+	s.CreatedAt = fromNanos(at)
+	_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, owner, parent, created_at) VALUES (?, ?, ?, ?)`,
+		s.ID, owner, parent, at)
+	return s, err
+}
+
+// DefaultSession returns owner's default session, creating it on first use.
+// The check and the creation share one write transaction, so concurrent first
+// uses, in this process or another, agree on one session.
+func (d *DB) DefaultSession(ctx context.Context, owner string) (store.Session, error) {
+	// Fast path: it exists already.
+	s, err := d.defaultSession(ctx, d.db, owner)
+	if err == nil || !errors.Is(err, store.ErrSessionNotFound) {
+		return s, d.readErr("default session", err)
+	}
+	err = d.write(ctx, "default session", func(tx *sql.Tx) error {
+		s, err = d.defaultSession(ctx, tx, owner)
+		if !errors.Is(err, store.ErrSessionNotFound) {
+			return err
+		}
+		if s, err = insertSession(ctx, tx, owner, ""); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO default_sessions (owner, session) VALUES (?, ?)`, owner, s.ID)
+		return err
+	})
+	return s, err
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (d *DB) defaultSession(ctx context.Context, q querier, owner string) (store.Session, error) {
+	var id string
+	err := q.QueryRowContext(ctx, `SELECT session FROM default_sessions WHERE owner = ?`, owner).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Session{}, store.ErrSessionNotFound
+	}
+	if err != nil {
+		return store.Session{}, err
+	}
+	return getSession(ctx, q, owner, id)
+}
+
+const sessionQuery = `
+	SELECT s.id, s.owner, s.parent, s.created_at, count(c.pk), coalesce(sum(c.total_bytes), 0)
+	FROM sessions s LEFT JOIN copies c ON c.session = s.id`
+
+func scanSession(sc interface{ Scan(...any) error }) (store.Session, error) {
+	var s store.Session
+	var at int64
+	err := sc.Scan(&s.ID, &s.Owner, &s.Parent, &at, &s.Copies, &s.Bytes)
+	s.CreatedAt = fromNanos(at)
+	return s, err
+}
+
+func getSession(ctx context.Context, q querier, owner, id string) (store.Session, error) {
+	if !store.ValidID(store.SessionPrefix, id) {
+		return store.Session{}, store.ErrSessionNotFound
+	}
+	s, err := scanSession(q.QueryRowContext(ctx, sessionQuery+` WHERE s.id = ? AND s.owner = ? GROUP BY s.id`, id, owner))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Session{}, store.ErrSessionNotFound
+	}
+	return s, err
+}
+
+// GetSession returns the session, or store.ErrSessionNotFound when there is
+// no session with that id owned by owner.
+func (d *DB) GetSession(ctx context.Context, owner, id string) (store.Session, error) {
+	s, err := getSession(ctx, d.db, owner, id)
+	return s, d.readErr("get session", err)
+}
+
+// ListSessions returns owner's sessions, oldest first, with their copy
+// counts and byte totals.
+func (d *DB) ListSessions(ctx context.Context, owner string) ([]store.Session, error) {
+	rows, err := d.db.QueryContext(ctx, sessionQuery+` WHERE s.owner = ? GROUP BY s.id ORDER BY s.created_at, s.rowid`, owner)
+	if err != nil {
+		return nil, d.readErr("list sessions", err)
+	}
+	defer rows.Close()
+	var out []store.Session
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, d.readErr("list sessions", err)
+		}
+		out = append(out, s)
+	}
+	return out, d.readErr("list sessions", rows.Err())
+}
+
+// ForkSession makes a new, empty session owned by owner whose Parent is id.
+func (d *DB) ForkSession(ctx context.Context, owner, id string) (store.Session, error) {
+	if !store.ValidID(store.SessionPrefix, id) {
+		return store.Session{}, store.ErrSessionNotFound
+	}
+	var s store.Session
+	err := d.write(ctx, "fork session", func(tx *sql.Tx) error {
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ? AND owner = ?`, id, owner).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrSessionNotFound
+		}
+		if err != nil {
+			return err
+		}
+		s, err = insertSession(ctx, tx, owner, id)
+		return err
+	})
+	return s, err
+}
+
+// DeleteSession deletes the session and its copies, then returns the freed
+// pages to the file system (incremental vacuum), so the file shrinks.
+func (d *DB) DeleteSession(ctx context.Context, owner, id string) error {
+	if !store.ValidID(store.SessionPrefix, id) {
+		return store.ErrSessionNotFound
+	}
+	err := d.write(ctx, "delete session", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ? AND owner = ?`, id, owner)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return store.ErrSessionNotFound
+		}
+		_, err = tx.ExecContext(ctx, `PRAGMA incremental_vacuum`)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	// The vacuum truncates the file once its pages are checkpointed out of
+	// the WAL. A passive checkpoint never waits for readers; if some are
+	// active, the next automatic checkpoint finishes the job.
+	d.db.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
+	return nil
+}
+
+const copyCols = `id, session, tool, source, total_bytes, lines, complete, omitted_bytes, omitted_lines, created_at`
+
+func scanCopy(sc interface{ Scan(...any) error }) (store.CopyInfo, error) {
+	var c store.CopyInfo
+	var at int64
+	err := sc.Scan(&c.ID, &c.Session, &c.Tool, &c.Source, &c.TotalBytes, &c.Lines, &c.Complete, &c.OmittedBytes, &c.OmittedLines, &at)
+	c.CreatedAt = fromNanos(at)
+	return c, err
+}
+
+// SaveCopy stores everything r yields as a new copy in session. It reads r
+// one chunk at a time into a single reused buffer, so memory does not grow
+// with the copy's size, and writes the chunks in one write transaction, so
+// the copy is visible only once whole.
+//
+// The write lock is held while r is read: other writers (in this process or
+// another) wait for the save to finish. Hand SaveCopy output that has already
+// been captured (a file, a buffer), not a pipe from a process still running,
+// or a slow producer can make them time out with ErrBusy.
+func (d *DB) SaveCopy(ctx context.Context, session string, meta store.CopyMeta, r io.Reader) (store.CopyInfo, error) {
+	if !store.ValidID(store.SessionPrefix, session) {
+		return store.CopyInfo{}, store.ErrSessionNotFound
+	}
+	info := store.CopyInfo{
+		ID:           store.NewID(store.CopyPrefix),
+		Session:      session,
+		Tool:         meta.Tool,
+		Source:       meta.Source,
+		Complete:     meta.Complete,
+		OmittedBytes: meta.OmittedBytes,
+		OmittedLines: meta.OmittedLines,
+	}
+	err := d.write(ctx, "save copy", func(tx *sql.Tx) error {
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, session).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrSessionNotFound
+		}
+		if err != nil {
+			return err
+		}
+		at := now()
+		info.CreatedAt = fromNanos(at)
+		res, err := tx.ExecContext(ctx, `INSERT INTO copies (`+copyCols+`) VALUES (?, ?, ?, ?, 0, 0, ?, ?, ?, ?)`,
+			info.ID, session, meta.Tool, meta.Source, meta.Complete, meta.OmittedBytes, meta.OmittedLines, at)
+		if err != nil {
+			return err
+		}
+		pk, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		insert, err := tx.PrepareContext(ctx, `INSERT INTO chunks (copy, seq, data) VALUES (?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer insert.Close()
+
+		buf := make([]byte, store.ChunkSize)
+		var last byte
+		for seq := int64(0); ; seq++ {
+			n, rerr := fill(r, buf)
+			if rerr != nil && rerr != io.EOF {
+				return &inputError{rerr}
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if n > 0 {
+				if _, err := insert.ExecContext(ctx, pk, seq, buf[:n]); err != nil {
+					return err
+				}
+				info.TotalBytes += int64(n)
+				info.Lines += int64(bytes.Count(buf[:n], newline))
+				last = buf[n-1]
+			}
+			if rerr == io.EOF {
+				break
+			}
+		}
+		if info.TotalBytes > 0 && last != '\n' {
+			info.Lines++
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE copies SET total_bytes = ?, lines = ? WHERE pk = ?`, info.TotalBytes, info.Lines, pk)
+		return err
+	})
+	if err != nil {
+		return store.CopyInfo{}, err
+	}
+	return info, nil
+}
+
+var newline = []byte{'\n'}
+
+// fill reads from r until buf is full or r fails, like io.ReadFull, but
+// reports r's errors as they are: only io.EOF ends the input, and an
+// io.ErrUnexpectedEOF from r is a failure, not a short last chunk.
+func fill(r io.Reader, buf []byte) (int, error) {
+	n, empty := 0, 0
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		if m > 0 {
+			empty = 0
+		} else if empty++; empty >= 100 {
+			return n, io.ErrNoProgress
+		}
+	}
+	return n, nil
+}
+
+// StatCopy returns the copy's info, or store.ErrCopyNotFound.
+func (d *DB) StatCopy(ctx context.Context, session, id string) (store.CopyInfo, error) {
+	if !store.ValidID(store.SessionPrefix, session) || !store.ValidID(store.CopyPrefix, id) {
+		return store.CopyInfo{}, store.ErrCopyNotFound
+	}
+	c, err := scanCopy(d.statCopy.QueryRowContext(ctx, session, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.CopyInfo{}, store.ErrCopyNotFound
+	}
+	return c, d.readErr("stat copy", err)
+}
+
+// ReadCopyAt reads len(p) bytes of the copy from byte offset off, with
+// io.ReaderAt semantics. One statement (one snapshot) looks the copy up and
+// reads only the chunks covering the range, and only the wanted bytes of
+// each.
+func (d *DB) ReadCopyAt(ctx context.Context, session, id string, p []byte, off int64) (int, error) {
+	if !store.ValidID(store.SessionPrefix, session) || !store.ValidID(store.CopyPrefix, id) {
+		return 0, store.ErrCopyNotFound
+	}
+	n, err := d.readCopyAt(ctx, session, id, p, off)
+	if err != nil && err != io.EOF {
+		return n, d.readErr("read copy", err)
+	}
+	return n, err
+}
+
+func (d *DB) readCopyAt(ctx context.Context, session, id string, p []byte, off int64) (int, error) {
+	const C = store.ChunkSize
+	end := off + int64(len(p))
+	if end < off { // overflow
+		end = math.MaxInt64
+	}
+	first, last := max(off, 0)/C, max(end-1, 0)/C
+	rows, err := d.readChunks.QueryContext(ctx, session, id, first, last, off, end)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var (
+		total int64 = -1
+		n     int
+		seq   sql.NullInt64
+		piece []byte
+	)
+	for rows.Next() {
+		if err := rows.Scan(&total, &seq, &piece); err != nil {
+			return 0, err
+		}
+		if off < 0 || off > total {
+			return 0, fmt.Errorf("%w: offset %d, want 0 to %d (the copy's size)", store.ErrOffset, off, total)
+		}
+		if !seq.Valid { // no chunk in range: off == total
+			break
+		}
+		if want := max(seq.Int64*C, off) - off; want != int64(n) {
+			return n, fmt.Errorf("copy %s is damaged: chunk %d missing", id, (off+int64(n))/C)
+		}
+		n += copy(p[n:], piece)
+	}
+	if err := rows.Err(); err != nil {
+		return n, err
+	}
+	if total < 0 {
+		return 0, store.ErrCopyNotFound
+	}
+	if off == total {
+		return 0, io.EOF
+	}
+	if want := min(end, total) - off; int64(n) != want {
+		return n, fmt.Errorf("copy %s is damaged: %d bytes at offset %d, want %d", id, n, off, want)
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// ListCopies returns the session's copies, oldest first; none for a session
+// that does not exist.
+func (d *DB) ListCopies(ctx context.Context, session string) ([]store.CopyInfo, error) {
+	if !store.ValidID(store.SessionPrefix, session) {
+		return nil, nil
+	}
+	rows, err := d.db.QueryContext(ctx, `SELECT `+copyCols+` FROM copies WHERE session = ? ORDER BY pk`, session)
+	if err != nil {
+		return nil, d.readErr("list copies", err)
+	}
+	defer rows.Close()
+	var out []store.CopyInfo
+	for rows.Next() {
+		c, err := scanCopy(rows)
+		if err != nil {
+			return nil, d.readErr("list copies", err)
+		}
+		out = append(out, c)
+	}
+	return out, d.readErr("list copies", rows.Err())
+}

@@ -1,0 +1,604 @@
+package sqlite_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/scrollback-dev/scrollback/store"
+	"github.com/scrollback-dev/scrollback/store/sqlite"
+	"github.com/scrollback-dev/scrollback/store/storetest"
+)
+
+// Helper-process mode: when the test binary is re-executed with
+// helperEnv set, it saves copies into the database named there and exits.
+const helperEnv = "SCROLLBACK_SQLITE_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(helperEnv); spec != "" {
+		if err := helper(spec); err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// helper runs one writer process: spec is "path|worker|copies". It opens
+// the database (racing the others to create and migrate it), races them for
+// the shared owner's default session, and saves copies into that session and
+// into one of its own, reading each back. It prints the default session id
+// and its own session id.
+func helper(spec string) error {
+	f := strings.Split(spec, "|")
+	if len(f) != 3 {
+		return fmt.Errorf("bad spec %q", spec)
+	}
+	worker, _ := strconv.Atoi(f[1])
+	copies, _ := strconv.Atoi(f[2])
+	db, err := sqlite.Open(f[0], nil)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ctx := context.Background()
+	def, err := db.DefaultSession(ctx, "shared")
+	if err != nil {
+		return err
+	}
+	own, err := db.CreateSession(ctx, "p"+f[1])
+	if err != nil {
+		return err
+	}
+	for i := range copies {
+		data := payload(worker*1000+i, 100_000+i*7919)
+		for _, sess := range []string{def.ID, own.ID} {
+			info, err := db.SaveCopy(ctx, sess, store.CopyMeta{Tool: "helper", Source: fmt.Sprint(worker, i)}, bytes.NewReader(data))
+			if err != nil {
+				return fmt.Errorf("save %d: %w", i, err)
+			}
+			p := make([]byte, len(data))
+			if n, err := db.ReadCopyAt(ctx, sess, info.ID, p, 0); n != len(data) || (err != nil && err != io.EOF) || !bytes.Equal(p, data) {
+				return fmt.Errorf("read back %d: %d bytes, %v", i, n, err)
+			}
+		}
+	}
+	fmt.Println(def.ID, own.ID)
+	return nil
+}
+
+func payload(seed, n int) []byte {
+	r := rand.New(rand.NewPCG(uint64(seed), 1))
+	b := make([]byte, n)
+	for i := range b {
+		if r.IntN(40) == 0 {
+			b[i] = '\n'
+		} else {
+			b[i] = 'a' + byte(r.IntN(26))
+		}
+	}
+	return b
+}
+
+func open(t testing.TB, path string, opts *sqlite.Options) *sqlite.DB {
+	t.Helper()
+	db, err := sqlite.Open(path, opts)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		return open(t, filepath.Join(t.TempDir(), "test.db"), nil)
+	})
+}
+
+func TestPersistsAcrossOpen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db")
+	db, err := sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	sess, _ := db.DefaultSession(ctx, "me")
+	info, err := db.SaveCopy(ctx, sess.ID, store.CopyMeta{Tool: "t", Complete: true}, strings.NewReader("hello\nworld"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = open(t, path, nil)
+	again, err := db.DefaultSession(ctx, "me")
+	if err != nil || again.ID != sess.ID {
+		t.Fatalf("DefaultSession after reopen = %s, %v; want %s", again.ID, err, sess.ID)
+	}
+	st, err := db.StatCopy(ctx, sess.ID, info.ID)
+	if err != nil || st.TotalBytes != 11 || st.Lines != 2 || !st.Complete || st.Tool != "t" {
+		t.Fatalf("StatCopy after reopen = %+v, %v", st, err)
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+func TestDeleteReclaimsSpace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v.db")
+	db := open(t, path, nil)
+	ctx := t.Context()
+	keep, _ := db.CreateSession(ctx, "me")
+	if _, err := db.SaveCopy(ctx, keep.ID, store.CopyMeta{}, bytes.NewReader(payload(1, 100_000))); err != nil {
+		t.Fatal(err)
+	}
+	big, _ := db.CreateSession(ctx, "me")
+	for range 2 {
+		if _, err := db.SaveCopy(ctx, big.ID, store.CopyMeta{}, bytes.NewReader(payload(2, 8<<20+17))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := fileSize(t, path) + fileSize(t, path+"-wal")
+	if before < 16<<20 {
+		t.Fatalf("database holding 16 MiB of copies is only %d bytes", before)
+	}
+	if err := db.DeleteSession(ctx, "me", big.ID); err != nil {
+		t.Fatal(err)
+	}
+	after := fileSize(t, path)
+	t.Logf("file size (with WAL) %d -> %d bytes, WAL now %d", before, after, fileSize(t, path+"-wal"))
+	if after > 2<<20 {
+		t.Errorf("after deleting 16 MiB of copies the file is %d bytes (was %d); want the space reclaimed", after, before)
+	}
+	// What was kept is intact.
+	list, err := db.ListCopies(ctx, keep.ID)
+	if err != nil || len(list) != 1 || list[0].TotalBytes != 100_000 {
+		t.Fatalf("kept session after vacuum: %v, %v", list, err)
+	}
+}
+
+func TestManyProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("launches processes")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	// The file does not exist yet: the processes race to create it, to
+	// migrate it, and to create the shared default session, then save
+	// into it at the same time.
+	path := filepath.Join(t.TempDir(), "shared.db")
+	const procs, copies = 4, 6
+	var wg sync.WaitGroup
+	outs := make([]string, procs)
+	errs := make([]error, procs)
+	start := time.Now()
+	for i := range procs {
+		wg.Go(func() {
+			cmd := exec.Command(exe, "-test.run=^$")
+			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%d|%d", helperEnv, path, i, copies))
+			out, err := cmd.Output()
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				err = fmt.Errorf("%w: %s", err, ee.Stderr)
+			}
+			outs[i], errs[i] = string(out), err
+		})
+	}
+	wg.Wait()
+	t.Logf("%d processes x %d copies x 2 sessions in %v", procs, copies, time.Since(start))
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("process %d: %v", i, err)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	db := open(t, path, nil)
+	ctx := t.Context()
+	var def string
+	for i, out := range outs {
+		f := strings.Fields(out)
+		if len(f) != 2 {
+			t.Fatalf("process %d printed %q", i, out)
+		}
+		if i == 0 {
+			def = f[0]
+		} else if f[0] != def {
+			t.Errorf("processes disagree on the default session: %s vs %s", def, f[0])
+		}
+		if list, err := db.ListCopies(ctx, f[1]); err != nil || len(list) != copies {
+			t.Errorf("process %d's own session holds %d copies, %v; want %d", i, len(list), err, copies)
+		}
+	}
+	list, err := db.ListCopies(ctx, def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != procs*copies {
+		t.Errorf("shared session holds %d copies, want %d", len(list), procs*copies)
+	}
+	for _, c := range list {
+		var w, i int
+		fmt.Sscan(c.Source, &w, &i)
+		if want := int64(100_000 + i*7919); c.TotalBytes != want {
+			t.Errorf("copy %s from process %d: %d bytes, want %d", c.ID, w, c.TotalBytes, want)
+		}
+	}
+	if sessions, _ := db.ListSessions(ctx, "shared"); len(sessions) != 1 {
+		t.Errorf("owner shared has %d sessions, want exactly the one default", len(sessions))
+	}
+}
+
+func TestReadOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ro.db")
+	rw := open(t, path, nil)
+	ctx := t.Context()
+	sess, _ := rw.CreateSession(ctx, "me")
+	info, err := rw.SaveCopy(ctx, sess.ID, store.CopyMeta{}, strings.NewReader("readable"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ro := open(t, path, &sqlite.Options{ReadOnly: true})
+	p := make([]byte, 8)
+	if n, err := ro.ReadCopyAt(ctx, sess.ID, info.ID, p, 0); n != 8 || (err != nil && err != io.EOF) {
+		t.Fatalf("read-only ReadCopyAt = %d, %v", n, err)
+	}
+	_, err = ro.SaveCopy(ctx, sess.ID, store.CopyMeta{}, strings.NewReader("x"))
+	checkDBError(t, err, sqlite.ErrReadOnly, "save copy", path)
+	_, err = ro.CreateSession(ctx, "me")
+	checkDBError(t, err, sqlite.ErrReadOnly, "create session", path)
+	err = ro.DeleteSession(ctx, "me", sess.ID)
+	checkDBError(t, err, sqlite.ErrReadOnly, "delete session", path)
+	if _, err := rw.GetSession(ctx, "me", sess.ID); err != nil {
+		t.Errorf("session gone after a read-only delete: %v", err)
+	}
+
+	_, err = sqlite.Open(filepath.Join(t.TempDir(), "missing.db"), &sqlite.Options{ReadOnly: true})
+	if err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("read-only Open of a missing file: %v; want 'does not exist'", err)
+	}
+}
+
+// TestReadOnlyFile covers a database file its user may not write, which
+// only works when not running as root (root ignores file modes).
+func TestReadOnlyFile(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("running as root: file modes do not stop writes (TestReadOnly covers mode=ro)")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ro.db")
+	db, err := sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, _ := db.CreateSession(t.Context(), "me")
+	db.Close()
+	os.Chmod(path, 0o444)
+	os.Chmod(dir, 0o555)
+	t.Cleanup(func() { os.Chmod(dir, 0o755); os.Chmod(path, 0o644) })
+	db, err = sqlite.Open(path, nil)
+	if err != nil {
+		checkDBError(t, err, sqlite.ErrReadOnly, "open", path)
+		return
+	}
+	defer db.Close()
+	_, err = db.SaveCopy(t.Context(), sess.ID, store.CopyMeta{}, strings.NewReader("x"))
+	checkDBError(t, err, sqlite.ErrReadOnly, "save copy", path)
+}
+
+func checkDBError(t *testing.T, err, kind error, op, path string) {
+	t.Helper()
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		t.Errorf("%s: err = %v (%T), want *sqlite.Error", op, err, err)
+		return
+	}
+	if !errors.Is(err, kind) {
+		t.Errorf("%s: err = %v, want it to match %v", op, err, kind)
+	}
+	if e.Op != op || e.Path != path || e.Hint == "" {
+		t.Errorf("%s: Error{Op: %q, Path: %q, Hint: %q}; want op %q, path %q and a hint", op, e.Op, e.Path, e.Hint, op, path)
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "sqlite: "+op+": ") || !strings.Contains(msg, path) {
+		t.Errorf("%s: message %q should start with %q and name %s", op, msg, "sqlite: "+op+": ", path)
+	}
+	t.Logf("%s: %v", op, err)
+}
+
+func TestDiskFull(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mounts a file system")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a small tmpfs")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a 2 MiB tmpfs to fill (%v: %s); skipping the full-disk test", err, bytes.TrimSpace(out))
+	}
+	path := filepath.Join(dir, "full.db")
+	db, err := sqlite.Open(path, nil)
+	t.Cleanup(func() {
+		if db != nil {
+			db.Close()
+		}
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	sess, err := db.CreateSession(ctx, "me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, strings.NewReader("fits"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, bytes.NewReader(payload(3, 4<<20)))
+	checkDBError(t, err, sqlite.ErrFull, "save copy", path)
+	// Nothing of the failed copy is visible; the earlier one still reads.
+	list, lerr := db.ListCopies(ctx, sess.ID)
+	if lerr != nil || len(list) != 1 || list[0].ID != small.ID {
+		t.Errorf("after a full disk, ListCopies = %v, %v; want only the small copy", list, lerr)
+	}
+	// Deleting frees the space again for small saves.
+	if _, err := db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, strings.NewReader("still fits")); err != nil {
+		t.Errorf("small save after a failed big one: %v", err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, []byte("x"), 0o600)
+	notDB := filepath.Join(dir, "not.db")
+	os.WriteFile(notDB, bytes.Repeat([]byte("this is not a database "), 100), 0o600)
+	tests := []struct {
+		name, path string
+		want       string
+	}{
+		{"empty", "", "empty database path"},
+		{"directory", dir, "is a directory"},
+		{"parent is a file", filepath.Join(file, "x.db"), "not a directory"},
+		{"not a database", notDB, "not a valid scrollback database"},
+		{"device", "/dev/null", "not a regular file"},
+	}
+	for _, tt := range tests {
+		db, err := sqlite.Open(tt.path, nil)
+		if err == nil {
+			db.Close()
+			t.Errorf("%s: Open(%q) succeeded", tt.name, tt.path)
+			continue
+		}
+		if !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "sqlite: open") {
+			t.Errorf("%s: Open(%q): %v; want a message starting 'sqlite: open' and containing %q", tt.name, tt.path, err, tt.want)
+		}
+	}
+}
+
+func TestOpenCreatesDirectory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a", "b", "state.db")
+	db := open(t, path, nil)
+	if db.Path() != path {
+		t.Errorf("Path() = %q, want %q", db.Path(), path)
+	}
+	fi, err := os.Stat(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o700 {
+		t.Errorf("created directory mode %v, want 0700", fi.Mode().Perm())
+	}
+	// A relative path is made absolute.
+	t.Chdir(t.TempDir())
+	rel := open(t, "rel.db", nil)
+	if !filepath.IsAbs(rel.Path()) {
+		t.Errorf("Path() = %q, want absolute", rel.Path())
+	}
+}
+
+func TestConcurrentOpenMigrates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "race.db")
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	for i := range errs {
+		wg.Go(func() {
+			db, err := sqlite.Open(path, nil)
+			if err == nil {
+				_, err = db.DefaultSession(context.Background(), "me")
+				db.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("Open %d racing on a new file: %v", i, err)
+		}
+	}
+}
+
+// TestCancelWhileWaiting: a save waiting for another save's write lock
+// gives up when its context ends.
+func TestCancelWhileWaiting(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "c.db"), nil)
+	sess, _ := db.CreateSession(t.Context(), "me")
+	release := make(chan struct{})
+	started := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		_, err := db.SaveCopy(t.Context(), sess.ID, store.CopyMeta{}, blockingReader{started, release})
+		done <- err
+	}()
+	<-started
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	_, err := db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, strings.NewReader("x"))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("save waiting for the lock: err = %v, want context.DeadlineExceeded", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Errorf("first save: %v", err)
+	}
+}
+
+type blockingReader struct{ started, release chan struct{} }
+
+func (r blockingReader) Read(p []byte) (int, error) {
+	select {
+	case <-r.release:
+		return 0, io.EOF
+	default:
+	}
+	close(r.started)
+	<-r.release
+	return copy(p, "done"), io.EOF
+}
+
+// FuzzReadCopyAt checks ReadCopyAt against the bytes saved, for any offset
+// and length. Invariants: n <= len(p); p[:n] equals the copy's bytes at off;
+// err is nil iff off+len(p) <= size (or io.EOF when a full read ends exactly
+// at the end); io.EOF iff the read reaches the end short (or off == size);
+// ErrOffset iff off < 0 or off > size, with n == 0; bytes past p[:n] are
+// untouched.
+func FuzzReadCopyAt(f *testing.F) {
+	db := open(f, filepath.Join(f.TempDir(), "fuzz.db"), nil)
+	ctx := context.Background()
+	sess, err := db.CreateSession(ctx, "fuzz")
+	if err != nil {
+		f.Fatal(err)
+	}
+	data := payload(42, 3*store.ChunkSize+999)
+	info, err := db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, bytes.NewReader(data))
+	if err != nil {
+		f.Fatal(err)
+	}
+	size := int64(len(data))
+	for _, seed := range [][2]int64{{0, 4096}, {store.ChunkSize - 1, 2}, {size, 10}, {size - 1, 4096}, {-1, 1}, {size + 1, 0}, {0, 0}, {store.ChunkSize, store.ChunkSize}} {
+		f.Add(seed[0], int(seed[1]))
+	}
+	f.Fuzz(func(t *testing.T, off int64, n int) {
+		n = int(uint(n) % (4*store.ChunkSize + 1))
+		buf := bytes.Repeat([]byte{0xEE}, n+4)
+		p := buf[:n]
+		got, err := db.ReadCopyAt(ctx, sess.ID, info.ID, p, off)
+		if got < 0 || got > n {
+			t.Fatalf("n = %d for len(p) %d", got, n)
+		}
+		if !bytes.Equal(buf[n:], []byte{0xEE, 0xEE, 0xEE, 0xEE}) {
+			t.Fatalf("wrote past len(p)")
+		}
+		switch {
+		case off < 0 || off > size:
+			if !errors.Is(err, store.ErrOffset) || got != 0 {
+				t.Fatalf("off %d of %d: %d, %v; want 0, ErrOffset", off, size, got, err)
+			}
+			return
+		case off+int64(n) <= size:
+			if got != n || (err != nil && !(err == io.EOF && off+int64(n) == size)) {
+				t.Fatalf("off %d len %d of %d: %d, %v; want a full read", off, n, size, got, err)
+			}
+		default:
+			if int64(got) != size-off || err != io.EOF {
+				t.Fatalf("off %d len %d of %d: %d, %v; want %d, io.EOF", off, n, size, got, err, size-off)
+			}
+		}
+		if !bytes.Equal(p[:got], data[off:off+int64(got)]) {
+			t.Fatalf("off %d len %d: wrong bytes", off, n)
+		}
+	})
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "new.db")
+	open(t, path, nil).Close()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec("PRAGMA user_version = 99"); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	_, err = sqlite.Open(path, nil)
+	if !errors.Is(err, sqlite.ErrNewerSchema) || !strings.Contains(err.Error(), "99") {
+		t.Errorf("Open of a schema from the future: %v; want ErrNewerSchema naming version 99", err)
+	}
+}
+
+// zeroLines yields n bytes of short lines without holding them in memory.
+type zeroLines struct{ n int64 }
+
+func (z *zeroLines) Read(p []byte) (int, error) {
+	if z.n == 0 {
+		return 0, io.EOF
+	}
+	p = p[:min(int64(len(p)), z.n)]
+	for i := range p {
+		p[i] = 'x'
+		if i%80 == 79 {
+			p[i] = '\n'
+		}
+	}
+	z.n -= int64(len(p))
+	return len(p), nil
+}
+
+// TestSaveStreams: saving 32 MiB allocates a small, fixed amount of Go
+// memory, not an amount growing with the copy.
+func TestSaveStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 32 MiB")
+	}
+	db := open(t, filepath.Join(t.TempDir(), "s.db"), nil)
+	sess, _ := db.CreateSession(t.Context(), "me")
+	const size = 32 << 20
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	info, err := db.SaveCopy(t.Context(), sess.ID, store.CopyMeta{}, &zeroLines{size})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.TotalBytes != size {
+		t.Fatalf("saved %d bytes, want %d", info.TotalBytes, size)
+	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("saving %d MiB allocated %d KiB", size>>20, alloc>>10)
+	if alloc > 4<<20 {
+		t.Errorf("saving %d MiB allocated %d MiB of Go memory; want it bounded by a few chunks", size>>20, alloc>>20)
+	}
+}
