@@ -1,0 +1,506 @@
+// Package capture keeps a bounded copy of what a command writes.
+//
+// A Capture takes a command's stdout and stderr through two io.Writers and
+// merges them, in arrival order, into one retained copy of at most
+// Limits.Copy bytes (8 MiB by default). Memory stays bounded whatever the
+// command writes: a command that writes 10 GiB costs the same as one that
+// writes 9 MiB.
+//
+// While the output fits, the copy is the output, byte for byte (invalid
+// UTF-8 and NUL bytes included). Once a cap is crossed the capture keeps the
+// first part of the output (the head) and, in a ring, its last Limits.Tail
+// bytes (the tail, 2 MiB by default), so that a long export's trailing
+// summary still survives. The copy is then
+//
+//	head + marker line + tail
+//
+// where the head ends at a line end when one is near (else on a UTF-8
+// character boundary), the tail starts at a line start when one is near
+// (else on a character boundary), and the marker line states exactly how many
+// bytes and lines were dropped between them:
+//
+//	[scrollback: 123456789 bytes (45678 lines) dropped here: the copy cap of 8388608 bytes was crossed]
+//
+// Every byte is counted, retained or not, and Result.Complete is false
+// whenever some byte is missing from the copy.
+//
+// # Caps
+//
+// Three caps bound the head: the copy cap (Limits.Copy) and one cap per
+// stream (Limits.Stdout, Limits.Stderr). The head is the longest prefix of the
+// merged output that fits the copy (with room for the marker and the tail)
+// and in which neither stream has written more than its cap. Crossing any of
+// the three ends the head for both streams: the rest of the output, from the
+// first byte past a cap, reaches the copy only through the tail ring. This
+// keeps the copy a prefix and a suffix of the output with one marker between
+// them; a stream's bytes past its cap never enter the head, yet they are
+// counted and feed the tail like any other byte. When everything written
+// after the head still fits the ring, nothing is lost and the copy is the
+// whole output.
+package capture
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
+)
+
+// Defaults and bounds for Limits.
+const (
+	// DefaultCopy is the default cap on the merged copy: 8 MiB.
+	DefaultCopy = 8 << 20
+	// DefaultStream is the default per-stream cap on stdout and on stderr.
+	DefaultStream = 8 << 20
+	// MinCopy is the smallest copy cap: smaller caps are raised to it so
+	// that the marker line, the head and the tail always fit.
+	MinCopy = 512
+	// StderrTailSize is the most Result.StderrTail holds.
+	StderrTailSize = 4 << 10
+)
+
+// nearLine is how far from a cut the capture looks for a line boundary
+// before settling for a character boundary.
+const nearLine = 4 << 10
+
+// context bytes kept before the tail so that its first character boundary
+// and line start can be told exactly.
+const tailContext = utf8.UTFMax
+
+// ErrDone is returned by writes that come after Result.
+var ErrDone = errors.New("capture: write after Result: the copy is already final")
+
+// Limits are a Capture's caps, in bytes. A zero (or negative) field takes
+// its default.
+type Limits struct {
+	// Stdout and Stderr cap what each stream contributes to the head of
+	// the copy; default DefaultStream (8 MiB) each. Bytes past a stream's
+	// cap are still counted and still feed the tail.
+	Stdout, Stderr int64
+	// Copy caps the merged copy, marker line included; default DefaultCopy
+	// (8 MiB), at least MinCopy.
+	Copy int64
+	// Tail is how many bytes of the end of the output the copy keeps once
+	// a cap is crossed; default Copy/4 (2 MiB for the default copy cap). It
+	// is lowered if needed to leave room for the marker line.
+	Tail int64
+}
+
+// normalize fills in defaults and clamps the caps to workable values.
+func (l Limits) normalize() Limits {
+	if l.Stdout <= 0 {
+		l.Stdout = DefaultStream
+	}
+	if l.Stderr <= 0 {
+		l.Stderr = DefaultStream
+	}
+	if l.Copy <= 0 {
+		l.Copy = DefaultCopy
+	}
+	if l.Copy < MinCopy {
+		l.Copy = MinCopy
+	}
+	if l.Tail <= 0 {
+		l.Tail = l.Copy / 4
+	}
+	if max := l.Copy - int64(markerReserve) - tailContext; l.Tail > max {
+		l.Tail = max
+	}
+	return l
+}
+
+// Result is what a Capture retained and counted.
+type Result struct {
+	// Copy is the retained copy: the whole output in arrival order, or
+	// head + marker line + tail when bytes were dropped. It is at most
+	// Limits.Copy bytes long. It shares memory with the Capture.
+	Copy []byte
+	// StdoutBytes and StderrBytes are the bytes written to each stream,
+	// counted past every cap.
+	StdoutBytes int64
+	StderrBytes int64
+	// Complete is true when Copy holds every byte written.
+	Complete bool
+	// Gap is nil when nothing was dropped; else it says where the marker
+	// line starts in Copy and what was dropped there.
+	Gap *Gap
+	// StderrTail is the last StderrTailSize bytes (or fewer) of stderr
+	// alone, starting on a UTF-8 character boundary, for previews that
+	// show errors first. It does not share memory with the Capture.
+	StderrTail []byte
+}
+
+// Gap describes the bytes a copy dropped between its head and its tail.
+type Gap struct {
+	Offset int64 // where the marker line starts in the copy
+	Bytes  int64 // bytes dropped at the marker
+	Lines  int64 // newlines among the dropped bytes
+}
+
+// A Capture merges two streams into a bounded copy. Its writers are safe for
+// concurrent use; Result must be called after every write has returned.
+type Capture struct {
+	mu     sync.Mutex
+	limits Limits
+	done   bool
+	result Result
+
+	// buf holds the head in buf[:len(buf)]. Once a cap is crossed, the
+	// ring lives in the spare capacity just past the head, so the whole
+	// capture holds at most Limits.Copy bytes.
+	buf      []byte
+	headMax  int    // the most bytes the head may keep once a cap is crossed
+	over     bool   // a cap was crossed: the head is final, the ring is live
+	cause    string // which cap was crossed first
+	ring     []byte // the last len(ring) bytes of output past the head
+	ringPos  int    // next write index in ring
+	ringFill int    // bytes of ring in use
+
+	total    int64 // bytes written to both streams
+	newlines int64 // newlines written to both streams
+	streams  [2]int64
+	errTail  tailRing // the last bytes of stderr alone
+}
+
+// New returns a Capture with the given limits (zero fields take defaults).
+func New(l Limits) *Capture {
+	l = l.normalize()
+	return &Capture{
+		limits:  l,
+		headMax: int(l.Copy - int64(markerReserve) - l.Tail - tailContext),
+	}
+}
+
+// Limits returns the caps the Capture applies, defaults filled in.
+func (c *Capture) Limits() Limits { return c.limits }
+
+const (
+	stdout = 0
+	stderr = 1
+)
+
+type streamWriter struct {
+	c      *Capture
+	stream int
+}
+
+func (w streamWriter) Write(p []byte) (int, error) { return w.c.write(w.stream, p) }
+
+// Stdout returns the writer for the command's standard output. Each Write's
+// bytes stay together in the copy. It never fails before Result.
+func (c *Capture) Stdout() io.Writer { return streamWriter{c, stdout} }
+
+// Stderr returns the writer for the command's standard error, safe for use
+// concurrently with Stdout's.
+func (c *Capture) Stderr() io.Writer { return streamWriter{c, stderr} }
+
+// Writer returns a writer for single-stream use (a tool result that is not
+// a command): what it is given counts as stdout.
+func (c *Capture) Writer() io.Writer { return streamWriter{c, stdout} }
+
+func (c *Capture) write(stream int, p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return 0, ErrDone
+	}
+	n := len(p)
+	c.total += int64(n)
+	c.newlines += int64(bytes.Count(p, newline))
+	before := c.streams[stream]
+	c.streams[stream] += int64(n)
+	if stream == stderr {
+		c.errTail.write(p)
+	}
+	if c.over {
+		c.ringWrite(p)
+		return n, nil
+	}
+	room := c.limits.Copy - int64(len(c.buf))
+	cause := "copy"
+	if sr := c.streamCap(stream) - before; sr < room {
+		room = sr
+		cause = streamName(stream)
+	}
+	if int64(n) <= room {
+		c.appendHead(p)
+		return n, nil
+	}
+	c.appendHead(p[:int(room)])
+	c.overflow(cause, p[int(room):])
+	return n, nil
+}
+
+var newline = []byte{'\n'}
+
+func (c *Capture) streamCap(stream int) int64 {
+	if stream == stderr {
+		return c.limits.Stderr
+	}
+	return c.limits.Stdout
+}
+
+func streamName(stream int) string {
+	if stream == stderr {
+		return "stderr"
+	}
+	return "stdout"
+}
+
+// appendHead appends p to the head, growing buf lazily (never past the copy
+// cap) so that small outputs stay small.
+func (c *Capture) appendHead(p []byte) {
+	c.grow(len(c.buf) + len(p))
+	c.buf = append(c.buf, p...)
+}
+
+// grow makes cap(c.buf) at least need, never past the copy cap. It grows
+// 4x from 4 KiB while the buffer is small, then straight to the copy cap:
+// an output past 1 MiB is likely to fill the copy, and every step costs
+// fresh pages (page faults dominate the cost of filling the head).
+func (c *Capture) grow(need int) {
+	if need <= cap(c.buf) {
+		return
+	}
+	n := max(4*cap(c.buf), need, 4096)
+	if n > 1<<20 {
+		n = int(c.limits.Copy)
+	}
+	n = min(n, int(c.limits.Copy))
+	b := make([]byte, len(c.buf), n)
+	copy(b, c.buf)
+	c.buf = b
+}
+
+// overflow ends the head and moves its last bytes into the ring, which it
+// places in the buffer's spare region past the head; rest is the part of the
+// current write that did not fit.
+func (c *Capture) overflow(cause string, rest []byte) {
+	c.over = true
+	c.cause = cause
+	n := len(c.buf)
+	keep := min(n, c.headMax)
+	ringSize := int(c.limits.Tail) + tailContext
+	// Room for the head, the ring and, at Result, the marker line.
+	c.grow(keep + ringSize + markerReserve)
+	full := c.buf[:cap(c.buf)]
+	c.ring = full[keep : keep+ringSize : keep+ringSize]
+	if k := n - keep; k <= ringSize {
+		// The bytes past the head are already in place at the ring's start.
+		c.ringPos, c.ringFill = k%ringSize, k
+	} else {
+		copy(c.ring, full[n-ringSize:n])
+		c.ringPos, c.ringFill = 0, ringSize
+	}
+	c.buf = c.buf[:keep]
+	c.ringWrite(rest)
+}
+
+func (c *Capture) ringWrite(p []byte) {
+	size := len(c.ring)
+	if len(p) >= size {
+		copy(c.ring, p[len(p)-size:])
+		c.ringPos, c.ringFill = 0, size
+		return
+	}
+	k := copy(c.ring[c.ringPos:], p)
+	copy(c.ring, p[k:])
+	c.ringPos = (c.ringPos + len(p)) % size
+	c.ringFill = min(c.ringFill+len(p), size)
+}
+
+// Result returns the retained copy and the counts. Call it once every write
+// has returned; later writes fail with ErrDone. Calling it again returns the
+// same Result.
+func (c *Capture) Result() Result {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return c.result
+	}
+	c.done = true
+	r := Result{
+		StdoutBytes: c.streams[stdout],
+		StderrBytes: c.streams[stderr],
+		Complete:    true,
+		StderrTail:  c.errTail.bytes(),
+	}
+	if !c.over {
+		r.Copy = c.buf
+		c.result = r
+		return r
+	}
+	ordered := c.ring[:c.ringFill]
+	if c.ringFill == len(c.ring) {
+		rotate(c.ring, c.ringPos)
+	}
+	head := len(c.buf)
+	if c.total == int64(head+len(ordered)) {
+		// The ring holds everything past the head: nothing was lost, and
+		// the ring already sits right after the head.
+		r.Copy = c.buf[:head+len(ordered)]
+		c.result = r
+		return r
+	}
+	// Bytes were lost, so the ring is full: its first tailContext bytes
+	// are context for the cut, the tail proper follows.
+	hc := cutHead(c.buf)
+	ts := cutTail(ordered)
+	tail := ordered[ts:]
+	dropped := c.total - int64(hc) - int64(len(tail))
+	lines := c.newlines - int64(bytes.Count(c.buf[:hc], newline)) - int64(bytes.Count(tail, newline))
+	m := marker(hc > 0 && c.buf[hc-1] != '\n', dropped, lines, c.cause, c.capOf(c.cause))
+	full := c.buf[:cap(c.buf)]
+	copy(full[hc+len(m):], tail) // memmove: the regions may overlap
+	copy(full[hc:], m)
+	r.Copy = full[:hc+len(m)+len(tail)]
+	r.Complete = false
+	r.Gap = &Gap{Offset: int64(hc), Bytes: dropped, Lines: lines}
+	c.ring = nil
+	c.result = r
+	return r
+}
+
+func (c *Capture) capOf(cause string) int64 {
+	switch cause {
+	case "stdout":
+		return c.limits.Stdout
+	case "stderr":
+		return c.limits.Stderr
+	}
+	return c.limits.Copy
+}
+
+// rotate turns b left by k in place, so that b[k:] comes first.
+func rotate(b []byte, k int) {
+	reverse(b[:k])
+	reverse(b[k:])
+	reverse(b)
+}
+
+func reverse(b []byte) {
+	for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
+		b[i], b[j] = b[j], b[i]
+	}
+}
+
+// cutHead returns where the head should end: after its last newline when one
+// is within nearLine bytes of its end, else at the last character boundary.
+func cutHead(head []byte) int {
+	n := len(head)
+	if n == 0 || head[n-1] == '\n' {
+		return n
+	}
+	from := max(0, n-near(n))
+	if i := bytes.LastIndexByte(head[from:], '\n'); i >= 0 {
+		return from + i + 1
+	}
+	return utf8x.CutEnd(head, n, false)
+}
+
+// cutTail returns where the tail should start in ring, whose first
+// tailContext bytes precede the tail proper: at its first line start when
+// one is within nearLine bytes, else at its first character boundary.
+func cutTail(ring []byte) int {
+	start := tailContext
+	if ring[start-1] == '\n' {
+		return start
+	}
+	w := near(len(ring) - start)
+	if i := bytes.IndexByte(ring[start:start+w], '\n'); i >= 0 {
+		return start + i + 1
+	}
+	if inside, _, end := utf8x.Inside(ring, start); inside {
+		return end
+	}
+	return start
+}
+
+// near is how far to look for a line boundary in a part of n bytes: up to
+// nearLine, and never more than a quarter of the part.
+func near(n int) int { return min(nearLine, n/4) }
+
+// markerReserve is the longest marker line there can be.
+var markerReserve = len(marker(true, 1<<63-1, 1<<63-1, "stdout", 1<<63-1))
+
+// marker returns the line that stands where bytes were dropped, preceded by
+// a newline when the head does not end with one.
+func marker(lead bool, dropped, lines int64, cause string, limit int64) []byte {
+	b := make([]byte, 0, 160)
+	if lead {
+		b = append(b, '\n')
+	}
+	b = append(b, "[scrollback: "...)
+	b = plural(b, dropped, "byte")
+	b = append(b, " ("...)
+	b = plural(b, lines, "line")
+	b = append(b, ") dropped here: the "...)
+	b = append(b, cause...)
+	b = append(b, " cap of "...)
+	b = plural(b, limit, "byte")
+	b = append(b, " was crossed]\n"...)
+	return b
+}
+
+func plural(b []byte, n int64, unit string) []byte {
+	b = strconv.AppendInt(b, n, 10)
+	b = append(b, ' ')
+	b = append(b, unit...)
+	if n != 1 {
+		b = append(b, 's')
+	}
+	return b
+}
+
+// tailRing keeps the last StderrTailSize bytes written to it, plus a few
+// bytes of context to find the first character boundary.
+type tailRing struct {
+	buf  []byte
+	pos  int
+	fill int
+}
+
+func (t *tailRing) write(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	if t.buf == nil {
+		t.buf = make([]byte, StderrTailSize+tailContext)
+	}
+	size := len(t.buf)
+	if len(p) >= size {
+		copy(t.buf, p[len(p)-size:])
+		t.pos, t.fill = 0, size
+		return
+	}
+	k := copy(t.buf[t.pos:], p)
+	copy(t.buf, p[k:])
+	t.pos = (t.pos + len(p)) % size
+	t.fill = min(t.fill+len(p), size)
+}
+
+// bytes returns the kept bytes in order, in a new slice.
+func (t *tailRing) bytes() []byte {
+	if t.fill == 0 {
+		return nil
+	}
+	b := make([]byte, 0, t.fill)
+	if t.fill < len(t.buf) {
+		b = append(b, t.buf[:t.fill]...)
+	} else {
+		b = append(b, t.buf[t.pos:]...)
+		b = append(b, t.buf[:t.pos]...)
+	}
+	if len(b) <= StderrTailSize {
+		return b
+	}
+	start := len(b) - StderrTailSize
+	if inside, _, end := utf8x.Inside(b, start); inside {
+		start = end
+	}
+	return b[start:]
+}

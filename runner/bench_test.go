@@ -1,0 +1,27 @@
+package runner
+
+import (
+	"context"
+	"io"
+	"testing"
+)
+
+// BenchmarkRunStart measures the fixed cost of running a trivial command:
+// process group, pipes, the shell, the final group kill.
+func BenchmarkRunStart(b *testing.B) {
+	for b.Loop() {
+		if _, err := Run(context.Background(), Command{Command: "true"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRunThroughput measures reading 64 MiB of output through the pipes.
+func BenchmarkRunThroughput(b *testing.B) {
+	b.SetBytes(64 << 20)
+	for b.Loop() {
+		if _, err := Run(context.Background(), Command{Command: "head -c 67108864 /dev/zero", Stdout: io.Discard}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,366 @@
+// Package runner runs one shell command the way an agent's tool should: in
+// its own process group, with a timeout that stops the whole group, and with
+// no process of the group left behind when it returns.
+//
+// Run starts /bin/sh -c COMMAND as the leader of a new process group, with
+// the given working directory, environment additions and standard input, and
+// copies its stdout and stderr to the given writers. It returns when the
+// shell has exited and the output has been read.
+//
+// How a command ends is a result, never an error: a non-zero exit status, a
+// command the shell cannot find (status 127), death by a signal, a timeout.
+// Run returns an error only when the command could not be started (a
+// working directory that does not exist, an invalid environment variable),
+// or, together with the result, when ctx ended first.
+//
+// # Stopping
+//
+// On timeout, or when ctx is done, Run sends SIGTERM to the whole process
+// group, then SIGKILL once the grace period has passed. Whether the shell
+// exits on its own or is stopped, Run then sends SIGKILL to the group, so
+// background jobs and children that ignored SIGTERM do not outlive the
+// command: a command cannot leave processes behind unless it moves them out
+// of its group on purpose (setsid). Output still held open by such escaped
+// processes is read for at most a short delay after the group is gone.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// DefaultGrace is the time between SIGTERM and SIGKILL when a command is
+// stopped, unless Command.Grace says otherwise.
+const DefaultGrace = 2 * time.Second
+
+// drainDelay bounds how long Run keeps reading output once the command's
+// process group is gone: only processes that left the group (setsid) can
+// still hold the pipes open then.
+var drainDelay = 500 * time.Millisecond
+
+// readBuffer is the size of the buffer each output pipe is read with. With
+// pipeSize, measured best of 64 KiB to 1 MiB on cat of a 1 GiB file: large
+// enough for few system calls, small enough to stay in the L2 cache while
+// the capture copies it.
+const readBuffer = 128 << 10
+
+// pipeSize is the pipe capacity Run asks the kernel for, so that a fast
+// writer needs fewer wake-ups; the default (64 KiB) is kept if refused.
+const pipeSize = 256 << 10
+
+// Sentinel errors: every error Run returns before starting the command
+// wraps one of them.
+var (
+	ErrCommand = errors.New("runner: invalid command")                  // empty, or holds a NUL byte
+	ErrDir     = errors.New("runner: invalid working directory")        // missing, not a directory, not reachable
+	ErrEnv     = errors.New("runner: invalid environment variable")     // empty name, '=' or NUL in a name, NUL in a value
+	ErrTimeout = errors.New("runner: invalid timeout")                  // negative
+	ErrStart   = errors.New("runner: the command could not be started") // the system refused (no /bin/sh, no pipes, chdir failed)
+)
+
+// Error is a command that could not be started: what was wrong and what
+// would be right.
+type Error struct {
+	Op     string // what was wrong: "command", "cwd", "env", "timeout", "start"
+	Err    error  // one of the sentinel errors above
+	Detail string // the offending value or the system's message
+	Hint   string // what would be right
+	Cause  error  // the system's error, when there is one
+}
+
+func (e *Error) Error() string {
+	s := e.Err.Error()
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	if e.Hint != "" {
+		s += " (" + e.Hint + ")"
+	}
+	return s
+}
+
+// Unwrap returns the sentinel error and the system's error, if any, so that
+// errors.Is works with either (ErrDir, fs.ErrNotExist).
+func (e *Error) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{e.Err, e.Cause}
+	}
+	return []error{e.Err}
+}
+
+// Command is one command to run.
+type Command struct {
+	Command string            // run by /bin/sh -c
+	Dir     string            // working directory; "" = the current one
+	Env     map[string]string // added to (and overriding) the inherited environment
+	Stdin   string            // given on standard input; without it, stdin is empty (/dev/null)
+	Timeout time.Duration     // stop the process group after this long; 0 = no timeout
+	Grace   time.Duration     // between SIGTERM and SIGKILL when stopping; 0 = DefaultGrace
+
+	// Stdout and Stderr receive the command's output as it arrives; nil
+	// discards it. A writer that fails is not written to again, but the
+	// output is still read so that the command does not block.
+	Stdout, Stderr io.Writer
+}
+
+// Result is how a command ended.
+type Result struct {
+	ExitCode *int          // the exit status; nil when killed by a signal
+	Signal   string        // the signal that killed the shell ("SIGKILL", "SIGTERM", ...); "" when it exited
+	TimedOut bool          // the timeout stopped it (not ctx: see Run)
+	Duration time.Duration // from start until the shell ended
+}
+
+// Run runs c and waits for it to end. It returns an *Error, and a zero
+// Result, when the command could not be started. When ctx is done before the
+// command ends, Run stops the process group as a timeout would and returns
+// the Result (TimedOut false, Signal or ExitCode as it ended, Duration > 0)
+// together with an error wrapping ctx.Err().
+func Run(ctx context.Context, c Command) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, fmt.Errorf("runner: not started: %w", err)
+	}
+	if err := check(c); err != nil {
+		return Result{}, err
+	}
+	grace := c.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return Result{}, startError(err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return Result{}, startError(err)
+	}
+	for _, f := range []*os.File{outW, errW} {
+		unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, pipeSize) // best effort
+	}
+
+	cmd := exec.Command("/bin/sh", "-c", c.Command)
+	cmd.Dir = c.Dir
+	cmd.Env = environ(os.Environ(), c.Env)
+	cmd.Stdout, cmd.Stderr = outW, errW
+	if c.Stdin != "" {
+		cmd.Stdin = strings.NewReader(c.Stdin)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Stdin is copied by os/exec: never wait long for that copy once the
+	// group is gone.
+	cmd.WaitDelay = drainDelay
+
+	start := time.Now()
+	err = cmd.Start()
+	outW.Close() // the child has its own copies: EOF comes when the last holder exits
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return Result{}, startError(err)
+	}
+	pgid := cmd.Process.Pid
+
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go pump(&readers, outR, c.Stdout)
+	go pump(&readers, errR, c.Stderr)
+
+	exited := make(chan struct{})
+	go func() {
+		waitExited(pgid)
+		close(exited)
+	}()
+
+	var timeout <-chan time.Time
+	if c.Timeout > 0 {
+		t := time.NewTimer(c.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var res Result
+	var ctxErr error
+	select {
+	case <-exited:
+	case <-timeout:
+		res.TimedOut = true
+		stop(pgid, exited, grace)
+	case <-ctx.Done():
+		ctxErr = ctx.Err()
+		stop(pgid, exited, grace)
+	}
+	res.Duration = time.Since(start)
+
+	// The shell has exited but is not reaped yet, so its pid still names
+	// this group and no other: kill whatever of the group is left.
+	syscall.Kill(-pgid, syscall.SIGKILL)
+
+	drained := make(chan struct{})
+	go func() {
+		readers.Wait()
+		close(drained)
+	}()
+	select {
+	case <-drained:
+	case <-time.After(drainDelay):
+		// Processes outside the group hold the pipes: stop reading.
+		outR.SetReadDeadline(time.Now())
+		errR.SetReadDeadline(time.Now())
+		<-drained
+	}
+	outR.Close()
+	errR.Close()
+
+	cmd.Wait() // reaps the shell; its status is in cmd.ProcessState
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		res.Signal = signalName(ws.Signal())
+	} else {
+		code := cmd.ProcessState.ExitCode()
+		res.ExitCode = &code
+	}
+	if ctxErr != nil {
+		return res, fmt.Errorf("runner: command stopped because its context ended: %w", ctxErr)
+	}
+	return res, nil
+}
+
+// check rejects what would make the command fail to start, with a clear
+// error, before anything is started.
+func check(c Command) error {
+	if strings.TrimSpace(c.Command) == "" {
+		return &Error{Op: "command", Err: ErrCommand, Detail: "the command is empty", Hint: `give a shell command line, such as "ls -l"`}
+	}
+	if strings.IndexByte(c.Command, 0) >= 0 {
+		return &Error{Op: "command", Err: ErrCommand, Detail: "the command contains a NUL byte", Hint: "remove it: a shell command line cannot hold NUL bytes"}
+	}
+	if c.Timeout < 0 {
+		return &Error{Op: "timeout", Err: ErrTimeout, Detail: fmt.Sprintf("%v is negative", c.Timeout), Hint: "give a positive duration, or 0 for none"}
+	}
+	if c.Dir != "" {
+		fi, err := os.Stat(c.Dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return &Error{Op: "cwd", Err: ErrDir, Detail: fmt.Sprintf("%q does not exist", c.Dir), Hint: `give an existing directory, or "" for the current one`, Cause: err}
+		case err != nil:
+			return &Error{Op: "cwd", Err: ErrDir, Detail: err.Error(), Hint: "give a directory this process can enter", Cause: err}
+		case !fi.IsDir():
+			return &Error{Op: "cwd", Err: ErrDir, Detail: fmt.Sprintf("%q is not a directory", c.Dir), Hint: "give a directory, not a file"}
+		}
+	}
+	for _, k := range slices.Sorted(mapKeys(c.Env)) {
+		v := c.Env[k]
+		switch {
+		case k == "":
+			return &Error{Op: "env", Err: ErrEnv, Detail: "an empty name", Hint: "names are non-empty, such as PATH"}
+		case strings.ContainsAny(k, "=\x00"):
+			return &Error{Op: "env", Err: ErrEnv, Detail: fmt.Sprintf("the name %q contains '=' or a NUL byte", k), Hint: "a name cannot hold '=' or NUL; put the value in the value"}
+		case strings.IndexByte(v, 0) >= 0:
+			return &Error{Op: "env", Err: ErrEnv, Detail: fmt.Sprintf("the value of %s contains a NUL byte", k), Hint: "values cannot hold NUL bytes"}
+		}
+	}
+	return nil
+}
+
+func mapKeys(m map[string]string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func startError(err error) error {
+	return &Error{Op: "start", Err: ErrStart, Detail: err.Error(), Hint: "check that /bin/sh exists and the working directory can be entered", Cause: err}
+}
+
+// environ returns base with the variables of add set, replacing any of the
+// same name, in a stable order.
+func environ(base []string, add map[string]string) []string {
+	if len(add) == 0 {
+		return base
+	}
+	env := make([]string, 0, len(base)+len(add))
+	for _, kv := range base {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, ok := add[name]; !ok {
+			env = append(env, kv)
+		}
+	}
+	for _, k := range slices.Sorted(mapKeys(add)) {
+		env = append(env, k+"="+add[k])
+	}
+	return env
+}
+
+// pump copies r to w until r ends or its read deadline passes. Once w fails
+// it keeps reading and discards, so that the command never blocks on a full
+// pipe.
+func pump(wg *sync.WaitGroup, r *os.File, w io.Writer) {
+	defer wg.Done()
+	if w == nil {
+		w = io.Discard
+	}
+	buf := make([]byte, readBuffer)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 && w != io.Discard {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				w = io.Discard
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// waitExited returns once process pid has exited, without reaping it: until
+// it is reaped, its pid (the group id) cannot be reused.
+func waitExited(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// stop sends SIGTERM to the group, then SIGKILL if the shell has not exited
+// within grace, and returns once it has exited.
+func stop(pgid int, exited <-chan struct{}, grace time.Duration) {
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-exited:
+	case <-t.C:
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		<-exited
+	}
+}
+
+func signalName(s syscall.Signal) string {
+	if name := unix.SignalName(s); name != "" {
+		return name
+	}
+	return fmt.Sprintf("signal %d", int(s))
+}

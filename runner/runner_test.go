@@ -1,0 +1,360 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while Run writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func intp(i int) *int { return &i }
+
+func TestRunResults(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name       string
+		cmd        Command
+		wantCode   *int
+		wantSignal string
+		wantOut    string
+		wantErr    string
+	}{
+		{name: "exit 0", cmd: Command{Command: "echo hello"}, wantCode: intp(0), wantOut: "hello\n"},
+		{name: "exit status", cmd: Command{Command: "echo out; echo err >&2; exit 3"}, wantCode: intp(3), wantOut: "out\n", wantErr: "err\n"},
+		{name: "command not found is a result", cmd: Command{Command: "no-such-command-scrollback"}, wantCode: intp(127)},
+		{name: "killed by SIGKILL", cmd: Command{Command: "echo before; kill -KILL $$"}, wantSignal: "SIGKILL", wantOut: "before\n"},
+		{name: "killed by SIGTERM", cmd: Command{Command: "kill -TERM $$"}, wantSignal: "SIGTERM"},
+		{name: "stdin", cmd: Command{Command: "tr a-z A-Z", Stdin: "shout\n"}, wantCode: intp(0), wantOut: "SHOUT\n"},
+		{name: "no stdin is empty", cmd: Command{Command: "cat; echo eof"}, wantCode: intp(0), wantOut: "eof\n"},
+		{name: "large stdin not read", cmd: Command{Command: "true", Stdin: strings.Repeat("x", 1<<20)}, wantCode: intp(0)},
+		{name: "cwd", cmd: Command{Command: "pwd", Dir: dir}, wantCode: intp(0), wantOut: dir + "\n"},
+		{name: "env added and overriding", cmd: Command{Command: `echo "$SCROLLBACK_A $HOME"; test -n "$PATH"`,
+			Env: map[string]string{"SCROLLBACK_A": "a b", "HOME": "/elsewhere"}}, wantCode: intp(0), wantOut: "a b /elsewhere\n"},
+		{name: "invalid UTF-8 and NUL bytes pass through", cmd: Command{Command: `printf 'a\000b\377\n'`}, wantCode: intp(0), wantOut: "a\x00b\xff\n"},
+		{name: "background job does not hold Run", cmd: Command{Command: "sleep 30 & echo started"}, wantCode: intp(0), wantOut: "started\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb syncBuffer
+			tt.cmd.Stdout, tt.cmd.Stderr = &out, &errb
+			start := time.Now()
+			r, err := Run(context.Background(), tt.cmd)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Errorf("Run took %v", time.Since(start))
+			}
+			if (r.ExitCode == nil) != (tt.wantCode == nil) || r.ExitCode != nil && *r.ExitCode != *tt.wantCode {
+				t.Errorf("ExitCode = %v, want %v", deref(r.ExitCode), deref(tt.wantCode))
+			}
+			if r.Signal != tt.wantSignal || r.TimedOut {
+				t.Errorf("Signal = %q, TimedOut = %v; want %q, false", r.Signal, r.TimedOut, tt.wantSignal)
+			}
+			if got := out.String(); got != tt.wantOut {
+				t.Errorf("stdout = %q, want %q", got, tt.wantOut)
+			}
+			if tt.wantErr != "" && errb.String() != tt.wantErr {
+				t.Errorf("stderr = %q, want %q", errb.String(), tt.wantErr)
+			}
+			if r.Duration <= 0 {
+				t.Errorf("Duration = %v", r.Duration)
+			}
+		})
+	}
+}
+
+func deref(p *int) string {
+	if p == nil {
+		return "nil"
+	}
+	return strconv.Itoa(*p)
+}
+
+func TestStartErrors(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(file, nil, 0o600)
+	tests := []struct {
+		name     string
+		cmd      Command
+		sentinel error
+		say      string // the message names the problem
+	}{
+		{"empty command", Command{Command: "  "}, ErrCommand, "empty"},
+		{"NUL in command", Command{Command: "echo \x00"}, ErrCommand, "NUL"},
+		{"missing cwd", Command{Command: "true", Dir: "/no/such/dir"}, ErrDir, `"/no/such/dir" does not exist`},
+		{"cwd is a file", Command{Command: "true", Dir: file}, ErrDir, "is not a directory"},
+		{"env name with =", Command{Command: "true", Env: map[string]string{"A=B": "c"}}, ErrEnv, `"A=B"`},
+		{"env name with NUL", Command{Command: "true", Env: map[string]string{"A\x00": "c"}}, ErrEnv, "NUL"},
+		{"empty env name", Command{Command: "true", Env: map[string]string{"": "c"}}, ErrEnv, "empty name"},
+		{"env value with NUL", Command{Command: "true", Env: map[string]string{"A": "c\x00"}}, ErrEnv, "value of A"},
+		{"negative timeout", Command{Command: "true", Timeout: -time.Second}, ErrTimeout, "negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := Run(context.Background(), tt.cmd)
+			if !errors.Is(err, tt.sentinel) {
+				t.Fatalf("Run error = %v, want %v", err, tt.sentinel)
+			}
+			var e *Error
+			if !errors.As(err, &e) || e.Hint == "" {
+				t.Errorf("error %v is not an *Error with a hint", err)
+			}
+			if !strings.Contains(err.Error(), tt.say) || !strings.HasPrefix(err.Error(), "runner: ") {
+				t.Errorf("error %q does not start with runner: and say %q", err, tt.say)
+			}
+			if r != (Result{}) {
+				t.Errorf("Result = %+v, want zero", r)
+			}
+		})
+	}
+	_, err := Run(context.Background(), Command{Command: "true", Dir: "/no/such/dir"})
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing cwd: %v does not wrap fs.ErrNotExist", err)
+	}
+}
+
+// groupPID runs c with its output going to a buffer whose first line is
+// the shell's pid ($$), which is the process group id.
+func groupPID(t *testing.T, out *syncBuffer) int {
+	t.Helper()
+	line, _, _ := strings.Cut(out.String(), "\n")
+	pid, err := strconv.Atoi(line)
+	if err != nil {
+		t.Fatalf("no pid on the first line of output %q", out.String()[:min(40, len(out.String()))])
+	}
+	return pid
+}
+
+// liveMembers returns the pids of processes in group pgid that are not
+// zombies. (A zombie cannot run or write; it waits to be reaped by its
+// parent, which for orphans is pid 1 and is outside our control.)
+func liveMembers(pgid int) []int {
+	if err := syscall.Kill(-pgid, 0); err == syscall.ESRCH {
+		return nil
+	}
+	var live []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) < 3 {
+			continue
+		}
+		if g, _ := strconv.Atoi(f[2]); g == pgid && f[0] != "Z" && f[0] != "X" {
+			live = append(live, pid)
+		}
+	}
+	return live
+}
+
+// checkGroupGone waits a moment for the kernel to finish killing the group
+// and fails if a live process of it remains.
+func checkGroupGone(t *testing.T, pgid int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		live := liveMembers(pgid)
+		if len(live) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, p := range live {
+				syscall.Kill(p, syscall.SIGKILL)
+			}
+			t.Fatalf("processes %v of group %d are still alive", live, pgid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestTimeoutKillsTheWholeGroup(t *testing.T) {
+	tests := []struct {
+		name       string
+		command    string
+		grace      time.Duration
+		wantSignal string
+		maxTime    time.Duration
+	}{
+		{
+			name:       "children keep writing",
+			command:    "echo $$; while :; do echo x; done & while :; do echo y; done",
+			wantSignal: "SIGTERM",
+			maxTime:    4 * time.Second, // generous: the machine may be loaded
+		},
+		{
+			name:       "everyone ignores SIGTERM",
+			command:    "echo $$; trap '' TERM; (while :; do echo x; done) & sleep 30",
+			grace:      200 * time.Millisecond,
+			wantSignal: "SIGKILL",
+			maxTime:    4 * time.Second, // generous: the machine may be loaded
+		},
+		{
+			name:       "shell exits on SIGTERM, children ignore it",
+			command:    "echo $$; (trap '' TERM; while :; do sleep 0.01; done) & (trap '' TERM; exec sleep 30) & wait",
+			grace:      5 * time.Second, // must not be waited for: the shell is gone
+			wantSignal: "SIGTERM",
+			maxTime:    4 * time.Second, // generous: the machine may be loaded
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out syncBuffer
+			start := time.Now()
+			r, err := Run(context.Background(), Command{Command: tt.command, Timeout: 300 * time.Millisecond, Grace: tt.grace, Stdout: &out})
+			took := time.Since(start)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if !r.TimedOut || r.Signal != tt.wantSignal || r.ExitCode != nil {
+				t.Errorf("TimedOut %v, Signal %q, ExitCode %v; want true, %q, nil", r.TimedOut, r.Signal, deref(r.ExitCode), tt.wantSignal)
+			}
+			if took > tt.maxTime || r.Duration < 300*time.Millisecond {
+				t.Errorf("Run took %v (Duration %v), want 300ms to %v", took, r.Duration, tt.maxTime)
+			}
+			checkGroupGone(t, groupPID(t, &out))
+		})
+	}
+}
+
+func TestContextCancelStopsTheGroup(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	r, err := Run(ctx, Command{Command: "echo $$; while :; do echo y; done & sleep 30", Stdout: &out})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run error = %v, want one wrapping context.Canceled", err)
+	}
+	if r.TimedOut || r.Signal != "SIGTERM" || r.Duration <= 0 {
+		t.Errorf("Result = %+v; want TimedOut false, Signal SIGTERM, a duration", r)
+	}
+	if took := time.Since(start); took > 4*time.Second {
+		t.Errorf("Run took %v after a cancel at 200ms", took)
+	}
+	checkGroupGone(t, groupPID(t, &out))
+
+	// A context that is already done starts nothing.
+	r, err = Run(ctx, Command{Command: "touch " + filepath.Join(t.TempDir(), "ran")})
+	if !errors.Is(err, context.Canceled) || r != (Result{}) {
+		t.Errorf("Run with a done context = %+v, %v", r, err)
+	}
+}
+
+func TestEscapedProcessDoesNotHoldRun(t *testing.T) {
+	// A process that leaves the group (setsid) keeps stdout open; Run
+	// still returns shortly after the shell exits.
+	var out syncBuffer
+	start := time.Now()
+	r, err := Run(context.Background(), Command{
+		Command: "setsid sh -c 'echo $$; exec sleep 30' & sleep 0.2; echo done >&2",
+		Stdout:  &out,
+	})
+	took := time.Since(start)
+	if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("Run = %+v, %v", r, err)
+	}
+	pid := groupPID(t, &out) // the escaped process's own group
+	syscall.Kill(pid, syscall.SIGKILL)
+	if took > 200*time.Millisecond+drainDelay+2*time.Second {
+		t.Errorf("Run took %v with an escaped process holding stdout", took)
+	}
+}
+
+func TestLargeOutputIsReadWhole(t *testing.T) {
+	var n countWriter
+	r, err := Run(context.Background(), Command{Command: "head -c 50000000 /dev/zero; echo end >&2", Stdout: &n, Stderr: &n})
+	if err != nil || *r.ExitCode != 0 {
+		t.Fatalf("Run = %+v, %v", r, err)
+	}
+	if n.n != 50000004 {
+		t.Errorf("read %d bytes, want 50000004", n.n)
+	}
+}
+
+type countWriter struct {
+	mu sync.Mutex
+	n  int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	c.n += int64(len(p))
+	c.mu.Unlock()
+	return len(p), nil
+}
+
+type failWriter struct{ calls int }
+
+func (f *failWriter) Write(p []byte) (int, error) {
+	f.calls++
+	return 0, errors.New("disk full")
+}
+
+func TestFailingWriterDoesNotBlockTheCommand(t *testing.T) {
+	var f failWriter
+	r, err := Run(context.Background(), Command{Command: "head -c 10000000 /dev/zero; echo ok", Stdout: &f, Timeout: 10 * time.Second})
+	if err != nil || r.TimedOut || *r.ExitCode != 0 {
+		t.Fatalf("Run = %+v, %v", r, err)
+	}
+	if f.calls != 1 {
+		t.Errorf("the failing writer was called %d times, want 1", f.calls)
+	}
+}
+
+func TestNilWritersDiscard(t *testing.T) {
+	r, err := Run(context.Background(), Command{Command: "seq 100000; seq 1000 >&2"})
+	if err != nil || *r.ExitCode != 0 {
+		t.Fatalf("Run = %+v, %v", r, err)
+	}
+}
+
+func TestEnviron(t *testing.T) {
+	got := environ([]string{"A=1", "B=2", "C=3=x", "weird"}, map[string]string{"B": "20", "D": "4", "C": ""})
+	want := []string{"A=1", "weird", "B=20", "C=", "D=4"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("environ = %q, want %q", got, want)
+	}
+}
+
+func TestErrorMessage(t *testing.T) {
+	_, err := Run(context.Background(), Command{Command: "true", Dir: "/nope"})
+	want := `runner: invalid working directory: "/nope" does not exist (give an existing directory, or "" for the current one)`
+	if err == nil || err.Error() != want {
+		t.Errorf("error = %q, want %q", err, want)
+	}
+}
