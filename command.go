@@ -1,0 +1,229 @@
+package scrollback
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/scrollback-dev/scrollback/capture"
+	"github.com/scrollback-dev/scrollback/preview"
+	"github.com/scrollback-dev/scrollback/runner"
+	"github.com/scrollback-dev/scrollback/store"
+)
+
+// Recovery states: whether the text not shown in a preview can be read back.
+const (
+	RecoveryNotNeeded   = "not_needed"  // everything was shown
+	RecoveryAvailable   = "available"   // a retained copy was saved: read it with read_tool_output
+	RecoveryUnavailable = "unavailable" // saving the copy failed: see recovery_error
+)
+
+// RunCommandInput is the input of run_command.
+type RunCommandInput struct {
+	Command   string            `json:"command" jsonschema:"the shell command, run by /bin/sh -c"`
+	Cwd       string            `json:"cwd,omitempty" jsonschema:"working directory (default: the server's)"`
+	TimeoutMS int64             `json:"timeout_ms,omitempty" jsonschema:"kill the command's whole process group after this many milliseconds (0: the server's default)"`
+	Env       map[string]string `json:"env,omitempty" jsonschema:"environment variables to add or override"`
+	Stdin     string            `json:"stdin,omitempty" jsonschema:"text given on standard input (default: none)"`
+}
+
+// RunCommandResult is the result of run_command.
+type RunCommandResult struct {
+	Preview       string  `json:"preview"`             // head, footer and tail; the whole output when it fits
+	Truncated     bool    `json:"truncated"`           // the preview is not the whole output
+	OutputID      string  `json:"output_id,omitempty"` // id of the retained copy, when one was saved
+	ExitCode      *int    `json:"exit_code"`           // null when killed by a signal
+	Signal        string  `json:"signal,omitempty"`    // the signal that killed it, e.g. "SIGKILL"
+	TimedOut      bool    `json:"timed_out"`
+	DurationMS    int64   `json:"duration_ms"`
+	StdoutBytes   int64   `json:"stdout_bytes"` // bytes the command wrote to stdout, counted past the caps
+	StderrBytes   int64   `json:"stderr_bytes"`
+	TotalBytes    int64   `json:"totalBytes"` // length of the retained copy (of the captured output when none was needed)
+	Complete      bool    `json:"complete"`   // the copy (or the preview, when not truncated) holds all the command wrote
+	Recovery      string  `json:"recovery"`   // not_needed, available or unavailable
+	RecoveryError string  `json:"recovery_error,omitempty"`
+	Gap           *GapRef `json:"gap,omitempty"` // the copy kept head and tail past the cap; this is what it dropped
+}
+
+// GapRef describes bytes dropped from the middle of a copy that crossed the
+// copy cap: a marker line stands at Offset in the copy.
+type GapRef struct {
+	Offset int64 `json:"offset"`
+	Bytes  int64 `json:"bytes"`
+	Lines  int64 `json:"lines"`
+}
+
+// RunCommand runs in.Command with /bin/sh -c in its own process group,
+// captures stdout and stderr merged in arrival order, and returns a preview.
+// When the output does not fit the preview budget it is saved as a retained
+// copy of this session first. A non-zero exit, a signal and a timeout are
+// results, not errors; an error means the command could not be run at all
+// (bad arguments, a missing working directory).
+func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunCommandResult, error) {
+	const op = "run_command"
+	if strings.TrimSpace(in.Command) == "" {
+		return RunCommandResult{}, errorf(op, ErrArgument, `pass the shell command to run, e.g. {"command": "ls -la"}`, "command is empty")
+	}
+	if in.TimeoutMS < 0 {
+		return RunCommandResult{}, errorf(op, ErrArgument, "give a positive number of milliseconds, or 0 for the default", "timeout_ms %d is negative", in.TimeoutMS)
+	}
+	timeout := time.Duration(in.TimeoutMS) * time.Millisecond
+	if timeout == 0 {
+		timeout = s.e.opts.DefaultTimeout
+	}
+	cp := capture.New(s.e.opts.Capture)
+	res, err := runner.Run(ctx, runner.Command{
+		Command: in.Command,
+		Dir:     in.Cwd,
+		Env:     in.Env,
+		Stdin:   in.Stdin,
+		Timeout: timeout,
+		Stdout:  cp.Stdout(),
+		Stderr:  cp.Stderr(),
+	})
+	if err != nil && res.Duration == 0 {
+		// Not started: a bad working directory or environment, or the
+		// caller went away first.
+		var rerr *runner.Error
+		if errors.As(err, &rerr) {
+			return RunCommandResult{}, &Error{Op: op, Err: ErrArgument, Msg: strings.TrimPrefix(rerr.Error(), "runner: ")}
+		}
+		return RunCommandResult{}, &Error{Op: op, Err: err, Msg: err.Error()}
+	}
+	got := cp.Result()
+	out := RunCommandResult{
+		ExitCode:    res.ExitCode,
+		Signal:      res.Signal,
+		TimedOut:    res.TimedOut,
+		DurationMS:  res.Duration.Milliseconds(),
+		StdoutBytes: got.StdoutBytes,
+		StderrBytes: got.StderrBytes,
+	}
+	var gap *preview.Gap
+	if got.Gap != nil {
+		gap = &preview.Gap{Offset: got.Gap.Offset, Bytes: got.Gap.Bytes, Lines: got.Gap.Lines}
+		out.Gap = &GapRef{Offset: got.Gap.Offset, Bytes: got.Gap.Bytes, Lines: got.Gap.Lines}
+	}
+	shown := s.retain(ctx, retainRequest{
+		tool:     op,
+		source:   in.Command,
+		data:     got.Copy,
+		complete: got.Complete,
+		budget:   s.e.opts.PreviewBudget,
+		status:   commandStatus(res, timeout),
+		gap:      gap,
+	})
+	out.Preview, out.Truncated, out.OutputID = shown.Preview, shown.Truncated, shown.OutputID
+	out.TotalBytes, out.Complete = shown.TotalBytes, shown.Complete
+	out.Recovery, out.RecoveryError = shown.Recovery, shown.RecoveryError
+	if err != nil {
+		// The command ran but the caller went away (ctx cancelled): the
+		// result is still whole, and so is its copy, if one was made.
+		return out, &Error{Op: op, Err: err, Msg: err.Error()}
+	}
+	return out, nil
+}
+
+// commandStatus says how a command ended, for the preview footer; "" for a
+// zero exit.
+func commandStatus(r runner.Result, timeout time.Duration) string {
+	switch {
+	case r.TimedOut:
+		return fmt.Sprintf("timed out after %s; its process group was killed", timeout)
+	case r.Signal != "":
+		return "killed by signal " + r.Signal
+	case r.ExitCode != nil && *r.ExitCode != 0:
+		return fmt.Sprintf("exit status %d", *r.ExitCode)
+	}
+	return ""
+}
+
+// Shown is what a tool result turned into: the text shown at once and the
+// recovery reference for the rest.
+type Shown struct {
+	Preview       string `json:"preview"`
+	Truncated     bool   `json:"truncated"`
+	OutputID      string `json:"output_id,omitempty"`
+	TotalBytes    int64  `json:"totalBytes"`
+	Complete      bool   `json:"complete"`
+	Recovery      string `json:"recovery"`
+	RecoveryError string `json:"recovery_error,omitempty"`
+}
+
+// RetainInput is a tool result to show within a budget.
+type RetainInput struct {
+	Tool     string // the tool that produced it
+	Source   string // what it was called with, for people listing copies
+	Data     []byte // the result's text as the model would see it
+	Complete bool   // false when Data already lacks part of the result (an upstream cap)
+	Budget   int    // 0 = the engine's preview budget
+}
+
+// Retain shows a tool result within a budget: whole when it fits, else a
+// preview whose footer leads to a retained copy saved in this session first.
+// Save failures are reported in the result (Recovery "unavailable"), never as
+// an error: the result is still shown.
+func (s *Session) Retain(ctx context.Context, in RetainInput) Shown {
+	budget := in.Budget
+	if budget <= 0 {
+		budget = s.e.opts.PreviewBudget
+	}
+	return s.retain(ctx, retainRequest{tool: in.Tool, source: in.Source, data: in.Data, complete: in.Complete, budget: budget})
+}
+
+type retainRequest struct {
+	tool, source string
+	data         []byte
+	complete     bool
+	budget       int
+	status       string
+	gap          *preview.Gap
+	head, tail   int
+}
+
+func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
+	sh := Shown{TotalBytes: int64(len(r.data)), Complete: r.complete, Recovery: RecoveryNotNeeded}
+	if preview.Fits(r.data, r.budget) {
+		sh.Preview = preview.Render(r.data, preview.Options{Budget: r.budget}, preview.Footer{}).Text
+		return sh
+	}
+	f := preview.Footer{Complete: r.complete, Status: r.status, Gap: r.gap}
+	// The copy is saved even when the caller has gone away meanwhile (a
+	// client that disconnected mid-command): the session outlives the call.
+	info, err := s.e.store.SaveCopy(context.WithoutCancel(ctx), s.info.ID, store.CopyMeta{
+		Tool:         r.tool,
+		Source:       r.source,
+		Complete:     r.complete,
+		OmittedBytes: gapBytes(r.gap),
+		OmittedLines: gapLines(r.gap),
+	}, bytes.NewReader(r.data))
+	if err != nil {
+		sh.Recovery = RecoveryUnavailable
+		sh.RecoveryError = "the retained copy could not be saved: " + err.Error()
+		f.Unavailable = err.Error()
+	} else {
+		sh.Recovery = RecoveryAvailable
+		sh.OutputID = info.ID
+		f.ID = info.ID
+	}
+	p := preview.Render(r.data, preview.Options{Budget: r.budget, HeadBytes: r.head, TailBytes: r.tail}, f)
+	sh.Preview, sh.Truncated = p.Text, p.Truncated
+	return sh
+}
+
+func gapBytes(g *preview.Gap) int64 {
+	if g == nil {
+		return 0
+	}
+	return g.Bytes
+}
+
+func gapLines(g *preview.Gap) int64 {
+	if g == nil {
+		return 0
+	}
+	return g.Lines
+}

@@ -1,0 +1,350 @@
+package scrollback_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/store/sqlite"
+)
+
+// newSession opens a fresh SQLite store in a temporary directory and
+// returns a new session on it.
+func newSession(t *testing.T, opts scrollback.Options) *scrollback.Session {
+	t.Helper()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "scrollback.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	sess, err := scrollback.New(st, opts).NewSession(context.Background(), scrollback.LocalOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess
+}
+
+// readAll pages through a retained copy with ReadToolOutput, following
+// NextOffset from 0, and returns the raw bytes of the copy as cat gives
+// them together with the concatenated page texts.
+func readAll(t *testing.T, sess *scrollback.Session, id string) (raw []byte, pages string, last scrollback.Page) {
+	t.Helper()
+	ctx := context.Background()
+	var b strings.Builder
+	for off := int64(0); ; {
+		p, err := sess.ReadToolOutput(ctx, scrollback.ReadInput{ID: id, Offset: off})
+		if err != nil {
+			t.Fatalf("read at %d: %v", off, err)
+		}
+		b.WriteString(p.Text)
+		last = p
+		if !p.HasMore {
+			break
+		}
+		if p.NextOffset <= off {
+			t.Fatalf("no progress at offset %d", off)
+		}
+		off = p.NextOffset
+	}
+	var buf bytes.Buffer
+	if _, err := sess.Cat(ctx, id, &buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), b.String(), last
+}
+
+func TestRunCommand(t *testing.T) {
+	budget := scrollback.PreviewBudget
+	tests := []struct {
+		name      string
+		in        scrollback.RunCommandInput
+		exit      int // -1: killed by a signal
+		signal    string
+		timedOut  bool
+		truncated bool
+		complete  bool
+		stdout    int64
+		stderr    int64
+		contains  []string
+	}{
+		{name: "small", in: scrollback.RunCommandInput{Command: "echo hello"},
+			complete: true, stdout: 6, contains: []string{"hello\n"}},
+		{name: "zero bytes", in: scrollback.RunCommandInput{Command: "true"}, complete: true},
+		{name: "exactly the budget", in: scrollback.RunCommandInput{Command: "head -c 24576 /dev/zero | tr '\\0' x"},
+			complete: true, stdout: int64(budget)},
+		{name: "one byte over", in: scrollback.RunCommandInput{Command: "head -c 24577 /dev/zero | tr '\\0' x"},
+			complete: true, truncated: true, stdout: int64(budget) + 1, contains: []string{"read_tool_output"}},
+		{name: "stderr counted apart", in: scrollback.RunCommandInput{Command: "echo out; echo err >&2"},
+			complete: true, stdout: 4, stderr: 4, contains: []string{"out\n", "err\n"}},
+		{name: "non-zero exit is a result", in: scrollback.RunCommandInput{Command: "echo failing; exit 3"},
+			exit: 3, complete: true, stdout: 8, contains: []string{"failing"}},
+		{name: "missing command", in: scrollback.RunCommandInput{Command: "no-such-command-xyz"},
+			exit: 127, complete: true, contains: []string{"not found"}},
+		{name: "signal", in: scrollback.RunCommandInput{Command: "echo before; kill -9 $$"},
+			exit: -1, signal: "SIGKILL", complete: true, stdout: 7, contains: []string{"before"}},
+		{name: "stdin env cwd", in: scrollback.RunCommandInput{Command: "cat; echo $FOO; basename $(pwd)", Stdin: "in\n", Env: map[string]string{"FOO": "bar"}, Cwd: "/tmp"},
+			complete: true, stdout: 11, contains: []string{"in\nbar\ntmp\n"}},
+		{name: "NUL bytes", in: scrollback.RunCommandInput{Command: `printf 'a\000b'`},
+			complete: true, stdout: 3, contains: []string{"a\x00b"}},
+		{name: "invalid UTF-8 shown as U+FFFD", in: scrollback.RunCommandInput{Command: `printf 'a\377b'`},
+			complete: true, stdout: 3, contains: []string{"a\uFFFDb"}},
+	}
+	sess := newSession(t, scrollback.Options{})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := sess.RunCommand(context.Background(), tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tt.exit == -1:
+				if res.ExitCode != nil || res.Signal != tt.signal {
+					t.Errorf("exit %v signal %q, want nil and %q", res.ExitCode, res.Signal, tt.signal)
+				}
+			case res.ExitCode == nil || *res.ExitCode != tt.exit:
+				t.Errorf("exit code %v, want %d", res.ExitCode, tt.exit)
+			}
+			if res.Truncated != tt.truncated || res.Complete != tt.complete {
+				t.Errorf("truncated %v complete %v, want %v %v", res.Truncated, res.Complete, tt.truncated, tt.complete)
+			}
+			if tt.stdout != 0 && res.StdoutBytes != tt.stdout || tt.stderr != 0 && res.StderrBytes != tt.stderr {
+				t.Errorf("stdout %d stderr %d bytes, want %d %d", res.StdoutBytes, res.StderrBytes, tt.stdout, tt.stderr)
+			}
+			if len(res.Preview) > budget || !utf8.ValidString(res.Preview) {
+				t.Errorf("preview of %d bytes (valid UTF-8: %v), budget %d", len(res.Preview), utf8.ValidString(res.Preview), budget)
+			}
+			for _, c := range tt.contains {
+				if !strings.Contains(res.Preview, c) {
+					t.Errorf("preview lacks %q:\n%.300s", c, res.Preview)
+				}
+			}
+			if tt.truncated {
+				if res.OutputID == "" || res.Recovery != scrollback.RecoveryAvailable {
+					t.Errorf("output_id %q recovery %q for a truncated result", res.OutputID, res.Recovery)
+				}
+				if !strings.Contains(res.Preview, res.OutputID) {
+					t.Error("the footer does not name the output_id")
+				}
+			} else if res.OutputID != "" || res.Recovery != scrollback.RecoveryNotNeeded {
+				t.Errorf("output_id %q recovery %q for a result shown whole", res.OutputID, res.Recovery)
+			}
+		})
+	}
+}
+
+func TestRunCommandBadInput(t *testing.T) {
+	sess := newSession(t, scrollback.Options{})
+	for _, in := range []scrollback.RunCommandInput{
+		{Command: ""},
+		{Command: "   "},
+		{Command: "true", TimeoutMS: -1},
+		{Command: "true", Cwd: "/does/not/exist"},
+		{Command: "true", Env: map[string]string{"A=B": "c"}},
+	} {
+		_, err := sess.RunCommand(context.Background(), in)
+		if !errors.Is(err, scrollback.ErrArgument) {
+			t.Errorf("%+v: error %v, want ErrArgument", in, err)
+		}
+	}
+	if copies, _ := sess.Copies(context.Background()); len(copies) != 0 {
+		t.Errorf("bad input left %d copies", len(copies))
+	}
+}
+
+// A copy that crosses the cap keeps its head and its tail, says it is
+// incomplete, and the pages concatenate to it byte for byte.
+func TestRunCommandPastTheCap(t *testing.T) {
+	sess := newSession(t, scrollback.Options{})
+	res, err := sess.RunCommand(context.Background(), scrollback.RunCommandInput{
+		Command: "seq 1 3000000; echo TRAILING-SUMMARY",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Complete || !res.Truncated || res.Recovery != scrollback.RecoveryAvailable {
+		t.Fatalf("complete %v truncated %v recovery %q", res.Complete, res.Truncated, res.Recovery)
+	}
+	if res.TotalBytes > scrollback.CopyCap || res.StdoutBytes != 22888896+17 {
+		t.Errorf("copy %d bytes (cap %d), stdout %d", res.TotalBytes, scrollback.CopyCap, res.StdoutBytes)
+	}
+	if res.Gap == nil || res.Gap.Bytes <= 0 {
+		t.Fatalf("no gap reported: %+v", res.Gap)
+	}
+	if !strings.Contains(res.Preview, "TRAILING-SUMMARY") {
+		t.Error("the preview's tail lost the last line")
+	}
+	raw, pages, last := readAll(t, sess, res.OutputID)
+	if int64(len(raw)) != res.TotalBytes || pages != string(raw) {
+		t.Fatalf("pages (%d bytes) differ from the copy (%d bytes)", len(pages), len(raw))
+	}
+	if last.HasMore || last.Complete {
+		t.Errorf("last page hasMore %v complete %v, want both false", last.HasMore, last.Complete)
+	}
+	if !bytes.HasPrefix(raw, []byte("1\n2\n3\n")) || !bytes.HasSuffix(raw, []byte("3000000\nTRAILING-SUMMARY\n")) {
+		t.Error("the copy lost its head or its tail")
+	}
+	if !bytes.Contains(raw[res.Gap.Offset:], []byte("dropped")) {
+		t.Error("no marker line at the gap")
+	}
+}
+
+// One 20 MiB line with no newline: the preview cuts mid-line, the copy is
+// capped, nothing splits.
+func TestRunCommandHugeLine(t *testing.T) {
+	sess := newSession(t, scrollback.Options{})
+	res, err := sess.RunCommand(context.Background(), scrollback.RunCommandInput{
+		Command: "head -c 20971520 /dev/zero | tr '\\0' 'é' 2>/dev/null || head -c 20971520 /dev/zero | tr '\\0' y",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Truncated || res.Complete || len(res.Preview) > scrollback.PreviewBudget || !utf8.ValidString(res.Preview) {
+		t.Fatalf("truncated %v complete %v preview %d bytes", res.Truncated, res.Complete, len(res.Preview))
+	}
+}
+
+// A timeout stops the whole process group, even with children that keep
+// writing, and the output before it is kept.
+func TestRunCommandTimeoutKillsGroup(t *testing.T) {
+	sess := newSession(t, scrollback.Options{})
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	start := time.Now()
+	res, err := sess.RunCommand(context.Background(), scrollback.RunCommandInput{
+		Command:   "(while :; do echo child; done) & echo $! > " + pidFile + "; while :; do echo parent; done",
+		TimeoutMS: 300,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut || time.Since(start) > 10*time.Second {
+		t.Fatalf("timed_out %v after %s", res.TimedOut, time.Since(start))
+	}
+	if !res.Truncated || res.Recovery != scrollback.RecoveryAvailable {
+		t.Errorf("the output before the timeout was not kept: truncated %v recovery %q", res.Truncated, res.Recovery)
+	}
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The child is gone, or a zombie left for init to reap (in a container
+	// PID 1 may never reap it); either way it no longer runs or writes.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || processState(stat) == 'Z' {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("child %d still runs after the timeout: %s", pid, stat)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// processState returns the state letter of a /proc/PID/stat line.
+func processState(stat []byte) byte {
+	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
+		return stat[i+2]
+	}
+	return 0
+}
+
+// A context cancelled mid-command (a client that went away) stops the
+// command; the output so far is still saved.
+func TestRunCommandCancelled(t *testing.T) {
+	sess := newSession(t, scrollback.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	res, err := sess.RunCommand(ctx, scrollback.RunCommandInput{Command: "seq 1 100000; sleep 60"})
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("error %v, want one wrapping the context's", err)
+	}
+	if res.DurationMS > 30000 || res.Recovery != scrollback.RecoveryAvailable {
+		t.Errorf("duration %d ms recovery %q", res.DurationMS, res.Recovery)
+	}
+}
+
+// A save that fails (a full disk) makes recovery "unavailable" with the
+// reason; the command's own result still comes back.
+func TestRunCommandDiskFull(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs needs root (CI runs as root)")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
+	st, err := sqlite.Open(filepath.Join(dir, "full.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sess, err := scrollback.New(st, scrollback.Options{}).NewSession(context.Background(), scrollback.LocalOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sess.RunCommand(context.Background(), scrollback.RunCommandInput{Command: "seq 1 1000000; exit 4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Recovery != scrollback.RecoveryUnavailable || res.RecoveryError == "" || res.OutputID != "" {
+		t.Fatalf("recovery %q error %q id %q, want unavailable with a reason", res.Recovery, res.RecoveryError, res.OutputID)
+	}
+	if res.ExitCode == nil || *res.ExitCode != 4 || !strings.HasPrefix(res.Preview, "1\n2\n") || !strings.Contains(res.Preview, "1000000\n") {
+		t.Errorf("the command's own result was lost: exit %v preview %.40q", res.ExitCode, res.Preview)
+	}
+	if !strings.Contains(res.Preview, "unavailable") {
+		t.Error("the footer does not say recovery is unavailable")
+	}
+	if copies, err := sess.Copies(context.Background()); err != nil || len(copies) != 0 {
+		t.Errorf("a failed save left %d copies (%v)", len(copies), err)
+	}
+}
+
+// A read-only database: the same.
+func TestRunCommandReadOnlyDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ro.db")
+	rw, err := sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessID, err := rw.CreateSession(context.Background(), scrollback.LocalOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw.Close()
+	ro, err := sqlite.Open(path, &sqlite.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	sess, err := scrollback.New(ro, scrollback.Options{}).Session(context.Background(), scrollback.LocalOwner, sessID.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sess.RunCommand(context.Background(), scrollback.RunCommandInput{Command: "seq 1 100000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Recovery != scrollback.RecoveryUnavailable || !strings.Contains(res.RecoveryError, "read") {
+		t.Errorf("recovery %q error %q", res.Recovery, res.RecoveryError)
+	}
+	if res.ExitCode == nil || *res.ExitCode != 0 || !res.Truncated {
+		t.Errorf("result lost: %+v", res)
+	}
+}

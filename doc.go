@@ -1,0 +1,25 @@
+// Package scrollback is the engine behind scrollback: it separates the text a
+// tool shows at once (a bounded, UTF-8-safe preview) from a larger retained
+// copy, stored per session, and pages through that copy by UTF-8 byte offset
+// without re-running anything.
+//
+// An Engine wires the parts together over one store.Store:
+//
+//   - package preview cuts a result to a head, a footer and a tail;
+//   - package capture bounds what a command writes, stdout and stderr merged
+//     in arrival order, keeping the head and the tail past the copy cap;
+//   - package runner runs a command in its own process group;
+//   - package filepager pages through files by line and byte offset;
+//   - package store and its backends (store/sqlite, store/postgres) keep
+//     sessions and copies.
+//
+// A Session, got from Engine.Session, offers the tools of the product
+// contract as methods: RunCommand, ReadToolOutput, GrepToolOutput, ReadFile,
+// and Retain for results of other tools. Their input and result types carry
+// the contract's JSON names, so the CLI's --json output, the MCP tools'
+// structured content and the Go API are one shape.
+//
+// Two flags answer two questions and are never merged: HasMore says the
+// reader has not reached the end of the retained text; Complete says whether
+// that text holds everything the tool produced.
+package scrollback

@@ -1,0 +1,131 @@
+package scrollback
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/scrollback-dev/scrollback/capture"
+	"github.com/scrollback-dev/scrollback/filepager"
+	"github.com/scrollback-dev/scrollback/preview"
+	"github.com/scrollback-dev/scrollback/store"
+)
+
+// The contract's numbers. Every one is a default that Options can change.
+const (
+	PreviewBudget = preview.Budget        // 24 KiB: what run_command and run_code show at once
+	HistoryBudget = preview.HistoryBudget // 32 KiB, head and tail: results entering a history
+	PageLimit     = 4096                  // most bytes one read_tool_output call returns
+	CopyCap       = 8 << 20               // 8 MiB: the most one retained copy holds
+	FilePageBytes = 24 << 10              // 24 KiB: the most one read_file page holds
+)
+
+// LocalOwner owns the sessions of the CLI, of the stdio MCP server and of an
+// HTTP server run without a token: the person at this machine.
+const LocalOwner = "local"
+
+// Options configures an Engine. The zero value gives the contract's defaults.
+type Options struct {
+	PreviewBudget int            // bytes shown at once by RunCommand; 0 = PreviewBudget
+	HistoryBudget int            // bytes kept by History and Retain for history; 0 = HistoryBudget
+	Capture       capture.Limits // stdout, stderr and copy caps; zero fields = 8 MiB each, 2 MiB tail
+	File          filepager.Options
+	// DefaultTimeout applies to commands that give no timeout; 0 = none.
+	DefaultTimeout time.Duration
+}
+
+// Engine runs tools and keeps their retained copies in a Store. It is safe
+// for concurrent use.
+type Engine struct {
+	store store.Store
+	opts  Options
+	files *filepager.Pager
+}
+
+// New returns an Engine over st. The Engine does not own st: close st
+// yourself when done.
+func New(st store.Store, opts Options) *Engine {
+	if opts.PreviewBudget <= 0 {
+		opts.PreviewBudget = PreviewBudget
+	}
+	if opts.HistoryBudget <= 0 {
+		opts.HistoryBudget = HistoryBudget
+	}
+	if opts.File.PageBytes <= 0 {
+		opts.File.PageBytes = FilePageBytes
+	}
+	return &Engine{store: st, opts: opts, files: filepager.New(opts.File)}
+}
+
+// Store returns the engine's store.
+func (e *Engine) Store() store.Store { return e.store }
+
+// Options returns the options in force, defaults filled in.
+func (e *Engine) Options() Options { return e.opts }
+
+// Session returns a handle on session id owned by owner, or an *Error
+// wrapping ErrNoSession when there is none (another owner's session reads
+// the same as a missing one).
+func (e *Engine) Session(ctx context.Context, owner, id string) (*Session, error) {
+	s, err := e.store.GetSession(ctx, owner, id)
+	if err != nil {
+		return nil, sessionError("session", id, err)
+	}
+	return &Session{e: e, info: s}, nil
+}
+
+// NewSession creates a session owned by owner.
+func (e *Engine) NewSession(ctx context.Context, owner string) (*Session, error) {
+	s, err := e.store.CreateSession(ctx, owner)
+	if err != nil {
+		return nil, &Error{Op: "session", Err: err, Msg: "cannot create a session: " + err.Error()}
+	}
+	return &Session{e: e, info: s}, nil
+}
+
+// DefaultSession returns owner's default session in this store, creating it
+// on first use.
+func (e *Engine) DefaultSession(ctx context.Context, owner string) (*Session, error) {
+	s, err := e.store.DefaultSession(ctx, owner)
+	if err != nil {
+		return nil, &Error{Op: "session", Err: err, Msg: "cannot open the default session: " + err.Error()}
+	}
+	return &Session{e: e, info: s}, nil
+}
+
+func sessionError(op, id string, err error) error {
+	if errors.Is(err, store.ErrSessionNotFound) {
+		return &Error{Op: op, Err: ErrNoSession, Msg: "no session " + quoteArg(id) + " for this owner",
+			Hint: "list your sessions with `scrollback session list`, or start a new one"}
+	}
+	return &Error{Op: op, Err: err, Msg: err.Error()}
+}
+
+// Session is a handle on one session: the tools of the contract, scoped to
+// it. Every retained copy a Session makes belongs to it, and it reads only
+// its own copies.
+type Session struct {
+	e    *Engine
+	info store.Session
+}
+
+// ID returns the session's id.
+func (s *Session) ID() string { return s.info.ID }
+
+// Owner returns the principal that owns the session.
+func (s *Session) Owner() string { return s.info.Owner }
+
+// Info returns what the store knows of the session.
+func (s *Session) Info() store.Session { return s.info }
+
+// Engine returns the engine the session belongs to.
+func (s *Session) Engine() *Engine { return s.e }
+
+// Copies lists the session's retained copies, oldest first.
+func (s *Session) Copies(ctx context.Context) ([]store.CopyInfo, error) {
+	cs, err := s.e.store.ListCopies(ctx, s.info.ID)
+	if err != nil {
+		return nil, sessionError("ls", s.info.ID, err)
+	}
+	return cs, nil
+}

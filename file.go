@@ -1,0 +1,44 @@
+package scrollback
+
+import (
+	"context"
+
+	"github.com/scrollback-dev/scrollback/filepager"
+)
+
+// ReadFileInput is the input of read_file.
+type ReadFileInput struct {
+	Path       string `json:"path" jsonschema:"the file to read"`
+	Line       int64  `json:"line,omitempty" jsonschema:"1-based line to start at (default 1); located in the whole file, however large"`
+	Limit      int64  `json:"limit,omitempty" jsonschema:"most lines to return (default 2000); a page also stops at 24 KiB"`
+	ByteOffset *int64 `json:"byte_offset,omitempty" jsonschema:"absolute byte offset to continue from (nextByteOffset of the previous page); wins over line"`
+}
+
+// FilePage is one page of a file: the result of read_file.
+type FilePage = filepager.Page
+
+// ReadFile returns one page of a file. Files are read where they are, not
+// retained: the file itself is the copy. Sensitive paths, paths outside the
+// configured root and binary files are refused.
+func (s *Session) ReadFile(ctx context.Context, in ReadFileInput) (FilePage, error) {
+	return s.e.ReadFile(ctx, in)
+}
+
+// ReadFile is Session.ReadFile; reading a file needs no session.
+func (e *Engine) ReadFile(ctx context.Context, in ReadFileInput) (FilePage, error) {
+	const op = "read_file"
+	if in.Path == "" {
+		return FilePage{}, errorf(op, ErrArgument, `pass the file's path, e.g. {"path": "go.mod"}`, "path is required")
+	}
+	if in.Line < 0 {
+		return FilePage{}, errorf(op, ErrArgument, "lines count from 1", "line %d is negative", in.Line)
+	}
+	if in.Limit < 0 {
+		return FilePage{}, errorf(op, ErrArgument, "give a positive number of lines, or none for 2000", "limit %d is negative", in.Limit)
+	}
+	p, err := e.files.Read(ctx, filepager.Request{Path: in.Path, Line: in.Line, Limit: in.Limit, ByteOffset: in.ByteOffset})
+	if err != nil {
+		return FilePage{}, &Error{Op: op, Err: err, Msg: err.Error()}
+	}
+	return p, nil
+}

@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+)
+
+func init() {
+	register(commandInfo{name: "cat", order: 60,
+		usage:   "cat [--session ID] OUTPUT_ID",
+		summary: "write a whole retained copy to stdout, raw",
+		make:    func(io IO) command { return &catCmd{base: base{io: io}} }})
+}
+
+// catCmd is `scrollback cat`: a whole retained copy, raw, for people and
+// pipes.
+type catCmd struct{ base }
+
+func (c *catCmd) Run(ctx context.Context, args []string) error {
+	c.flags("cat", true, false)
+	pos, err := c.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want exactly one OUTPUT_ID, got %d arguments", len(pos))
+	}
+	eng, st, err := c.engine(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	sess, err := c.openSession(ctx, eng)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(c.io.Stdout, 64<<10)
+	if _, err := sess.Cat(ctx, pos[0], w); err != nil {
+		return err
+	}
+	return w.Flush()
+}

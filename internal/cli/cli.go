@@ -1,0 +1,144 @@
+// Package cli is the scrollback command line: one file per subcommand, each
+// a small struct whose Run method parses its flags with the standard flag
+// package and calls the engine. Main is what cmd/scrollback runs; tests run
+// it in process through testscript.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/scrollback-dev/scrollback"
+)
+
+// IO is where a command reads and writes, and the environment it sees.
+type IO struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+}
+
+// Stdio returns the process's own standard streams and environment.
+func Stdio() IO {
+	return IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
+}
+
+type command interface {
+	Run(ctx context.Context, args []string) error
+}
+
+type commandInfo struct {
+	name, usage, summary string
+	order                int // place in the help listing
+	make                 func(io IO) command
+}
+
+// commands holds every subcommand; each file adds its own with register.
+var commands []commandInfo
+
+// register adds a subcommand. It is called from init functions, one per
+// subcommand file, so adding a subcommand touches no other file.
+func register(c commandInfo) {
+	commands = append(commands, c)
+	sort.SliceStable(commands, func(i, j int) bool { return commands[i].order < commands[j].order })
+}
+
+// exitError carries an exit code out of a command without printing
+// anything more (run exits with its command's code).
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// usageError is a mistake in how scrollback itself was called: exit 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// Main runs the command line and returns the process exit code: the run
+// command's own exit code for `run`, 2 for a usage mistake, 1 for any other
+// error (printed to stderr as "scrollback: ...").
+func Main(ctx context.Context, args []string, io IO) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		if len(args) > 1 {
+			for _, c := range commands {
+				if c.name == args[1] {
+					fmt.Fprintf(io.Stdout, "usage: scrollback %s\n\n%s.\n", c.usage, c.summary)
+					return 0
+				}
+			}
+		}
+		printUsage(io.Stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	if args[0] == "version" || args[0] == "--version" {
+		fmt.Fprintln(io.Stdout, "scrollback", Version())
+		return 0
+	}
+	for _, c := range commands {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.make(io).Run(ctx, args[1:])
+		var ee exitError
+		var ue usageError
+		switch {
+		case err == nil:
+			return 0
+		case errors.As(err, &ee):
+			return ee.code
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.As(err, &ue):
+			fmt.Fprintf(io.Stderr, "scrollback %s: %s\nusage: scrollback %s\n", c.name, ue.msg, c.usage)
+			return 2
+		default:
+			fmt.Fprintf(io.Stderr, "scrollback %s: %s\n", c.name, errorText(c.name, err))
+			return 1
+		}
+	}
+	fmt.Fprintf(io.Stderr, "scrollback: unknown command %q\nRun 'scrollback help' for the list of commands.\n", args[0])
+	return 2
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, `scrollback keeps the output of commands and tools that is too large to show at
+once, and pages through it by UTF-8 byte offset without running anything again.
+
+Usage:
+`)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  scrollback %s\n        %s\n", c.usage, c.summary)
+	}
+	fmt.Fprint(w, `
+Every command takes --db PATH (else $SCROLLBACK_DB, else
+$XDG_STATE_HOME/scrollback/scrollback.db, else ~/.local/state/scrollback/scrollback.db)
+and, where it uses a session, --session ID (else $SCROLLBACK_SESSION, else the
+database's default session, created on first use).
+
+Run 'scrollback help COMMAND' for one command's usage.
+`)
+}
+
+// errorText is err for a person at a terminal: an engine error without the
+// tool name the subcommand already stands for.
+func errorText(name string, err error) string {
+	var se *scrollback.Error
+	if errors.As(err, &se) && se.Msg != "" {
+		if se.Hint != "" {
+			return se.Msg + "; " + se.Hint
+		}
+		return se.Msg
+	}
+	return strings.TrimPrefix(err.Error(), name+": ")
+}

@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+
+	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/filepager"
+	"github.com/scrollback-dev/scrollback/store"
+	"github.com/scrollback-dev/scrollback/store/sqlite"
+)
+
+// Version returns the module version the binary was built from.
+func Version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// base holds what most subcommands share: where the database is, which
+// session to use, and whether to print JSON.
+type base struct {
+	io      IO
+	fs      *flag.FlagSet
+	db      string
+	session string
+	json    bool
+}
+
+// flags makes the subcommand's flag set with the shared flags on it.
+func (b *base) flags(name string, session, jsonFlag bool) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(b.io.Stderr)
+	fs.StringVar(&b.db, "db", "", "database `PATH` (default $SCROLLBACK_DB, else the state directory)")
+	if session {
+		fs.StringVar(&b.session, "session", "", "session `ID` (default $SCROLLBACK_SESSION, else the database's default session)")
+	}
+	if jsonFlag {
+		fs.BoolVar(&b.json, "json", false, "print the result as JSON")
+	}
+	b.fs = fs
+	return fs
+}
+
+// parse parses flags that may stand before, between or after the positional
+// arguments (until a "--", after which everything is positional), and
+// returns the positional arguments.
+func (b *base) parse(args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := b.fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usageError{err.Error()}
+		}
+		rest := b.fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// DefaultDBPath returns the database path used when neither --db nor
+// $SCROLLBACK_DB is given: $XDG_STATE_HOME/scrollback/scrollback.db, else
+// ~/.local/state/scrollback/scrollback.db.
+func DefaultDBPath(getenv func(string) string) (string, error) {
+	if dir := getenv("XDG_STATE_HOME"); dir != "" && filepath.IsAbs(dir) {
+		return filepath.Join(dir, "scrollback", "scrollback.db"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("cannot find a place for the database: set --db or $SCROLLBACK_DB (%v)", err)
+		}
+		home = h
+	}
+	return filepath.Join(home, ".local", "state", "scrollback", "scrollback.db"), nil
+}
+
+// dbTarget resolves which database to use.
+func (b *base) dbTarget() (string, error) {
+	if b.db != "" {
+		return b.db, nil
+	}
+	if v := b.io.Getenv("SCROLLBACK_DB"); v != "" {
+		return v, nil
+	}
+	return DefaultDBPath(b.io.Getenv)
+}
+
+// openStore opens the store named by --db / $SCROLLBACK_DB / the default.
+func (b *base) openStore(ctx context.Context) (store.Store, error) {
+	target, err := b.dbTarget()
+	if err != nil {
+		return nil, err
+	}
+	return OpenStore(ctx, target)
+}
+
+// OpenStore opens a store by its location: a postgres:// or postgresql://
+// URL for PostgreSQL, anything else a SQLite file path.
+func OpenStore(ctx context.Context, target string) (store.Store, error) {
+	if strings.HasPrefix(target, "postgres://") || strings.HasPrefix(target, "postgresql://") {
+		return openPostgres(ctx, target)
+	}
+	return sqlite.Open(target, nil)
+}
+
+// openPostgres is replaced when the PostgreSQL backend is built in.
+var openPostgres = func(ctx context.Context, url string) (store.Store, error) {
+	return nil, errors.New("this build has no PostgreSQL backend; use a SQLite path for --db")
+}
+
+// engine opens the store and returns an engine over it; close the store
+// when done.
+func (b *base) engine(ctx context.Context) (*scrollback.Engine, store.Store, error) {
+	st, err := b.openStore(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return scrollback.New(st, scrollback.Options{File: fileOptions(b.io.Getenv)}), st, nil
+}
+
+// fileOptions places the file pager's line index beside the other state.
+func fileOptions(getenv func(string) string) (o filepager.Options) {
+	if dir := getenv("XDG_CACHE_HOME"); dir != "" && filepath.IsAbs(dir) {
+		o.IndexDir = filepath.Join(dir, "scrollback", "lineindex")
+	} else if home := getenv("HOME"); home != "" {
+		o.IndexDir = filepath.Join(home, ".cache", "scrollback", "lineindex")
+	}
+	return o
+}
+
+// openSession resolves the session: --session, else $SCROLLBACK_SESSION,
+// else the database's default session.
+func (b *base) openSession(ctx context.Context, eng *scrollback.Engine) (*scrollback.Session, error) {
+	id := b.session
+	if id == "" {
+		id = b.io.Getenv("SCROLLBACK_SESSION")
+	}
+	if id == "" {
+		return eng.DefaultSession(ctx, scrollback.LocalOwner)
+	}
+	return eng.Session(ctx, scrollback.LocalOwner, id)
+}
+
+// printJSON writes v as indented JSON, without HTML escaping.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func errorsIsSessionNotFound(err error) bool { return errors.Is(err, store.ErrSessionNotFound) }

@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"io"
+
+	"github.com/scrollback-dev/scrollback"
+)
+
+func init() {
+	register(commandInfo{name: "file", order: 40,
+		usage:   "file [--line N] [--limit N] [--byte-offset N] [--json] PATH",
+		summary: "print one page of a file, located by line or byte offset",
+		make:    func(io IO) command { return &fileCmd{base: base{io: io}} }})
+}
+
+// fileCmd is `scrollback file`: print one page of a file.
+type fileCmd struct {
+	base
+	line, limit, byteOffset int64
+}
+
+func (c *fileCmd) Run(ctx context.Context, args []string) error {
+	fs := c.flags("file", true, true)
+	fs.Int64Var(&c.line, "line", 1, "1-based line `N` to start at")
+	fs.Int64Var(&c.limit, "limit", 2000, "most lines `N` to print (a page also stops at 24 KiB)")
+	fs.Int64Var(&c.byteOffset, "byte-offset", -1, "absolute byte offset `N` to continue from (wins over --line)")
+	pos, err := c.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want exactly one PATH, got %d arguments", len(pos))
+	}
+	in := scrollback.ReadFileInput{Path: pos[0], Line: c.line, Limit: c.limit}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "byte-offset" {
+			in.ByteOffset = &c.byteOffset
+		}
+	})
+	if c.limit <= 0 {
+		return usagef("--limit %d: give a positive number of lines", c.limit)
+	}
+	if c.line <= 0 {
+		return usagef("--line %d: lines count from 1", c.line)
+	}
+	// Reading a file needs no store; only the line index's place.
+	eng := scrollback.New(nil, scrollback.Options{File: fileOptions(c.io.Getenv)})
+	page, err := eng.ReadFile(ctx, in)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return printJSON(c.io.Stdout, page)
+	}
+	_, err = io.WriteString(c.io.Stdout, page.Text)
+	return err
+}

@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/scrollback-dev/scrollback"
+)
+
+func init() {
+	register(commandInfo{name: "run", order: 10,
+		usage:   "run [--session ID] [--timeout DUR] [--cwd DIR] [--env K=V] [--stdin FILE] [--json] -- COMMAND...",
+		summary: "run a command; print its preview and exit with its exit code",
+		make:    func(io IO) command { return &runCmd{base: base{io: io}} }})
+}
+
+// runCmd is `scrollback run`: run a command, print its preview, exit with
+// its exit code.
+type runCmd struct {
+	base
+	timeout time.Duration
+	cwd     string
+	stdin   string
+	env     envFlag
+}
+
+// envFlag collects repeated --env KEY=VALUE flags.
+type envFlag map[string]string
+
+func (e envFlag) String() string { return "" }
+
+func (e envFlag) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want KEY=VALUE, got %q", v)
+	}
+	e[k] = val
+	return nil
+}
+
+func (c *runCmd) Run(ctx context.Context, args []string) error {
+	fs := c.flags("run", true, true)
+	fs.DurationVar(&c.timeout, "timeout", 0, "kill the command's process group after `DUR` (e.g. 30s, 5m; default none)")
+	fs.StringVar(&c.cwd, "cwd", "", "run in `DIR`")
+	fs.StringVar(&c.stdin, "stdin", "", "give the command the contents of `FILE` on standard input (- for scrollback's own stdin; default none)")
+	c.env = envFlag{}
+	fs.Var(c.env, "env", "set `KEY=VALUE` in the command's environment (repeatable)")
+	pos, err := c.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("no command given: put it after --, e.g. scrollback run -- make test")
+	}
+	if c.timeout < 0 {
+		return usagef("--timeout %s is negative", c.timeout)
+	}
+	in := scrollback.RunCommandInput{
+		Command:   strings.Join(pos, " "),
+		Cwd:       c.cwd,
+		TimeoutMS: c.timeout.Milliseconds(),
+		Env:       c.env,
+	}
+	if c.timeout > 0 && in.TimeoutMS == 0 {
+		in.TimeoutMS = 1
+	}
+	if c.stdin != "" {
+		data, err := readStdin(c.stdin, c.io.Stdin)
+		if err != nil {
+			return err
+		}
+		in.Stdin = data
+	}
+
+	eng, st, err := c.engine(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	sess, err := c.openSession(ctx, eng)
+	if err != nil {
+		return err
+	}
+	res, err := sess.RunCommand(ctx, in)
+	if err != nil && res.Recovery == "" {
+		return err
+	}
+	if c.json {
+		if err := printJSON(c.io.Stdout, res); err != nil {
+			return err
+		}
+	} else {
+		io.WriteString(c.io.Stdout, res.Preview)
+		if res.Preview != "" && !strings.HasSuffix(res.Preview, "\n") {
+			io.WriteString(c.io.Stdout, "\n")
+		}
+		if res.Recovery == scrollback.RecoveryUnavailable {
+			fmt.Fprintf(c.io.Stderr, "scrollback run: %s\n", res.RecoveryError)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return exitError{exitCode(res)}
+}
+
+// exitCode maps a command's end to scrollback's exit code: its own code, 124
+// for a timeout (as timeout(1) does), 128+N for a signal (as shells do).
+func exitCode(r scrollback.RunCommandResult) int {
+	switch {
+	case r.TimedOut:
+		return 124
+	case r.ExitCode != nil:
+		return *r.ExitCode
+	case r.Signal != "":
+		if n := unix.SignalNum(r.Signal); n != 0 {
+			return 128 + int(n)
+		}
+	}
+	return 1
+}
+
+const maxStdin = 8 << 20
+
+// readStdin reads the --stdin source, refusing more than 8 MiB: the command
+// gets it as one string.
+func readStdin(name string, stdin io.Reader) (string, error) {
+	var r io.Reader = stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return "", fmt.Errorf("--stdin: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxStdin+1))
+	if err != nil {
+		return "", fmt.Errorf("--stdin: %w", err)
+	}
+	if len(data) > maxStdin {
+		return "", fmt.Errorf("--stdin: more than %d bytes; pipe large input through the command itself (e.g. run -- 'cmd < FILE')", maxStdin)
+	}
+	return string(data), nil
+}

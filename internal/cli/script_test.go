@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets the test binary act as the scrollback command inside the
+// scripts of testdata/script, so they run the real command line.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"scrollback": func() { os.Exit(Main(context.Background(), os.Args[1:], Stdio())) },
+	})
+}
+
+// TestScripts runs the CLI behaviour written down in testdata/script/*.txt.
+// Each script gets its own state directory, so the default database is
+// fresh for each.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, "state"))
+			env.Setenv("XDG_CACHE_HOME", filepath.Join(env.WorkDir, "cache"))
+			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
+			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"setjson": cmdSetJSON,
+			"genfile": cmdGenFile,
+			"setenvout": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: setenvout VAR")
+				}
+				ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
+			},
+		},
+	})
+}
+
+// cmdSetJSON sets an environment variable from a field of a JSON object:
+//
+//	setjson VAR FILE FIELD
+func cmdSetJSON(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: setjson VAR FILE FIELD")
+	}
+	var obj map[string]any
+	ts.Check(json.Unmarshal([]byte(ts.ReadFile(args[1])), &obj))
+	v, ok := obj[args[2]]
+	if !ok {
+		ts.Fatalf("no field %q in %s", args[2], args[1])
+	}
+	switch v := v.(type) {
+	case string:
+		ts.Setenv(args[0], v)
+	case float64:
+		ts.Setenv(args[0], fmt.Sprint(int64(v)))
+	default:
+		ts.Setenv(args[0], fmt.Sprint(v))
+	}
+}
+
+// cmdGenFile writes N numbered lines to a file, with an optional marker line
+// in the middle:
+//
+//	genfile FILE N [MARKER]
+func cmdGenFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: genfile FILE N [MARKER]")
+	}
+	var n int
+	if _, err := fmt.Sscan(args[1], &n); err != nil {
+		ts.Fatalf("genfile: bad count %q", args[1])
+	}
+	f, err := os.Create(ts.MkAbs(args[0]))
+	ts.Check(err)
+	defer f.Close()
+	for i := 1; i <= n; i++ {
+		if len(args) > 2 && i == n/2 {
+			fmt.Fprintln(f, args[2])
+			continue
+		}
+		fmt.Fprintf(f, "line %07d of the generated file\n", i)
+	}
+}

@@ -1,0 +1,139 @@
+package scrollback
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
+	"github.com/scrollback-dev/scrollback/store"
+)
+
+// ReadInput is the input of read_tool_output.
+type ReadInput struct {
+	// ID is an output_id from a result in the same session.
+	ID string `json:"id" jsonschema:"the output_id of a retained copy in this session"`
+	// Offset is the UTF-8 byte offset to start at: 0, a nextOffset, or any
+	// offset that is not inside a character.
+	Offset int64 `json:"offset,omitempty" jsonschema:"UTF-8 byte offset into the copy to start at (default 0); use nextOffset from the previous page"`
+	// Limit is the most bytes to return, 1 to 4096; nil means 4096.
+	Limit *int `json:"limit,omitempty" jsonschema:"most bytes to return, 1 to 4096 (default 4096)"`
+}
+
+// Page is one page of a retained copy: the result of read_tool_output.
+type Page struct {
+	Text       string `json:"text"`       // the page; bytes that are not valid UTF-8 show as U+FFFD each
+	NextOffset int64  `json:"nextOffset"` // where the next page starts
+	TotalBytes int64  `json:"totalBytes"` // length of the retained copy
+	HasMore    bool   `json:"hasMore"`    // more retained text follows nextOffset
+	Complete   bool   `json:"complete"`   // the copy holds everything the tool produced
+}
+
+// ReadToolOutput returns one page of a retained copy of this session. It
+// never re-runs anything and looks the id up in this session only. A page
+// ends at the last whole character within the limit, so concatenating the
+// pages got by following NextOffset from 0 yields the copy byte for byte.
+func (s *Session) ReadToolOutput(ctx context.Context, in ReadInput) (Page, error) {
+	const op = "read_tool_output"
+	limit := PageLimit
+	if in.Limit != nil {
+		limit = *in.Limit
+		if limit < 1 || limit > PageLimit {
+			return Page{}, errorf(op, ErrLimit, fmt.Sprintf("give a limit from 1 to %d, or none for %d", PageLimit, PageLimit),
+				"limit %d is out of range", limit)
+		}
+	}
+	info, err := s.stat(ctx, op, in.ID)
+	if err != nil {
+		return Page{}, err
+	}
+	total, off := info.TotalBytes, in.Offset
+	if off < 0 {
+		return Page{}, errorf(op, ErrOffset, fmt.Sprintf("offsets count UTF-8 bytes from 0 to totalBytes (%d)", total),
+			"offset %d is negative", off)
+	}
+	if off > total {
+		return Page{}, errorf(op, ErrOffset, fmt.Sprintf("the copy holds %d bytes, so offsets run from 0 to %d", total, total),
+			"offset %d is past the end of the copy", off)
+	}
+	page := Page{NextOffset: off, TotalBytes: total, Complete: info.Complete}
+	if off == total {
+		return page, nil
+	}
+
+	// Read three bytes either side of the page as well, to tell whether the
+	// offset and the page's end fall inside a character.
+	start := max(off-3, 0)
+	end := min(off+int64(limit)+3, total)
+	var arr [PageLimit + 6]byte
+	buf := arr[:end-start]
+	if n, err := s.e.store.ReadCopyAt(ctx, s.info.ID, in.ID, buf, start); err != nil && !(errors.Is(err, io.EOF) && int64(n) == end-start) {
+		return Page{}, s.readError(op, in.ID, err)
+	}
+	base := int(off - start)
+	if inside, before, after := utf8x.Inside(buf, base); inside {
+		return Page{}, errorf(op, ErrOffset,
+			fmt.Sprintf("the nearest valid offsets are %d (before) and %d (after)", start+int64(before), start+int64(after)),
+			"offset %d is inside a multi-byte UTF-8 character", off)
+	}
+	body := buf[base:]
+	n := utf8x.CutEnd(body, limit, end == total)
+	if n == 0 {
+		_, size := utf8.DecodeRune(body)
+		return Page{}, errorf(op, ErrLimit, fmt.Sprintf("use a limit of at least %d", size),
+			"limit %d is smaller than the %d-byte character at offset %d", limit, size, off)
+	}
+	page.Text = utf8x.ValidString(body[:n])
+	page.NextOffset = off + int64(n)
+	page.HasMore = page.NextOffset < total
+	return page, nil
+}
+
+// stat looks a copy up in this session, mapping every kind of absence to
+// the one ErrNoOutput error.
+func (s *Session) stat(ctx context.Context, op, id string) (store.CopyInfo, error) {
+	if id == "" {
+		return store.CopyInfo{}, errorf(op, ErrArgument, "pass the output_id from a truncated result", "id is required")
+	}
+	info, err := s.e.store.StatCopy(ctx, s.info.ID, id)
+	if err != nil {
+		return store.CopyInfo{}, s.readError(op, id, err)
+	}
+	return info, nil
+}
+
+func (s *Session) readError(op, id string, err error) error {
+	if errors.Is(err, store.ErrCopyNotFound) {
+		return &Error{Op: op, Err: ErrNoOutput, Msg: ErrNoOutput.Error() + ": " + quoteArg(id),
+			Hint: "ids come from the output_id of a result in this same session; list them with `scrollback ls`"}
+	}
+	return &Error{Op: op, Err: err, Msg: "reading the retained copy failed: " + err.Error()}
+}
+
+// Cat writes a whole retained copy of this session to w, raw bytes as saved.
+func (s *Session) Cat(ctx context.Context, id string, w io.Writer) (store.CopyInfo, error) {
+	const op = "cat"
+	info, err := s.stat(ctx, op, id)
+	if err != nil {
+		return info, err
+	}
+	buf := make([]byte, store.ChunkSize)
+	for off := int64(0); off < info.TotalBytes; {
+		n, err := s.e.store.ReadCopyAt(ctx, s.info.ID, id, buf, off)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return info, &Error{Op: op, Err: werr, Msg: "writing the copy: " + werr.Error()}
+			}
+			off += int64(n)
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return info, s.readError(op, id, err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return info, nil
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The whole test suite, set-up included, on a fresh machine or a warm one:
+#   1. Go modules;
+#   2. the npm packages of the real-client end-to-end tests (e2e/);
+#   3. a throwaway PostgreSQL server for the PostgreSQL backend's tests;
+#   4. gofmt and go vet;
+#   5. go test: -race on the engine packages, plainly on the rest;
+#   6. a short run of every fuzz target (FUZZTIME, default 10s each).
+# Benchmarks are not run here: see bench/README.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "go modules"
+go mod download
+
+if [ -f e2e/package-lock.json ]; then
+	step "npm packages for the end-to-end tests (e2e/)"
+	command -v npm >/dev/null || { echo "npm is needed for the real-client tests: install Node.js 20+" >&2; exit 1; }
+	npm ci --prefix e2e --no-audit --no-fund --loglevel=error
+fi
+
+if [ -x .ci/postgres.sh ] && [ -z "${SCROLLBACK_TEST_POSTGRES:-}" ] && [ -z "${SCROLLBACK_SKIP_POSTGRES:-}" ]; then
+	step "PostgreSQL for the PostgreSQL backend's tests"
+	eval "$(.ci/postgres.sh)"
+	export SCROLLBACK_TEST_POSTGRES
+fi
+
+step "gofmt and go vet"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './e2e/node_modules/*'))
+if [ -n "$unformatted" ]; then
+	echo "gofmt would change these files; run gofmt -w on them:" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+go vet ./...
+
+# The engine packages slice bytes and share state across goroutines: they
+# run under the race detector.
+engine_pkgs=(. ./preview/... ./capture/... ./runner/... ./store/... ./filepager/... ./internal/utf8x/... ./grep/...)
+mapfile -t engine_list < <(go list "${engine_pkgs[@]}" 2>/dev/null)
+mapfile -t all_list < <(go list ./...)
+other_list=()
+for p in "${all_list[@]}"; do
+	skip=
+	for e in "${engine_list[@]}"; do [ "$p" = "$e" ] && skip=1 && break; done
+	[ -z "$skip" ] && other_list+=("$p")
+done
+
+step "go test -race (engine packages)"
+go test -race -count=1 "${engine_list[@]}"
+
+if [ ${#other_list[@]} -gt 0 ]; then
+	step "go test (front ends and end-to-end)"
+	go test -count=1 "${other_list[@]}"
+fi
+
+step "fuzz targets, ${FUZZTIME:=10s} each"
+while IFS= read -r file; do
+	dir=$(dirname "$file")
+	for fn in $(grep -oE '^func (Fuzz[A-Za-z0-9_]+)' "$file" | awk '{print $2}'); do
+		echo "--- $fn ($dir)"
+		go test -run='^$' -fuzz="^${fn}\$" -fuzztime="$FUZZTIME" "./$dir" >/tmp/scrollback-fuzz.log 2>&1 || {
+			cat /tmp/scrollback-fuzz.log >&2
+			echo "fuzz target $fn in ./$dir failed; the failing input is under ./$dir/testdata/fuzz/$fn" >&2
+			exit 1
+		}
+	done
+done < <(git ls-files '*_test.go' 2>/dev/null | xargs grep -l '^func Fuzz' | sort)
+
+step "all tests passed"
