@@ -1,0 +1,177 @@
+package scrollback
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/scrollback-dev/scrollback/grep"
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
+	"github.com/scrollback-dev/scrollback/store"
+)
+
+// grep_tool_output's bounds and defaults.
+const (
+	GrepDefaultMax = 50       // matches per call when max is not given
+	GrepMaxMax     = 1000     // the most matches one call may ask for
+	GrepMaxContext = 20       // the most context lines before and after a match
+	GrepLineBytes  = 2 << 10  // the most bytes of one line a result shows
+	GrepBudget     = 32 << 10 // the most bytes of text one result holds (the first match is always whole)
+)
+
+// GrepInput is the input of grep_tool_output.
+type GrepInput struct {
+	// ID is an output_id from a result in the same session.
+	ID string `json:"id" jsonschema:"the output_id of a retained copy in this session"`
+	// Pattern is an RE2 regular expression matched against each line.
+	Pattern string `json:"pattern" jsonschema:"RE2 regular expression (Go regexp syntax) matched against each line without its line ending, e.g. error|panic"`
+	// IgnoreCase matches letters in either case.
+	IgnoreCase bool `json:"ignore_case,omitempty" jsonschema:"match letters in either case (default false)"`
+	// Context is how many lines before and after each match to return.
+	Context int `json:"context,omitempty" jsonschema:"lines of context before and after each match, 0 to 20 (default 0)"`
+	// Max is the most matches to return, 1 to 1000; 0 means 50.
+	Max int `json:"max,omitempty" jsonschema:"most matches to return, 1 to 1000 (default 50)"`
+	// Offset is the byte offset to search from: 0, or a nextOffset.
+	Offset int64 `json:"offset,omitempty" jsonschema:"UTF-8 byte offset to search from (default 0); use nextOffset from the previous result"`
+}
+
+// GrepMatch is one matching line of a retained copy.
+type GrepMatch struct {
+	Line      int64         `json:"line"`             // 1-based line number in the copy
+	Offset    int64         `json:"offset"`           // byte offset of the line's start: a read_tool_output offset
+	Text      string        `json:"text"`             // the line without its line ending; invalid bytes as U+FFFD
+	Truncated bool          `json:"truncated"`        // Text is cut (at a UTF-8 boundary): read the rest from Offset
+	Before    []ContextLine `json:"before,omitempty"` // up to context lines before it, oldest first
+	After     []ContextLine `json:"after,omitempty"`  // up to context lines after it
+}
+
+// ContextLine is a line shown around a match. Context lines are the
+// neighbours of a match whether or not they match too, so a line can be
+// both a match and another match's context.
+type ContextLine struct {
+	Line      int64  `json:"line"`
+	Offset    int64  `json:"offset"`
+	Text      string `json:"text"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// GrepResult is the result of grep_tool_output.
+type GrepResult struct {
+	Matches    []GrepMatch `json:"matches"`    // in copy order; never null
+	NextOffset int64       `json:"nextOffset"` // where to continue: the next match's line when hasMore, else totalBytes
+	HasMore    bool        `json:"hasMore"`    // another match starts at nextOffset
+	TotalBytes int64       `json:"totalBytes"` // length of the retained copy
+	Complete   bool        `json:"complete"`   // the copy holds everything the tool produced
+}
+
+// GrepToolOutput searches a retained copy of this session for lines that
+// match an RE2 pattern, streaming through it without holding it whole. It
+// looks the id up in this session only, as ReadToolOutput does.
+//
+// A line ends at "\n" (a "\r" before it is not part of the line). Lines
+// longer than 1 MiB are matched on their first 1 MiB; a line's text is cut
+// after GrepLineBytes, Truncated then true. A result holds at most Max
+// matches and about GrepBudget bytes of text; when more matches follow,
+// HasMore is true and searching again from NextOffset returns them, so that
+// following NextOffset visits every match once. Searching from an offset
+// inside a line searches the rest of that line as its first line; line
+// numbers always count from the copy's start.
+func (s *Session) GrepToolOutput(ctx context.Context, in GrepInput) (GrepResult, error) {
+	const op = "grep_tool_output"
+	most := in.Max
+	if most == 0 {
+		most = GrepDefaultMax
+	}
+	if most < 1 || most > GrepMaxMax {
+		return GrepResult{}, errorf(op, ErrArgument, fmt.Sprintf("give a max from 1 to %d, or none for %d", GrepMaxMax, GrepDefaultMax),
+			"max %d is out of range", in.Max)
+	}
+	if in.Context < 0 || in.Context > GrepMaxContext {
+		return GrepResult{}, errorf(op, ErrArgument, fmt.Sprintf("give a context from 0 to %d lines", GrepMaxContext),
+			"context %d is out of range", in.Context)
+	}
+	expr := in.Pattern
+	if in.IgnoreCase {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return GrepResult{}, errorf(op, ErrArgument,
+			`patterns use RE2 syntax (Go regexp): no backreferences or lookaround; escape a literal ( [ { . * + ? | \ ^ $ with a backslash`,
+			"pattern %s is not a valid regular expression: %s", quoteArg(in.Pattern), patternProblem(err))
+	}
+	info, err := s.stat(ctx, op, in.ID)
+	if err != nil {
+		return GrepResult{}, err
+	}
+	if err := s.checkOffset(ctx, op, in.ID, info.TotalBytes, in.Offset); err != nil {
+		return GrepResult{}, err
+	}
+	res, err := grep.Search(store.ReaderAt(ctx, s.e.store, s.info.ID, in.ID), info.TotalBytes, re, grep.Options{
+		Offset:    in.Offset,
+		Context:   in.Context,
+		Max:       most,
+		Budget:    GrepBudget,
+		TextBytes: GrepLineBytes,
+	})
+	if err != nil {
+		return GrepResult{}, s.readError(op, in.ID, err)
+	}
+	out := GrepResult{
+		Matches:    make([]GrepMatch, len(res.Matches)),
+		NextOffset: res.NextOffset,
+		HasMore:    res.HasMore,
+		TotalBytes: info.TotalBytes,
+		Complete:   info.Complete,
+	}
+	for i, m := range res.Matches {
+		out.Matches[i] = GrepMatch{Line: m.Number, Offset: m.Offset, Text: m.Text, Truncated: m.Truncated,
+			Before: contextLines(m.Before), After: contextLines(m.After)}
+	}
+	return out, nil
+}
+
+func contextLines(ls []grep.Line) []ContextLine {
+	if len(ls) == 0 {
+		return nil
+	}
+	out := make([]ContextLine, len(ls))
+	for i, l := range ls {
+		out[i] = ContextLine{Line: l.Number, Offset: l.Offset, Text: l.Text, Truncated: l.Truncated}
+	}
+	return out
+}
+
+// patternProblem returns what regexp found wrong, without its
+// "error parsing regexp: " prefix.
+func patternProblem(err error) string {
+	return strings.TrimPrefix(err.Error(), "error parsing regexp: ")
+}
+
+// checkOffset applies the reader's rule for offsets to a copy: from 0 to
+// its size, and not inside a multi-byte character.
+func (s *Session) checkOffset(ctx context.Context, op, id string, total, off int64) error {
+	if off < 0 {
+		return errorf(op, ErrOffset, fmt.Sprintf("offsets count UTF-8 bytes from 0 to totalBytes (%d)", total),
+			"offset %d is negative", off)
+	}
+	if off > total {
+		return errorf(op, ErrOffset, fmt.Sprintf("the copy holds %d bytes, so offsets run from 0 to %d", total, total),
+			"offset %d is past the end of the copy", off)
+	}
+	start, end := max(off-3, 0), min(off+3, total)
+	var arr [6]byte
+	buf := arr[:end-start]
+	if n, err := s.e.store.ReadCopyAt(ctx, s.info.ID, id, buf, start); err != nil && !(errors.Is(err, io.EOF) && int64(n) == end-start) {
+		return s.readError(op, id, err)
+	}
+	if inside, before, after := utf8x.Inside(buf, int(off-start)); inside {
+		return errorf(op, ErrOffset,
+			fmt.Sprintf("the nearest valid offsets are %d (before) and %d (after)", start+int64(before), start+int64(after)),
+			"offset %d is inside a multi-byte UTF-8 character", off)
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/scrollback-dev/scrollback"
+)
+
+func init() {
+	register(commandInfo{name: "grep", order: 25,
+		usage:   "grep [--session ID] [-i] [-C N] [--max N] [--offset N] [--json] OUTPUT_ID PATTERN",
+		summary: "print the lines of a retained copy that match an RE2 pattern, with line numbers and offsets",
+		make:    func(io IO) command { return &grepCmd{base: base{io: io}} }})
+}
+
+// grepCmd is `scrollback grep`: search a retained copy.
+type grepCmd struct {
+	base
+	ignoreCase bool
+	context    int
+	max        int
+	offset     int64
+}
+
+func (c *grepCmd) Run(ctx context.Context, args []string) error {
+	fs := c.flags("grep", true, true)
+	fs.BoolVar(&c.ignoreCase, "i", false, "match letters in either case")
+	fs.IntVar(&c.context, "C", 0, "print `N` lines of context before and after each match (0 to 20)")
+	fs.IntVar(&c.max, "max", scrollback.GrepDefaultMax, "print at most `N` matches (1 to 1000)")
+	fs.Int64Var(&c.offset, "offset", 0, "search from UTF-8 byte `N` (a nextOffset)")
+	pos, err := c.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef("want OUTPUT_ID and PATTERN, got %d arguments", len(pos))
+	}
+	eng, st, err := c.engine(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	sess, err := c.openSession(ctx, eng)
+	if err != nil {
+		return err
+	}
+	res, err := sess.GrepToolOutput(ctx, scrollback.GrepInput{ID: pos[0], Pattern: pos[1],
+		IgnoreCase: c.ignoreCase, Context: c.context, Max: c.max, Offset: c.offset})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return printJSON(c.io.Stdout, res)
+	}
+	// Like grep -n: "LINE:" before a match, "LINE-" before context, "--"
+	// between groups that are not adjacent; each line also gives its byte
+	// offset, for `scrollback read --offset`.
+	w := bufio.NewWriter(c.io.Stdout)
+	var last int64 // the last line printed
+	printLine := func(line, off int64, sep, text string, truncated bool) {
+		if line <= last {
+			return
+		}
+		if last > 0 && line > last+1 && c.context > 0 {
+			fmt.Fprintln(w, "--")
+		}
+		more := ""
+		if truncated {
+			more = " [line cut; read the rest from its offset]"
+		}
+		fmt.Fprintf(w, "%d%s%d%s%s%s\n", line, sep, off, sep, text, more)
+		last = line
+	}
+	for _, m := range res.Matches {
+		for _, b := range m.Before {
+			printLine(b.Line, b.Offset, "-", b.Text, b.Truncated)
+		}
+		printLine(m.Line, m.Offset, ":", m.Text, m.Truncated)
+		for _, a := range m.After {
+			printLine(a.Line, a.Offset, "-", a.Text, a.Truncated)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	switch {
+	case res.HasMore:
+		fmt.Fprintf(c.io.Stderr, "scrollback grep: more matches follow; continue with --offset %d\n", res.NextOffset)
+	case len(res.Matches) == 0:
+		fmt.Fprintf(c.io.Stderr, "scrollback grep: no line of %s matches%s\n", pos[0], incompleteNote(res.Complete))
+		return exitError{1}
+	case !res.Complete:
+		fmt.Fprintf(c.io.Stderr, "scrollback grep: %s\n", strings.TrimPrefix(incompleteNote(false), "; "))
+	}
+	return nil
+}
+
+// incompleteNote warns that a search of an incomplete copy cannot prove
+// absence.
+func incompleteNote(complete bool) string {
+	if complete {
+		return ""
+	}
+	return "; the copy is incomplete (a cap was crossed), so lines the tool produced may be missing from it"
+}
