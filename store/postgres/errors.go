@@ -1,0 +1,144 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/scrollback-dev/scrollback/store"
+)
+
+// Sentinel errors, matched with errors.Is against an *Error's cause.
+var (
+	// ErrUnavailable: the database server cannot be reached, or the
+	// connection to it was lost. Calls made once it is back succeed: the
+	// pool reconnects on its own.
+	ErrUnavailable = errors.New("postgres: database unavailable")
+
+	// ErrNewerSchema: the database was migrated by a newer scrollback.
+	ErrNewerSchema = errors.New("postgres: database schema is newer than this program")
+
+	// ErrFull: the server ran out of disk space or another resource.
+	ErrFull = errors.New("postgres: database server is out of space or resources")
+)
+
+// Error is a failure of the database itself (not of a lookup: those are the
+// store package's sentinel errors). It names the operation, the server
+// (host, port and database, never the password), what happened and, where
+// there is one, what the user can do.
+type Error struct {
+	Op     string // what was being done: "open", "save copy", ...
+	Server string // host:port/database
+	Err    error  // the cause; errors.Is matches ErrUnavailable, ErrNewerSchema, ErrFull
+	Hint   string // what the user can do about it, or ""
+}
+
+// Error returns "postgres: OP: CAUSE (SERVER)", then "; HINT" when there is
+// one. The server is left out when not known (a URL that does not parse).
+func (e *Error) Error() string {
+	s := "postgres: " + e.Op + ": " + trimPrefix(e.Err.Error())
+	if e.Server != "" {
+		s += " (" + e.Server + ")"
+	}
+	if e.Hint != "" {
+		s += "; " + e.Hint
+	}
+	return s
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+func trimPrefix(s string) string {
+	const p = "postgres: "
+	if len(s) > len(p) && s[:len(p)] == p {
+		return s[len(p):]
+	}
+	return s
+}
+
+// classified wraps a driver error in the sentinel that says what it means,
+// keeping the driver error in the chain.
+type classified struct {
+	kind  error
+	cause error
+}
+
+func (c *classified) Error() string   { return c.kind.Error() + ": " + c.cause.Error() }
+func (c *classified) Unwrap() []error { return []error{c.kind, c.cause} }
+
+// wrap turns a driver or I/O error into an *Error for op. The store's lookup
+// sentinels, context errors and errors that are already an *Error pass
+// through untouched, so callers can compare them with errors.Is directly.
+func (db *DB) wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) ||
+		errors.Is(err, store.ErrSessionNotFound) || errors.Is(err, store.ErrCopyNotFound) || errors.Is(err, store.ErrOffset) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("postgres: %s: %w", op, err)
+	}
+	return classify(op, db.server, err)
+}
+
+// classify builds the *Error for a driver error, with a hint for the kinds
+// of failure a user can do something about.
+func classify(op, server string, err error) *Error {
+	out := &Error{Op: op, Server: server, Err: err}
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe):
+		switch {
+		case pe.Code == "3D000": // invalid_catalog_name
+			out.Hint = "the database does not exist: create it (createdb) or fix the database name in the URL"
+		case strings.HasPrefix(pe.Code, "28"): // invalid authorization
+			out.Hint = "the server refused the user or password: check them in the URL (or ~/.pgpass) and the server's pg_hba.conf"
+		case pe.Code == "42501": // insufficient_privilege
+			out.Hint = "the user may not create or change tables here: grant it CREATE on the database's schema, or use another user"
+		case pe.Code == "53300": // too_many_connections
+			out.Err = &classified{ErrUnavailable, err}
+			out.Hint = "the server has no free connections: lower pool_max_conns in the URL or raise the server's max_connections"
+		case strings.HasPrefix(pe.Code, "53"): // insufficient_resources
+			out.Err = &classified{ErrFull, err}
+			out.Hint = "free disk space on the database server or delete old sessions"
+		case strings.HasPrefix(pe.Code, "08"), strings.HasPrefix(pe.Code, "57P"): // connection exception, server shutting down
+			out.Err = &classified{ErrUnavailable, err}
+			out.Hint = "the connection to the server was lost; retry once it is back (the pool reconnects)"
+		}
+	case lostConnection(err):
+		out.Err = &classified{ErrUnavailable, err}
+		out.Hint = "check that PostgreSQL is running and reachable at " + server + " (pg_isready), then retry; the pool reconnects on its own"
+	}
+	return out
+}
+
+// lostConnection reports whether err means the server could not be reached
+// or the connection broke, as opposed to the server refusing a statement.
+func lostConnection(err error) bool {
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed)
+}
+
+// retryable reports whether a failed idempotent call is worth one more try:
+// the connection it ran on was broken (typically a pooled connection that
+// died with a server restart), so a fresh one may succeed.
+func retryable(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P")
+	}
+	return lostConnection(err)
+}

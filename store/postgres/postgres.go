@@ -1,0 +1,525 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/scrollback-dev/scrollback/store"
+)
+
+// DB is a store.Store on a PostgreSQL database, shared safely by any number
+// of goroutines and processes.
+type DB struct {
+	pool   *pgxpool.Pool
+	server string // host:port/database, for messages
+
+	// newID makes ids; tests replace it to know a copy's id before its save
+	// returns.
+	newID func(prefix string) string
+}
+
+var _ store.Store = (*DB)(nil)
+
+// defaultConnectTimeout bounds each connection attempt when the URL sets no
+// connect_timeout, so that an unreachable host fails in seconds, not minutes.
+const defaultConnectTimeout = 10 * time.Second
+
+// Open connects to the database at url (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?PARAMS],
+// or any other form pgx accepts, including pool_max_conns and the other
+// pool_* parameters), checks that the server answers and applies the
+// schema migrations this program knows. A server that cannot be reached
+// gives an *Error whose cause matches ErrUnavailable and whose message
+// names the server and what to check.
+func Open(ctx context.Context, url string) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, &Error{Op: "open", Err: err,
+			Hint: "the URL should look like postgres://USER@HOST:PORT/DATABASE?sslmode=disable"}
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 && !strings.Contains(url, "connect_timeout") {
+		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
+	}
+	server := fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, classify("open", server, err)
+	}
+	db := &DB{pool: pool, server: server, newID: store.NewID}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, db.wrap("connect", err)
+	}
+	if err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		e := db.wrap("migrate the schema", err)
+		var pe *Error
+		if errors.Is(err, ErrNewerSchema) && errors.As(e, &pe) {
+			pe.Hint = "upgrade scrollback, or point --db at another database"
+		}
+		return nil, e
+	}
+	return db, nil
+}
+
+// Close closes every connection in the pool. Calls still running are
+// waited for.
+func (db *DB) Close() error {
+	db.pool.Close()
+	return nil
+}
+
+// retry runs fn and, for idempotent calls, runs it once more when it failed
+// because its connection broke: after a server restart the pool may still
+// hold connections to the old server, and a fresh one will do.
+func (db *DB) retry(ctx context.Context, fn func() error) error {
+	err := fn()
+	if err != nil && retryable(ctx, err) {
+		// A broken connection usually means they all are (the server
+		// restarted, the network went away): drop the idle ones now
+		// rather than meet them one failed call at a time.
+		db.pool.Reset()
+		err = fn()
+	}
+	return err
+}
+
+const sessionQuery = `
+SELECT s.id, s.owner, s.parent, s.created_at, count(c.pk), coalesce(sum(c.total_bytes), 0)::bigint
+FROM sessions s LEFT JOIN copies c ON c.session = s.id
+WHERE s.owner = $1 AND ($2 = '' OR s.id = $2)
+GROUP BY s.id
+ORDER BY s.created_at, s.id`
+
+func scanSession(row pgx.Row) (store.Session, error) {
+	var s store.Session
+	var owner []byte
+	var copies int64
+	err := row.Scan(&s.ID, &owner, &s.Parent, &s.CreatedAt, &copies, &s.Bytes)
+	s.Owner, s.Copies = string(owner), int(copies)
+	return s, err
+}
+
+// CreateSession makes a new, empty session owned by owner.
+func (db *DB) CreateSession(ctx context.Context, owner string) (store.Session, error) {
+	s := store.Session{ID: db.newID(store.SessionPrefix), Owner: owner}
+	err := db.pool.QueryRow(ctx, "INSERT INTO sessions (id, owner) VALUES ($1, $2) RETURNING created_at",
+		s.ID, []byte(owner)).Scan(&s.CreatedAt)
+	return s, db.wrap("create session", err)
+}
+
+// DefaultSession returns owner's default session, creating it on first use.
+// Concurrent first uses, in any number of processes, agree on one session:
+// each inserts its candidate with INSERT ... ON CONFLICT DO NOTHING, which
+// waits for a competing insert to commit; the losers discard theirs and
+// read the winner's.
+func (db *DB) DefaultSession(ctx context.Context, owner string) (store.Session, error) {
+	const get = `
+SELECT s.id, s.owner, s.parent, s.created_at, count(c.pk), coalesce(sum(c.total_bytes), 0)::bigint
+FROM default_sessions d JOIN sessions s ON s.id = d.session LEFT JOIN copies c ON c.session = s.id
+WHERE d.owner = $1
+GROUP BY s.id`
+	for range 10 {
+		var s store.Session
+		err := db.retry(ctx, func() (err error) {
+			s, err = scanSession(db.pool.QueryRow(ctx, get, []byte(owner)))
+			return err
+		})
+		if err == nil {
+			return s, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return store.Session{}, db.wrap("default session", err)
+		}
+		won := false
+		err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+			id := db.newID(store.SessionPrefix)
+			if _, err := tx.Exec(ctx, "INSERT INTO sessions (id, owner) VALUES ($1, $2)", id, []byte(owner)); err != nil {
+				return err
+			}
+			tag, err := tx.Exec(ctx, "INSERT INTO default_sessions (owner, session) VALUES ($1, $2) ON CONFLICT (owner) DO NOTHING", []byte(owner), id)
+			if err != nil {
+				return err
+			}
+			if won = tag.RowsAffected() == 1; !won {
+				return errLost // roll back the candidate session
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errLost) {
+			return store.Session{}, db.wrap("default session", err)
+		}
+		// Won or lost, the default now exists (unless it was deleted
+		// meanwhile, when the loop makes another): read it back.
+	}
+	return store.Session{}, &Error{Op: "default session", Server: db.server,
+		Err: errors.New("the default session kept disappearing while being made"), Hint: "retry"}
+}
+
+var errLost = errors.New("postgres: lost the race to make the default session")
+
+// GetSession returns the session, or store.ErrSessionNotFound.
+func (db *DB) GetSession(ctx context.Context, owner, id string) (store.Session, error) {
+	if !store.ValidID(store.SessionPrefix, id) {
+		return store.Session{}, store.ErrSessionNotFound
+	}
+	var s store.Session
+	err := db.retry(ctx, func() (err error) {
+		s, err = scanSession(db.pool.QueryRow(ctx, sessionQuery, []byte(owner), id))
+		return err
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Session{}, store.ErrSessionNotFound
+	}
+	return s, db.wrap("get session", err)
+}
+
+// ListSessions returns owner's sessions, oldest first, with their copy
+// counts and byte totals.
+func (db *DB) ListSessions(ctx context.Context, owner string) ([]store.Session, error) {
+	var list []store.Session
+	err := db.retry(ctx, func() error {
+		rows, err := db.pool.Query(ctx, sessionQuery, []byte(owner), "")
+		if err != nil {
+			return err
+		}
+		list, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Session, error) { return scanSession(r) })
+		return err
+	})
+	return list, db.wrap("list sessions", err)
+}
+
+// ForkSession makes a new, empty session owned by owner whose Parent is id,
+// or returns store.ErrSessionNotFound.
+func (db *DB) ForkSession(ctx context.Context, owner, id string) (store.Session, error) {
+	if !store.ValidID(store.SessionPrefix, id) {
+		return store.Session{}, store.ErrSessionNotFound
+	}
+	s := store.Session{ID: db.newID(store.SessionPrefix), Owner: owner, Parent: id}
+	err := db.pool.QueryRow(ctx, `
+INSERT INTO sessions (id, owner, parent)
+SELECT $1, owner, id FROM sessions WHERE id = $2 AND owner = $3
+RETURNING created_at`, s.ID, id, []byte(owner)).Scan(&s.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Session{}, store.ErrSessionNotFound
+	}
+	return s, db.wrap("fork session", err)
+}
+
+// DeleteSession deletes the session with its copies and their chunks (ON
+// DELETE CASCADE), or returns store.ErrSessionNotFound. The rows' space is
+// reused once autovacuum has seen them.
+func (db *DB) DeleteSession(ctx context.Context, owner, id string) error {
+	if !store.ValidID(store.SessionPrefix, id) {
+		return store.ErrSessionNotFound
+	}
+	tag, err := db.pool.Exec(ctx, "DELETE FROM sessions WHERE id = $1 AND owner = $2", id, []byte(owner))
+	if err != nil {
+		return db.wrap("delete session", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return store.ErrSessionNotFound
+	}
+	return nil
+}
+
+// SaveCopy streams r into a new copy in session, in one transaction: the
+// copy row first (which fails when the session does not exist), then the
+// chunks through COPY FROM, one store.ChunkSize buffer at a time, then the
+// totals, then COMMIT. Nothing is visible before the commit; if the process
+// dies midway, the server rolls the transaction back when the connection
+// drops.
+func (db *DB) SaveCopy(ctx context.Context, session string, meta store.CopyMeta, r io.Reader) (store.CopyInfo, error) {
+	if !store.ValidID(store.SessionPrefix, session) {
+		return store.CopyInfo{}, store.ErrSessionNotFound
+	}
+	if err := ctx.Err(); err != nil {
+		return store.CopyInfo{}, db.wrap("save copy", err)
+	}
+	info := store.CopyInfo{
+		ID: db.newID(store.CopyPrefix), Session: session, Tool: meta.Tool, Source: meta.Source,
+		Complete: meta.Complete, OmittedBytes: meta.OmittedBytes, OmittedLines: meta.OmittedLines,
+	}
+	tx, err := db.pool.Begin(ctx)
+	if err != nil {
+		return store.CopyInfo{}, db.wrap("save copy", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+
+	var pk int64
+	err = tx.QueryRow(ctx, `
+INSERT INTO copies (session, id, tool, source, total_bytes, lines, complete, omitted_bytes, omitted_lines)
+VALUES ($1, $2, $3, $4, 0, 0, $5, $6, $7)
+RETURNING pk, created_at`,
+		session, info.ID, []byte(meta.Tool), []byte(meta.Source), meta.Complete, meta.OmittedBytes, meta.OmittedLines,
+	).Scan(&pk, &info.CreatedAt)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23503" { // foreign_key_violation: no such session
+		return store.CopyInfo{}, store.ErrSessionNotFound
+	}
+	if err != nil {
+		return store.CopyInfo{}, db.wrap("save copy", err)
+	}
+
+	src := &chunkSource{ctx: ctx, r: r, copy: pk, buf: make([]byte, store.ChunkSize)}
+	_, err = tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, []string{"copy", "seq", "data"}, src)
+	if src.err != nil {
+		// The reader failed or ctx ended; COPY was aborted because of it.
+		// Report the cause, not the server's "COPY failed".
+		if errors.Is(src.err, context.Canceled) || errors.Is(src.err, context.DeadlineExceeded) {
+			return store.CopyInfo{}, db.wrap("save copy", src.err)
+		}
+		return store.CopyInfo{}, fmt.Errorf("postgres: save copy: reading the output: %w", src.err)
+	}
+	if err != nil {
+		return store.CopyInfo{}, db.wrap("save copy", err)
+	}
+	info.TotalBytes, info.Lines = src.total, src.lines.Lines()
+	if _, err := tx.Exec(ctx, "UPDATE copies SET total_bytes = $1, lines = $2 WHERE pk = $3", info.TotalBytes, info.Lines, pk); err != nil {
+		return store.CopyInfo{}, db.wrap("save copy", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return store.CopyInfo{}, db.wrap("save copy", err)
+	}
+	return info, nil
+}
+
+// chunkSource feeds COPY FROM one chunk row at a time from r, reusing one
+// buffer, so memory does not grow with the copy.
+type chunkSource struct {
+	ctx   context.Context
+	r     io.Reader
+	copy  int64
+	buf   []byte
+	n     int   // bytes in buf for the current row
+	seq   int32 // the current row's chunk number
+	rows  int32 // rows yielded so far
+	total int64
+	lines lineCounter
+	eof   bool
+	err   error // the reader's or the context's error, which aborts the save
+}
+
+// maxEmptyReads is how many (0, nil) reads in a row count as a stuck reader,
+// as in bufio.
+const maxEmptyReads = 100
+
+func (s *chunkSource) Next() bool {
+	if s.eof || s.err != nil {
+		return false
+	}
+	s.n = 0
+	empty := 0
+	for s.n < len(s.buf) {
+		if err := s.ctx.Err(); err != nil {
+			s.err = err
+			return false
+		}
+		m, err := s.r.Read(s.buf[s.n:])
+		s.n += m
+		if m == 0 && err == nil {
+			if empty++; empty >= maxEmptyReads {
+				s.err = io.ErrNoProgress
+				return false
+			}
+			continue
+		}
+		empty = 0
+		if err == io.EOF {
+			s.eof = true
+			break
+		}
+		if err != nil {
+			s.err = err
+			return false
+		}
+	}
+	if err := s.ctx.Err(); err != nil {
+		s.err = err
+		return false
+	}
+	if s.n == 0 {
+		return false
+	}
+	s.seq = s.rows
+	s.rows++
+	s.total += int64(s.n)
+	s.lines.Write(s.buf[:s.n])
+	return true
+}
+
+func (s *chunkSource) Values() ([]any, error) {
+	return []any{s.copy, s.seq, s.buf[:s.n]}, nil
+}
+
+func (s *chunkSource) Err() error { return s.err }
+
+// lineCounter counts lines as store.CopyInfo.Lines defines them:
+// newline-terminated lines, plus one for a final unterminated line.
+type lineCounter struct {
+	newlines int64
+	last     byte // the last byte written, 0 before any
+	any      bool
+}
+
+func (c *lineCounter) Write(p []byte) {
+	for _, b := range p {
+		if b == '\n' {
+			c.newlines++
+		}
+	}
+	if len(p) > 0 {
+		c.last, c.any = p[len(p)-1], true
+	}
+}
+
+// Lines returns the count for everything written so far.
+func (c *lineCounter) Lines() int64 {
+	if c.any && c.last != '\n' {
+		return c.newlines + 1
+	}
+	return c.newlines
+}
+
+const copyColumns = "id, session, tool, source, total_bytes, lines, complete, omitted_bytes, omitted_lines, created_at"
+
+func scanCopy(row pgx.Row) (store.CopyInfo, error) {
+	var c store.CopyInfo
+	var tool, source []byte
+	err := row.Scan(&c.ID, &c.Session, &tool, &source, &c.TotalBytes, &c.Lines, &c.Complete, &c.OmittedBytes, &c.OmittedLines, &c.CreatedAt)
+	c.Tool, c.Source = string(tool), string(source)
+	return c, err
+}
+
+// StatCopy returns the copy's info, or store.ErrCopyNotFound.
+func (db *DB) StatCopy(ctx context.Context, session, id string) (store.CopyInfo, error) {
+	if !store.ValidID(store.SessionPrefix, session) || !store.ValidID(store.CopyPrefix, id) {
+		return store.CopyInfo{}, store.ErrCopyNotFound
+	}
+	var c store.CopyInfo
+	err := db.retry(ctx, func() (err error) {
+		c, err = scanCopy(db.pool.QueryRow(ctx, "SELECT "+copyColumns+" FROM copies WHERE session = $1 AND id = $2", session, id))
+		return err
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.CopyInfo{}, store.ErrCopyNotFound
+	}
+	return c, db.wrap("stat copy", err)
+}
+
+// ListCopies returns the session's copies, oldest first. A session that
+// does not exist has none.
+func (db *DB) ListCopies(ctx context.Context, session string) ([]store.CopyInfo, error) {
+	if !store.ValidID(store.SessionPrefix, session) {
+		return nil, nil
+	}
+	var list []store.CopyInfo
+	err := db.retry(ctx, func() error {
+		rows, err := db.pool.Query(ctx, "SELECT "+copyColumns+" FROM copies WHERE session = $1 ORDER BY created_at, pk", session)
+		if err != nil {
+			return err
+		}
+		list, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.CopyInfo, error) { return scanCopy(r) })
+		return err
+	})
+	return list, db.wrap("list copies", err)
+}
+
+// readQuery fetches, in one round trip, the copy's size and the parts of
+// the chunks [$5, $6] that hold bytes [$3, $4). The substring bounds are
+// the ones piece computes, in SQL.
+const readQuery = `
+SELECT c.total_bytes, k.seq,
+	substring(k.data FROM (greatest($3::bigint - k.seq::bigint * $7::bigint, 0) + 1)::int
+	                 FOR ($4::bigint - greatest($3::bigint, k.seq::bigint * $7::bigint))::int)
+FROM copies c LEFT JOIN chunks k ON k.copy = c.pk AND k.seq BETWEEN $5::bigint AND $6::bigint
+WHERE c.session = $1 AND c.id = $2
+ORDER BY k.seq`
+
+// piece returns where, within chunk seq, the bytes of [off, end) start and
+// how many there are (at most; the chunk may end first). It mirrors the
+// substring bounds of readQuery, with a 0-based from.
+func piece(seq, off, end int64) (from, n int64) {
+	const C = store.ChunkSize
+	return max(off-seq*C, 0), end - max(off, seq*C)
+}
+
+// chunkRange returns the first and last chunk holding bytes of [off, end),
+// for end > off >= 0.
+func chunkRange(off, end int64) (first, last int64) {
+	return off / store.ChunkSize, (end - 1) / store.ChunkSize
+}
+
+// ReadCopyAt reads len(p) bytes of the copy from offset off, with
+// io.ReaderAt semantics. It reads only the chunks that hold those bytes
+// (one or two for a page of at most 4 KiB), and of them only those bytes.
+func (db *DB) ReadCopyAt(ctx context.Context, session, id string, p []byte, off int64) (int, error) {
+	if !store.ValidID(store.SessionPrefix, session) || !store.ValidID(store.CopyPrefix, id) {
+		return 0, store.ErrCopyNotFound
+	}
+	if off < 0 {
+		if _, err := db.StatCopy(ctx, session, id); err != nil {
+			return 0, err
+		}
+		return 0, fmt.Errorf("%w: offset %d is negative", store.ErrOffset, off)
+	}
+	end := off + int64(len(p))
+	if end < off { // overflow: such an offset is past any copy's end anyway
+		end = math.MaxInt64
+	}
+	first, last := int64(0), int64(-1) // no chunks when p is empty
+	if len(p) > 0 {
+		first, last = chunkRange(off, end)
+	}
+	var n int
+	var total int64
+	err := db.retry(ctx, func() error {
+		n, total = 0, -1
+		rows, err := db.pool.Query(ctx, readQuery, session, id, off, end, first, last, int64(store.ChunkSize))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var seq *int32
+			var data []byte
+			if err := rows.Scan(&total, &seq, &data); err != nil {
+				return err
+			}
+			if seq == nil {
+				continue // the copy has no chunk in range: empty, or off at or past its end
+			}
+			if pos := max(int64(*seq)*store.ChunkSize-off, 0); pos != int64(n) {
+				return fmt.Errorf("copy %s is damaged: chunk %d not where expected (offset %d, have %d bytes)", id, *seq, off+pos, off+int64(n))
+			}
+			n += copy(p[n:], data)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return 0, db.wrap("read copy", err)
+	}
+	if total < 0 {
+		return 0, store.ErrCopyNotFound
+	}
+	if off > total {
+		return 0, fmt.Errorf("%w: offset %d is past the end of the copy (%d bytes)", store.ErrOffset, off, total)
+	}
+	want := min(int64(len(p)), total-off)
+	if int64(n) != want {
+		return n, &Error{Op: "read copy", Server: db.server,
+			Err:  fmt.Errorf("copy %s is damaged: read %d bytes at offset %d, want %d", id, n, off, want),
+			Hint: "the copy's chunks are missing; delete its session"}
+	}
+	if want < int64(len(p)) {
+		return n, io.EOF
+	}
+	return n, nil
+}

@@ -1,0 +1,102 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// migrations is the ordered schema history. migrations[i] takes the schema
+// from version i to version i+1 and is recorded as row i+1 of
+// schema_migrations in the same transaction. Append, never edit.
+//
+// Owners, tools and sources are BYTEA, not TEXT: they are whatever bytes the
+// caller gave (a command line may hold a NUL byte or invalid UTF-8, which
+// TEXT refuses), and the store must give them back exactly, as SQLite does.
+var migrations = []string{
+	// 1: sessions, default sessions, copies and their chunks. Deleting a
+	// session cascades to its default-session row, its copies and their
+	// chunks. A session's parent is not a foreign key: a fork outlives its
+	// parent.
+	`
+CREATE TABLE sessions (
+	id         TEXT PRIMARY KEY,
+	owner      BYTEA NOT NULL,
+	parent     TEXT NOT NULL DEFAULT '',
+	created_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX sessions_owner ON sessions (owner, created_at);
+
+CREATE TABLE default_sessions (
+	owner   BYTEA PRIMARY KEY,
+	session TEXT NOT NULL UNIQUE REFERENCES sessions (id) ON DELETE CASCADE
+);
+
+CREATE TABLE copies (
+	pk            BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	session       TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+	id            TEXT NOT NULL UNIQUE,
+	tool          BYTEA NOT NULL,
+	source        BYTEA NOT NULL,
+	total_bytes   BIGINT NOT NULL,
+	lines         BIGINT NOT NULL,
+	complete      BOOLEAN NOT NULL,
+	omitted_bytes BIGINT NOT NULL,
+	omitted_lines BIGINT NOT NULL,
+	created_at    TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX copies_session ON copies (session, created_at);
+
+-- Chunk seq holds bytes [seq*65536, (seq+1)*65536) of its copy; every chunk
+-- but the last is exactly 65536 bytes (store.ChunkSize) long.
+CREATE TABLE chunks (
+	copy BIGINT NOT NULL REFERENCES copies (pk) ON DELETE CASCADE,
+	seq  INTEGER NOT NULL,
+	data BYTEA NOT NULL,
+	PRIMARY KEY (copy, seq)
+);
+-- Uncompressed out-of-line storage: substring() of a chunk then reads only
+-- the TOAST pieces holding the requested bytes, so a 4 KiB page costs a
+-- few small reads instead of decompressing 64 KiB.
+ALTER TABLE chunks ALTER COLUMN data SET STORAGE EXTERNAL;
+`,
+}
+
+// migrationLock is the pg_advisory_xact_lock key that serialises migrations
+// between processes: "scrollback" in ASCII, as a number.
+const migrationLock = 0x7363726f6c6c6261
+
+// migrate brings the schema up to date in one transaction holding
+// migrationLock, so two instances starting at once apply each migration
+// exactly once: the second waits for the first, then finds nothing to do.
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrationLock)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER PRIMARY KEY,
+	applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+)`); err != nil {
+			return err
+		}
+		var version int
+		if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&version); err != nil {
+			return err
+		}
+		if version > len(migrations) {
+			return fmt.Errorf("%w: schema version %d, this program knows up to %d", ErrNewerSchema, version, len(migrations))
+		}
+		for i := version; i < len(migrations); i++ {
+			if _, err := tx.Exec(ctx, migrations[i]); err != nil {
+				return fmt.Errorf("migration %d: %w", i+1, err)
+			}
+			if _, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version) VALUES ($1)", i+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
