@@ -61,11 +61,21 @@ while IFS= read -r file; do
 	dir=$(dirname "$file")
 	for fn in $(grep -oE '^func (Fuzz[A-Za-z0-9_]+)' "$file" | awk '{print $2}'); do
 		echo "--- $fn ($dir)"
-		go test -run='^$' -fuzz="^${fn}\$" -fuzztime="$FUZZTIME" "./$dir" >/tmp/scrollback-fuzz.log 2>&1 || {
-			cat /tmp/scrollback-fuzz.log >&2
-			echo "fuzz target $fn in ./$dir failed; the failing input is under ./$dir/testdata/fuzz/$fn" >&2
-			exit 1
-		}
+		log=$(mktemp)
+		if ! go test -run='^$' -fuzz="^${fn}\$" -fuzztime="$FUZZTIME" "./$dir" >"$log" 2>&1; then
+			# The fuzzing coordinator can itself time out when the budget ends
+			# during a slow input ("context deadline exceeded", no input
+			# written): that is the tool's failure, not the code's. Anything
+			# else, above all a written failing input, fails the run.
+			if grep -q 'context deadline exceeded' "$log" && ! grep -q 'Failing input written' "$log"; then
+				echo "    (the fuzzing engine timed out at the end of its budget; no failing input was found)"
+			else
+				cat "$log" >&2
+				echo "fuzz target $fn in ./$dir failed; the failing input is under ./$dir/testdata/fuzz/$fn" >&2
+				exit 1
+			fi
+		fi
+		rm -f "$log"
 	done
 done < <(git ls-files '*_test.go' 2>/dev/null | xargs grep -l '^func Fuzz' | sort)
 
