@@ -1,0 +1,203 @@
+package scrollback
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"github.com/google/jsonschema-go/jsonschema"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/scrollback-dev/scrollback/codemode"
+	"github.com/scrollback-dev/scrollback/store"
+)
+
+// RunCodeInput is the input of run_code.
+type RunCodeInput struct {
+	Code      string `json:"code" jsonschema:"JavaScript: the body of a function; call tools synchronously as tools.NAME({...}) and return a value"`
+	TimeoutMS int64  `json:"timeout_ms,omitempty" jsonschema:"stop the script after this many milliseconds, tool calls included (default 30000)"`
+}
+
+// RunCodeResult is the result of run_code. Preview through RecoveryError
+// show the script's return value as any result is shown; Retained lists
+// every copy made during the run, whatever the script returned.
+type RunCodeResult struct {
+	Preview       string          `json:"preview"` // the return value: a string as itself, anything else as JSON
+	Truncated     bool            `json:"truncated"`
+	OutputID      string          `json:"output_id,omitempty"` // copy of the return value, when it did not fit
+	TotalBytes    int64           `json:"totalBytes"`
+	Complete      bool            `json:"complete"`
+	Recovery      string          `json:"recovery"`
+	RecoveryError string          `json:"recovery_error,omitempty"`
+	Logs          string          `json:"logs"`            // console output, bounded
+	Error         *codemode.Error `json:"error,omitempty"` // why the script stopped: {kind, message, line, column}
+	Retained      []codemode.Ref  `json:"retained"`        // [{call, tool, output_id, totalBytes, complete}], [] when none
+}
+
+// RunCode runs in.Code, the body of a JavaScript function, with the
+// session's tools (run_command, read_file, read_tool_output,
+// grep_tool_output) and extra (an upstream server's tools, behind the proxy)
+// callable as tools.NAME(args). A nested result longer than the preview
+// budget is saved as a retained copy of this session before the script
+// receives it, and listed in Retained; so is a nested command's own copy.
+// The return value is previewed like any result. A script that fails is a
+// result with Error set, not an error: an error means bad arguments.
+func (s *Session) RunCode(ctx context.Context, in RunCodeInput, extra ...codemode.Tool) (RunCodeResult, error) {
+	const op = "run_code"
+	if strings.TrimSpace(in.Code) == "" {
+		return RunCodeResult{}, errorf(op, ErrArgument, `pass the body of a JavaScript function, e.g. {"code": "return tools.run_command({command: 'ls'}).preview"}`, "code is empty")
+	}
+	if in.TimeoutMS < 0 {
+		return RunCodeResult{}, errorf(op, ErrArgument, "give a positive number of milliseconds, or 0 for the default (30000)", "timeout_ms %d is negative", in.TimeoutMS)
+	}
+	tools := append(s.CodeTools(), extra...)
+	res := codemode.Run(ctx, in.Code, tools, codemode.Options{
+		Save:    s.saveNested,
+		Timeout: time.Duration(in.TimeoutMS) * time.Millisecond,
+		Budget:  s.e.opts.PreviewBudget,
+		CopyCap: s.copyCap(),
+	})
+	out := RunCodeResult{Logs: res.Logs, Error: res.Error, Retained: res.Retained, Complete: true, Recovery: RecoveryNotNeeded}
+	if res.Value != nil {
+		shown := s.Retain(ctx, RetainInput{Tool: op, Source: codeSource(in.Code), Data: res.Value, Complete: res.Complete})
+		out.Preview, out.Truncated, out.OutputID = shown.Preview, shown.Truncated, shown.OutputID
+		out.TotalBytes, out.Complete = shown.TotalBytes, shown.Complete
+		out.Recovery, out.RecoveryError = shown.Recovery, shown.RecoveryError
+	}
+	return out, nil
+}
+
+// copyCap is the most bytes one retained copy of a nested result holds.
+func (s *Session) copyCap() int {
+	if c := s.e.opts.Capture.Copy; c > 0 && c < CopyCap {
+		return int(c)
+	}
+	return CopyCap
+}
+
+// saveNested is the bridge's save: a nested result becomes a copy of this
+// session.
+func (s *Session) saveNested(ctx context.Context, c codemode.Copy) (string, error) {
+	src := fmt.Sprintf("run_code call %d: %s(%s)", c.Call, c.Tool, c.Args)
+	if len(src) > 200 {
+		src = src[:197] + "..."
+	}
+	info, err := s.e.store.SaveCopy(ctx, s.info.ID, store.CopyMeta{Tool: c.Tool, Source: src, Complete: c.Complete}, bytes.NewReader(c.Text))
+	if err != nil {
+		return "", err
+	}
+	return info.ID, nil
+}
+
+// codeSource names a script in the copy list: its first line.
+func codeSource(code string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(code), "\n")
+	if len(line) > 120 {
+		line = line[:117] + "..."
+	}
+	return "run_code: " + line
+}
+
+// CodeTools returns the session's tools as Code Mode tools, in the order
+// the contract lists them.
+func (s *Session) CodeTools() []codemode.Tool { return codeTools(s) }
+
+// CodeDescription returns the description of the run_code tool: what a
+// script can do and, generated from the tools' schemas, a TypeScript-style
+// signature for each tool it can call (the session's tools plus extra).
+func CodeDescription(extra ...codemode.Tool) string {
+	return `Run JavaScript that calls tools, to do in one step what would take many tool calls. The code is the body of a function: call tools synchronously as tools.NAME({...}) (no await), use console.log for notes, and return a value (a string is shown as itself, anything else as JSON). The script has no file, network or process access of its own; it stops after timeout_ms (default 30 s), and its memory and tool calls are bounded.
+
+A nested result larger than the preview budget is saved as a retained copy before the script sees it, and listed in "retained" ({call, tool, output_id, totalBytes, complete}) whatever the script returns; a nested run_command result carries its own output_id, listed too. A preview is not the whole result: before claiming a field, line or record does not exist, read the retained copies with read_tool_output (or grep_tool_output) and check the source's own pagination; when the evidence cannot be obtained, say it is uncertain instead of absent.
+
+Callable tools:
+
+` + codemode.Describe(append(codeTools(nil), extra...))
+}
+
+// codeTools lists the session's tools; with s nil, without Call (for
+// descriptions).
+func codeTools(s *Session) []codemode.Tool {
+	return []codemode.Tool{
+		codeTool(s, "run_command", "Run a shell command with /bin/sh -c; returns a preview of stdout and stderr merged, and an output_id when the output did not fit.", (*Session).RunCommand),
+		codeTool(s, "read_file", "Read one page of a file, by line or byte offset.", (*Session).ReadFile),
+		codeTool(s, "read_tool_output", "Read one page (at most 4096 bytes) of a retained copy by UTF-8 byte offset; follow nextOffset.", (*Session).ReadToolOutput),
+		codeTool(s, "grep_tool_output", "Search a retained copy with an RE2 pattern; returns matching lines with their offsets.", (*Session).GrepToolOutput),
+	}
+}
+
+// codeTool binds one session method as a Code Mode tool.
+func codeTool[In, Out any](s *Session, name, desc string, method func(*Session, context.Context, In) (Out, error)) codemode.Tool {
+	t := codemode.Tool{
+		Name:         name,
+		Description:  desc,
+		InputSchema:  schemaFor[In](true),
+		OutputSchema: schemaFor[Out](false),
+	}
+	if s == nil {
+		return t
+	}
+	t.Call = func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		var in In
+		dec := json.NewDecoder(bytes.NewReader(args))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil {
+			return nil, errorf(name, ErrArgument, "the arguments are: "+fieldNames[In](), "bad arguments: %v", err)
+		}
+		out, err := method(s, ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(out)
+	}
+	return t
+}
+
+// fieldNames lists the JSON names of a struct's fields, for error hints.
+func fieldNames[T any]() string {
+	var names []string
+	t := reflect.TypeFor[T]()
+	for i := 0; i < t.NumField(); i++ {
+		if n, _, _ := jsonName(t.Field(i)); n != "" {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// schemaFor returns the JSON Schema of T as the MCP SDK infers it (from the
+// json and jsonschema tags), so that scripts and MCP clients see the same
+// shapes.
+func schemaFor[T any](input bool) json.RawMessage {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		return nil
+	}
+	if input {
+		s.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// jsonName returns a field's JSON name and whether it has omitempty; ok is
+// false for fields JSON skips.
+func jsonName(f reflect.StructField) (name string, omitempty, ok bool) {
+	if !f.IsExported() {
+		return "", false, false
+	}
+	tag := f.Tag.Get("json")
+	if tag == "-" {
+		return "", false, false
+	}
+	name, opts, _ := strings.Cut(tag, ",")
+	if name == "" {
+		name = f.Name
+	}
+	return name, strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,"), true
+}

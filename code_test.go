@@ -1,0 +1,230 @@
+package scrollback_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/codemode"
+	"github.com/scrollback-dev/scrollback/store/sqlite"
+)
+
+// codeSession opens a real SQLite store in a temporary directory.
+func codeSession(t testing.TB) *scrollback.Session {
+	t.Helper()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "code.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	sess, err := scrollback.New(st, scrollback.Options{}).NewSession(context.Background(), scrollback.LocalOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess
+}
+
+// codeReadAll follows read_tool_output from offset 0 to the end, as a model
+// would, and returns the text and the last page.
+func codeReadAll(t testing.TB, sess *scrollback.Session, id string) (string, scrollback.Page) {
+	t.Helper()
+	var b strings.Builder
+	var p scrollback.Page
+	for off := int64(0); ; off = p.NextOffset {
+		var err error
+		p, err = sess.ReadToolOutput(context.Background(), scrollback.ReadInput{ID: id, Offset: off})
+		if err != nil {
+			t.Fatalf("read_tool_output %s at %d: %v", id, off, err)
+		}
+		b.WriteString(p.Text)
+		if !p.HasMore {
+			return b.String(), p
+		}
+	}
+}
+
+// bigTool returns a string result of n bytes with marker near its end.
+func bigTool(n int, marker string) codemode.Tool {
+	return codemode.Tool{Name: "big", Call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		s := strings.Repeat("abcdefghij\n", (n-len(marker)-100)/11) + marker
+		s += strings.Repeat("z", n-len(s))
+		return json.Marshal(s)
+	}}
+}
+
+func TestRunCodeSliceRecovery(t *testing.T) {
+	sess := codeSession(t)
+	const marker = "MARKER-7f3a"
+	res, err := sess.RunCode(context.Background(), scrollback.RunCodeInput{
+		Code: "const r = tools.big({});\nreturn r.slice(0, 100);",
+	}, bigTool(3<<20, marker))
+	if err != nil || res.Error != nil {
+		t.Fatalf("err %v, script error %v", err, res.Error)
+	}
+	if strings.Contains(res.Preview, marker) || len(res.Preview) != 100 || res.OutputID != "" {
+		t.Fatalf("the return value is the 100-byte slice: %q (id %q)", res.Preview, res.OutputID)
+	}
+	if len(res.Retained) != 1 {
+		t.Fatalf("retained %+v, want the big result's copy", res.Retained)
+	}
+	ref := res.Retained[0]
+	if ref.Call != 1 || ref.Tool != "big" || ref.TotalBytes != 3<<20 || !ref.Complete {
+		t.Errorf("ref %+v", ref)
+	}
+	text, last := codeReadAll(t, sess, ref.OutputID)
+	if !strings.Contains(text, marker) || int64(len(text)) != ref.TotalBytes || !last.Complete {
+		t.Errorf("following retained[0]: %d bytes, marker found %v", len(text), strings.Contains(text, marker))
+	}
+}
+
+func TestRunCodeSecondID(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 20 MiB through a command")
+	}
+	sess := codeSession(t)
+	ctx := context.Background()
+	res, err := sess.RunCode(ctx, scrollback.RunCodeInput{
+		Code: `return tools.run_command({command: "head -c 20971520 /dev/zero | tr '\\0' x; echo; echo THE-END"});`,
+	})
+	if err != nil || res.Error != nil {
+		t.Fatalf("err %v, script error %v", err, res.Error)
+	}
+	if res.OutputID == "" || !res.Truncated {
+		t.Fatalf("the returned command result does not fit: want an output_id, got %+v", res)
+	}
+	// Follow the run's output_id: it holds the nested result as JSON.
+	text, _ := codeReadAll(t, sess, res.OutputID)
+	var cmd scrollback.RunCommandResult
+	if err := json.Unmarshal([]byte(text), &cmd); err != nil {
+		t.Fatalf("the run's copy is not the command result: %v", err)
+	}
+	if cmd.OutputID == "" || cmd.Complete || cmd.StdoutBytes < 20<<20 {
+		t.Fatalf("command result %+v", cmd)
+	}
+	// Its own output_id is listed in retained too.
+	var listed bool
+	for _, r := range res.Retained {
+		if r.OutputID == cmd.OutputID && r.Tool == "run_command" && r.Call == 1 && !r.Complete {
+			listed = true
+		}
+	}
+	if !listed {
+		t.Errorf("the command's own copy %s is not in retained %+v", cmd.OutputID, res.Retained)
+	}
+	// Follow that second id to the end: the tail is there, complete is false.
+	out, last := codeReadAll(t, sess, cmd.OutputID)
+	if !strings.HasSuffix(out, "THE-END\n") || last.Complete || int64(len(out)) != cmd.TotalBytes {
+		t.Errorf("command copy: %d bytes, complete %v, ends %q", len(out), last.Complete, out[max(0, len(out)-20):])
+	}
+}
+
+func TestRunCodeSmallResults(t *testing.T) {
+	sess := codeSession(t)
+	ctx := context.Background()
+	res, err := sess.RunCode(ctx, scrollback.RunCodeInput{Code: `
+		const r = tools.run_command({command: "echo hello"});
+		const f = tools.read_file({path: "go.mod", limit: 1});
+		console.log("exit", r.exit_code);
+		return {out: r.preview.trim(), first: f.text.trim()};`})
+	if err != nil || res.Error != nil {
+		t.Fatalf("err %v, script error %v", err, res.Error)
+	}
+	if res.Preview != `{"out":"hello","first":"module github.com/scrollback-dev/scrollback"}` || res.Logs != "exit 0\n" {
+		t.Errorf("preview %q logs %q", res.Preview, res.Logs)
+	}
+	if res.Retained == nil || len(res.Retained) != 0 || res.OutputID != "" || res.Recovery != scrollback.RecoveryNotNeeded {
+		t.Errorf("small results made copies: %+v", res)
+	}
+	copies, _ := sess.Copies(ctx)
+	if len(copies) != 0 {
+		t.Errorf("%d copies in the session", len(copies))
+	}
+	b, _ := json.Marshal(res)
+	if !strings.Contains(string(b), `"retained":[]`) || strings.Contains(string(b), `"error"`) {
+		t.Errorf("JSON: %s", b)
+	}
+}
+
+func TestRunCodeFailures(t *testing.T) {
+	sess := codeSession(t)
+	tests := []struct {
+		name, code string
+		timeout    int64
+		kind, msg  string
+		line       int
+	}{
+		{"timeout", "let n = 0;\nwhile (true) { n++ }", 200, "timeout", "timeout", 2},
+		{"thrown", "console.log('a');\nthrow new Error('boom')", 0, "exception", "Error: boom", 2},
+		{"syntax", "return (;", 0, "syntax", "SyntaxError", 1},
+		{"huge string", "let s = 'x';\nwhile (true) s += s;", 0, "memory", "memory limit exceeded", 2},
+		{"deep recursion", "const f = n => f(n + 1);\nreturn f(0)", 0, "stack", "call stack", 1},
+		{"run_code inside", "return tools.run_code({code: 'return 1'})", 0, "exception", "cannot be called from inside run_code", 1},
+		{"bad tool arguments", "return tools.run_command({cmd: 'ls'})", 0, "exception", `unknown field "cmd"`, 1},
+		{"tool error", "return tools.read_tool_output({id: 'out_nope'})", 0, "exception", "no retained output", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := sess.RunCode(context.Background(), scrollback.RunCodeInput{Code: tt.code, TimeoutMS: tt.timeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Error == nil || res.Error.Kind != tt.kind || !strings.Contains(res.Error.Message, tt.msg) || res.Error.Line != tt.line {
+				t.Fatalf("error %+v, want kind %s, %q, line %d", res.Error, tt.kind, tt.msg, tt.line)
+			}
+			if res.Retained == nil {
+				t.Error("retained is nil, want []")
+			}
+		})
+	}
+}
+
+func TestRunCodeBadInput(t *testing.T) {
+	sess := codeSession(t)
+	for _, in := range []scrollback.RunCodeInput{{Code: "  "}, {Code: "return 1", TimeoutMS: -1}} {
+		_, err := sess.RunCode(context.Background(), in)
+		if !errors.Is(err, scrollback.ErrArgument) {
+			t.Errorf("%+v: error %v, want ErrArgument", in, err)
+		}
+	}
+}
+
+func TestCodeDescription(t *testing.T) {
+	d := scrollback.CodeDescription(codemode.Tool{Name: "upstream_search", InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`)})
+	for _, want := range []string{
+		"tools.run_command(args: {",
+		"  command: string;",
+		"  cwd?: string;",
+		"  env?: { [key: string]: string };",
+		"tools.read_tool_output(args: {",
+		"  limit?: number;",
+		"tools.grep_tool_output(",
+		"tools.read_file(",
+		"exit_code: null | number;",
+		"tools.upstream_search(args: {\n  q: string;\n}): any;",
+		"retained",
+	} {
+		if !strings.Contains(d, want) {
+			t.Errorf("description lacks %q:\n%s", want, d)
+		}
+	}
+	if strings.Contains(d, "tools.run_code(") {
+		t.Error("run_code is listed as callable")
+	}
+}
+
+// BenchmarkRunCodeNested5MiB: a nested 5 MiB result retained in a real
+// SQLite store through Session.RunCode.
+func BenchmarkRunCodeNested5MiB(b *testing.B) {
+	sess := codeSession(b)
+	tool := bigTool(5<<20, "END")
+	for b.Loop() {
+		res, err := sess.RunCode(context.Background(), scrollback.RunCodeInput{Code: "return tools.big({}).slice(0, 100)"}, tool)
+		if err != nil || res.Error != nil || len(res.Retained) != 1 {
+			b.Fatal(err, res.Error)
+		}
+	}
+}

@@ -1,0 +1,708 @@
+package codemode
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/ast"
+	"github.com/dop251/goja/parser"
+
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
+)
+
+// Name is the tool name of Code Mode itself. A script cannot call it: a
+// tools.run_code call is refused with an error (a Tool of that name given to
+// Run is ignored).
+const Name = "run_code"
+
+// Defaults used for zero Options fields.
+const (
+	DefaultTimeout       = 30 * time.Second
+	DefaultBudget        = 24 << 10 // 24,576 bytes: the preview budget
+	DefaultCopyCap       = 8 << 20  // 8 MiB: the most one retained copy holds
+	DefaultMaxCalls      = 1000
+	DefaultMaxLogBytes   = 64 << 10
+	DefaultMaxMemory     = 256 << 20
+	DefaultMaxStackDepth = 10000
+)
+
+// Sentinel errors. A run's Error wraps one of them (errors.Is works on
+// Result.Error) to say why the run ended.
+var (
+	// ErrSyntax: the code does not parse as a function body.
+	ErrSyntax = errors.New("codemode: syntax error")
+	// ErrThrown: the script threw and did not catch it.
+	ErrThrown = errors.New("codemode: uncaught exception")
+	// ErrTimeout: the run went past its timeout.
+	ErrTimeout = errors.New("codemode: timeout")
+	// ErrCanceled: the caller's context ended the run.
+	ErrCanceled = errors.New("codemode: canceled")
+	// ErrMemory: the heap grew past the memory limit during the run.
+	ErrMemory = errors.New("codemode: memory limit exceeded")
+	// ErrStack: the script recursed past the call stack limit.
+	ErrStack = errors.New("codemode: call stack limit exceeded")
+	// ErrTooManyCalls: the script made more tool calls than allowed.
+	ErrTooManyCalls = errors.New("codemode: too many tool calls")
+	// ErrResult: the return value cannot be turned into JSON.
+	ErrResult = errors.New("codemode: return value not serializable")
+)
+
+// Tool is a function a script can call as tools.Name(args).
+type Tool struct {
+	// Name is the property of the tools object; it should be a JavaScript
+	// identifier.
+	Name string
+	// Description says what the tool does, for Describe.
+	Description string
+	// InputSchema is the JSON Schema of the argument object; OutputSchema,
+	// when known, that of the result. Describe renders both as TypeScript.
+	InputSchema  json.RawMessage
+	OutputSchema json.RawMessage
+	// Call runs the tool with args, a JSON object, and returns its result
+	// as JSON. A returned error is thrown in the script as an Error whose
+	// message names the tool; the script may catch it. Call runs on the
+	// script's goroutine, one call at a time; ctx ends with the run.
+	Call func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
+}
+
+// Copy is a nested result to save as a retained copy.
+type Copy struct {
+	Call     int             // 1-based index of the tool call in the run
+	Tool     string          // the tool that produced it
+	Args     json.RawMessage // what it was called with
+	Text     []byte          // the result's text, cut at the copy cap
+	Complete bool            // false when Text was cut at the copy cap
+}
+
+// SaveFunc saves a copy and returns its output id. A failed save is
+// reported in the run's Retained list; the script still gets the value.
+type SaveFunc func(ctx context.Context, c Copy) (id string, err error)
+
+// Options configures a run. The zero value gives the defaults, and saves
+// nothing (a nil Save makes the bridge a no-op).
+type Options struct {
+	Save          SaveFunc
+	Timeout       time.Duration // whole run, tool calls included; 0 = DefaultTimeout
+	Budget        int           // nested results longer than this are saved; 0 = DefaultBudget
+	CopyCap       int           // most bytes of one saved copy or of Result.Value; 0 = DefaultCopyCap
+	MaxCalls      int           // tool calls per run; 0 = DefaultMaxCalls
+	MaxLogBytes   int           // console output kept; 0 = DefaultMaxLogBytes
+	MaxMemory     int64         // heap growth allowed during the run; 0 = DefaultMaxMemory, <0 = no limit
+	MaxStackDepth int           // JavaScript call depth; 0 = DefaultMaxStackDepth
+}
+
+func (o Options) withDefaults() Options {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Budget <= 0 {
+		o.Budget = DefaultBudget
+	}
+	if o.CopyCap <= 0 {
+		o.CopyCap = DefaultCopyCap
+	}
+	if o.MaxCalls <= 0 {
+		o.MaxCalls = DefaultMaxCalls
+	}
+	if o.MaxLogBytes <= 0 {
+		o.MaxLogBytes = DefaultMaxLogBytes
+	}
+	if o.MaxMemory == 0 {
+		o.MaxMemory = DefaultMaxMemory
+	}
+	if o.MaxStackDepth <= 0 {
+		o.MaxStackDepth = DefaultMaxStackDepth
+	}
+	return o
+}
+
+// Ref is the recovery reference of a copy made during a run: by the bridge,
+// or by a nested tool itself (a command's own copy).
+type Ref struct {
+	Call       int    `json:"call"` // 1-based index of the tool call that produced it
+	Tool       string `json:"tool"`
+	OutputID   string `json:"output_id"` // empty only when the save failed
+	TotalBytes int64  `json:"totalBytes"`
+	Complete   bool   `json:"complete"`
+	// RecoveryError says why the bridge could not save the result.
+	RecoveryError string `json:"recovery_error,omitempty"`
+}
+
+// Error is why a run ended without a value. In JSON it is
+// {"kind": "exception", "message": "Error: boom", "line": 3, "column": 7};
+// line and column (1-based, in the script's own lines) are omitted when
+// unknown.
+type Error struct {
+	// Kind is syntax, exception, timeout, canceled, memory, stack, calls
+	// or result.
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+	Err     error  `json:"-"` // one of the sentinel errors
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("codemode: line %d, column %d: %s", e.Line, e.Column, e.Message)
+	}
+	return "codemode: " + e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Result is what a run produced. Retained and Logs are filled in whether or
+// not the run failed.
+type Result struct {
+	// Value is the return value as text: a string as itself, anything else
+	// as JSON; nil when the script returned nothing (undefined). It is cut
+	// at the copy cap (at a UTF-8 boundary), Complete then false.
+	Value    []byte
+	Complete bool
+	Logs     string // console output, bounded
+	Error    *Error // nil when the script returned
+	Retained []Ref  // every copy made during the run, oldest first; never nil
+	Calls    int    // tool calls made
+}
+
+const scriptName = "code.js"
+
+// The code is wrapped on lines of its own, so that only line numbers need
+// adjusting: the script's line n is the source's line n+1.
+const (
+	wrapHead = "(function() {\n"
+	wrapTail = "\n})"
+)
+
+// Compile checks that code parses as a function body, as Run would run it.
+// The error is an *Error of kind syntax.
+func Compile(code string) error {
+	_, err := compile(code)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+func compile(code string) (*goja.Program, *Error) {
+	src := wrapHead + code + wrapTail
+	prg, err := parser.ParseFile(nil, scriptName, src, 0)
+	if err != nil {
+		e := &Error{Kind: "syntax", Err: ErrSyntax, Message: err.Error()}
+		var list parser.ErrorList
+		var one *parser.Error
+		switch {
+		case errors.As(err, &list) && len(list) > 0:
+			e.Message, e.Line, e.Column = list[0].Message, list[0].Position.Line, list[0].Position.Column
+		case errors.As(err, &one):
+			e.Message, e.Line, e.Column = one.Message, one.Position.Line, one.Position.Column
+		}
+		e.Message = "SyntaxError: " + e.Message
+		e.Line = userLine(e.Line, code)
+		if strings.Contains(code, "await") {
+			e.Message += " (tools are synchronous: call them without await; the code is not an async function)"
+		}
+		return nil, e
+	}
+	if len(prg.Body) != 1 || !isWrapper(prg.Body[0]) {
+		e := &Error{Kind: "syntax", Err: ErrSyntax,
+			Message: "SyntaxError: the code closes the function it runs in (an unbalanced '}'); write the body of a function, ending with return"}
+		if len(prg.Body) > 1 {
+			p := prg.File.Position(int(prg.Body[1].Idx0()) - prg.File.Base())
+			e.Line, e.Column = userLine(p.Line, code), p.Column
+		}
+		return nil, e
+	}
+	p, err := goja.CompileAST(prg, false)
+	if err != nil {
+		e := &Error{Kind: "syntax", Err: ErrSyntax, Message: "SyntaxError: " + err.Error()}
+		var ce *goja.CompilerSyntaxError
+		if errors.As(err, &ce) {
+			e.Message = "SyntaxError: " + ce.Message
+			if ce.File != nil {
+				pos := ce.File.Position(ce.Offset)
+				e.Line, e.Column = userLine(pos.Line, code), pos.Column
+			}
+		}
+		return nil, e
+	}
+	return p, nil
+}
+
+func isWrapper(s ast.Statement) bool {
+	es, ok := s.(*ast.ExpressionStatement)
+	if !ok {
+		return false
+	}
+	_, ok = es.Expression.(*ast.FunctionLiteral)
+	return ok
+}
+
+// userLine maps a source line to the script's own line, clamped to the
+// script's lines (an error at the wrapper's closing line is reported at the
+// script's last line).
+func userLine(line int, code string) int {
+	if line == 0 {
+		return 0
+	}
+	n := strings.Count(code, "\n") + 1
+	return min(max(line-1, 1), n)
+}
+
+// Run runs code, the body of a function, in a fresh runtime whose tools
+// object calls tools. It always returns a Result; a script that failed has
+// Result.Error set, with the logs and retained copies gathered before.
+func Run(ctx context.Context, code string, tools []Tool, opts Options) (res Result) {
+	opts = opts.withDefaults()
+	res = Result{Retained: []Ref{}, Complete: true}
+	prg, cerr := compile(code)
+	if cerr != nil {
+		res.Error = cerr
+		return res
+	}
+
+	ctx, cancel := context.WithTimeoutCause(ctx, opts.Timeout, ErrTimeout)
+	defer cancel()
+	r := &run{ctx: ctx, opts: opts, res: &res, vm: goja.New()}
+	defer func() {
+		// A native function that panicked with something goja does not
+		// treat as a JavaScript exception: report it, never crash.
+		if x := recover(); x != nil {
+			res.Error = &Error{Kind: "exception", Err: ErrThrown, Message: fmt.Sprintf("internal error: %v", x)}
+			r.finishLogs()
+		}
+	}()
+	if err := r.setup(tools); err != nil {
+		res.Error = &Error{Kind: "exception", Err: ErrThrown, Message: "setting up the runtime: " + err.Error()}
+		return res
+	}
+	vm := r.vm // the closures below must not see r.vm set to nil
+	stop := context.AfterFunc(ctx, func() { vm.Interrupt(ctxErr(ctx)) })
+	defer stop()
+	stopSampler := r.sample()
+
+	v, err := r.call(prg)
+	if stopSampler() {
+		// The heap was grown past the limit: give it back now rather than
+		// at the next GC cycle.
+		v = nil
+		r.vm = nil
+		debug.FreeOSMemory()
+	}
+	switch {
+	case err != nil:
+		res.Error = r.scriptError(err)
+	case v == nil && r.vm == nil: // stopped for memory just as it returned
+		res.Error = r.scriptError(&goja.InterruptedError{})
+		res.Error.Kind, res.Error.Err = "memory", ErrMemory
+	case v != nil:
+		r.setValue(v)
+	}
+	r.finishLogs()
+	return res
+}
+
+type run struct {
+	ctx  context.Context
+	opts Options
+	res  *Result
+	vm   *goja.Runtime
+
+	stringify, parse goja.Callable
+	errorCtor        goja.Value
+
+	logs        strings.Builder
+	logFull     bool
+	logsDropped int
+}
+
+// call runs the compiled wrapper and calls the function it evaluates to.
+func (r *run) call(prg *goja.Program) (goja.Value, error) {
+	fv, err := r.vm.RunProgram(prg)
+	if err != nil {
+		return nil, err
+	}
+	fn, ok := goja.AssertFunction(fv)
+	if !ok {
+		return nil, errors.New("the wrapped code is not a function")
+	}
+	return fn(goja.Undefined())
+}
+
+func (r *run) setup(tools []Tool) error {
+	vm := r.vm
+	vm.SetMaxCallStackSize(r.opts.MaxStackDepth)
+	// Keep the built-ins the bridge relies on before the script can
+	// replace them.
+	json := vm.Get("JSON").ToObject(vm)
+	var ok bool
+	if r.stringify, ok = goja.AssertFunction(json.Get("stringify")); !ok {
+		return errors.New("no JSON.stringify")
+	}
+	if r.parse, ok = goja.AssertFunction(json.Get("parse")); !ok {
+		return errors.New("no JSON.parse")
+	}
+	r.errorCtor = vm.Get("Error")
+	if err := guard(vm, r.opts.MaxMemory); err != nil {
+		return err
+	}
+
+	console := vm.NewObject()
+	for name, prefix := range map[string]string{"log": "", "info": "", "debug": "", "warn": "warn: ", "error": "error: "} {
+		if err := console.Set(name, r.logger(prefix)); err != nil {
+			return err
+		}
+	}
+	if err := vm.Set("console", console); err != nil {
+		return err
+	}
+	obj := vm.NewObject()
+	for _, t := range tools {
+		if t.Name == Name || t.Name == "" || t.Call == nil {
+			continue
+		}
+		if err := obj.Set(t.Name, r.tool(t)); err != nil {
+			return err
+		}
+	}
+	if err := obj.Set(Name, func(goja.FunctionCall) goja.Value {
+		panic(r.newError("tools.run_code: run_code cannot be called from inside run_code; call the other tools directly from this script"))
+	}); err != nil {
+		return err
+	}
+	return vm.Set("tools", obj)
+}
+
+// newError makes a JavaScript Error to throw.
+func (r *run) newError(msg string) *goja.Object {
+	o, err := r.vm.New(r.errorCtor, r.vm.ToValue(msg))
+	if err != nil {
+		return r.vm.NewGoError(errors.New(msg))
+	}
+	return o
+}
+
+// throw rethrows an error from a JavaScript call made by native code.
+func throw(err error) {
+	panic(err) // goja turns a panicking *Exception (or uncatchable error) back into a throw
+}
+
+func (r *run) tool(t Tool) func(goja.FunctionCall) goja.Value {
+	return func(fc goja.FunctionCall) goja.Value {
+		r.res.Calls++
+		call := r.res.Calls
+		if call > r.opts.MaxCalls {
+			r.vm.Interrupt(ErrTooManyCalls)
+			return goja.Undefined()
+		}
+		arg := fc.Argument(0)
+		args := json.RawMessage("{}")
+		if !goja.IsUndefined(arg) && !goja.IsNull(arg) {
+			o, isObj := arg.(*goja.Object)
+			if !isObj || o.ClassName() == "Array" || o.ClassName() == "Function" {
+				panic(r.vm.NewTypeError("tools.%s takes one object argument, e.g. tools.%s({...}); got %s", t.Name, t.Name, describeValue(arg)))
+			}
+			s, err := r.stringify(goja.Undefined(), arg)
+			if err != nil {
+				throw(err)
+			}
+			args = json.RawMessage(s.String())
+		}
+		out, err := t.Call(r.ctx, args)
+		if err != nil {
+			if r.ctx.Err() != nil {
+				// The run is over (timeout or cancel): the pending interrupt
+				// ends the script at its next step.
+				r.vm.Interrupt(ctxErr(r.ctx))
+			}
+			panic(r.newError("tools." + t.Name + ": " + strings.TrimPrefix(err.Error(), t.Name+": ")))
+		}
+		if len(bytes.TrimSpace(out)) == 0 {
+			out = json.RawMessage("null")
+		}
+		text, isString := r.bridge(call, t.Name, args, out)
+		if isString {
+			return r.vm.ToValue(string(text))
+		}
+		v, err := r.parse(goja.Undefined(), r.vm.ToValue(string(out)))
+		if err != nil {
+			panic(r.newError("tools." + t.Name + ": the tool returned invalid JSON"))
+		}
+		return v
+	}
+}
+
+func ctxErr(ctx context.Context) error {
+	if errors.Is(context.Cause(ctx), ErrTimeout) {
+		return ErrTimeout
+	}
+	return ErrCanceled
+}
+
+func describeValue(v goja.Value) string {
+	if o, ok := v.(*goja.Object); ok {
+		return "a value of class " + o.ClassName()
+	}
+	return "a " + v.ExportType().String() + " " + fmt.Sprintf("(%.40s)", v.String())
+}
+
+// bridge applies the bridge rule to one nested result before the script
+// receives it: a copy the tool made itself is listed, and a result longer
+// than the budget is saved and listed. It returns the result's text, and
+// whether the result is a JSON string (the text is then the string itself).
+func (r *run) bridge(call int, tool string, args, out json.RawMessage) (text []byte, isString bool) {
+	text = out
+	trimmed := bytes.TrimSpace(out)
+	switch {
+	case len(trimmed) > 0 && trimmed[0] == '"':
+		var s string
+		if json.Unmarshal(trimmed, &s) == nil {
+			text, isString = []byte(s), true
+		}
+	case len(trimmed) > 0 && trimmed[0] == '{' && bytes.Contains(out, []byte(`"output_id"`)):
+		var own struct {
+			OutputID   string `json:"output_id"`
+			TotalBytes int64  `json:"totalBytes"`
+			Complete   *bool  `json:"complete"`
+		}
+		if json.Unmarshal(trimmed, &own) == nil && own.OutputID != "" {
+			ref := Ref{Call: call, Tool: tool, OutputID: own.OutputID, TotalBytes: own.TotalBytes, Complete: true}
+			if own.Complete != nil {
+				ref.Complete = *own.Complete
+			}
+			r.res.Retained = append(r.res.Retained, ref)
+		}
+	}
+	if len(text) <= r.opts.Budget || r.opts.Save == nil {
+		return text, isString
+	}
+	saved, complete := capText(text, r.opts.CopyCap)
+	ref := Ref{Call: call, Tool: tool, TotalBytes: int64(len(saved)), Complete: complete}
+	id, err := r.opts.Save(r.ctx, Copy{Call: call, Tool: tool, Args: args, Text: saved, Complete: complete})
+	if err != nil {
+		ref.RecoveryError = "the retained copy could not be saved: " + err.Error()
+	} else {
+		ref.OutputID = id
+	}
+	r.res.Retained = append(r.res.Retained, ref)
+	return text, isString
+}
+
+// capText cuts b to at most max bytes at a UTF-8 boundary; complete is
+// false when it cut.
+func capText(b []byte, max int) (cut []byte, complete bool) {
+	if len(b) <= max {
+		return b, true
+	}
+	return b[:utf8x.CutEnd(b, max, false)], false
+}
+
+func (r *run) logger(prefix string) func(goja.FunctionCall) goja.Value {
+	return func(fc goja.FunctionCall) goja.Value {
+		if r.logFull {
+			r.logsDropped++
+			return goja.Undefined()
+		}
+		var b strings.Builder
+		b.WriteString(prefix)
+		for i, a := range fc.Arguments {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(r.format(a))
+			if b.Len() > r.opts.MaxLogBytes {
+				break
+			}
+		}
+		b.WriteByte('\n')
+		r.appendLog(b.String())
+		return goja.Undefined()
+	}
+}
+
+// appendLog adds a line to the logs, cutting at the bound.
+func (r *run) appendLog(line string) {
+	room := r.opts.MaxLogBytes - r.logs.Len()
+	if len(line) <= room {
+		r.logs.WriteString(line)
+		return
+	}
+	n := utf8x.CutEnd([]byte(line), room, true)
+	r.logs.WriteString(line[:n])
+	r.logFull = true
+	r.logsDropped++
+}
+
+func (r *run) finishLogs() {
+	r.res.Logs = r.logs.String()
+	if r.logFull {
+		if !strings.HasSuffix(r.res.Logs, "\n") {
+			r.res.Logs += "\n"
+		}
+		r.res.Logs += fmt.Sprintf("[console output cut at %d bytes: %d console call(s) not kept in full; log less, or return what matters]\n",
+			r.opts.MaxLogBytes, r.logsDropped)
+	}
+}
+
+// format shows one console argument: strings as themselves, objects as
+// JSON, the rest as JavaScript's String() would.
+func (r *run) format(v goja.Value) string {
+	if v == nil || goja.IsUndefined(v) {
+		return "undefined"
+	}
+	if o, ok := v.(*goja.Object); ok {
+		switch o.ClassName() {
+		case "Error", "Function":
+			return v.String()
+		}
+		if s, err := r.stringify(goja.Undefined(), v); err == nil && !goja.IsUndefined(s) {
+			return s.String()
+		}
+	}
+	return v.String()
+}
+
+// setValue turns the return value into Result.Value.
+func (r *run) setValue(v goja.Value) {
+	if goja.IsUndefined(v) {
+		return
+	}
+	var s string
+	if _, ok := v.Export().(string); ok {
+		s = v.String()
+	} else {
+		j, err := r.stringify(goja.Undefined(), v)
+		if err != nil {
+			e := r.scriptError(err)
+			if e.Kind == "exception" {
+				e.Kind, e.Err = "result", ErrResult
+				e.Message = "the return value cannot be turned into JSON: " + e.Message + "; return plain data (objects, arrays, strings, numbers)"
+			}
+			r.res.Error = e
+			return
+		}
+		if goja.IsUndefined(j) {
+			return // a function or a symbol: nothing to show
+		}
+		s = j.String()
+	}
+	r.res.Value, r.res.Complete = capText([]byte(s), r.opts.CopyCap)
+}
+
+// scriptError turns what goja returned into an Error with the script's own
+// line and column.
+func (r *run) scriptError(err error) *Error {
+	e := &Error{Kind: "exception", Err: ErrThrown, Message: err.Error()}
+	var frames []goja.StackFrame
+	var intr *goja.InterruptedError
+	var so *goja.StackOverflowError
+	var ex *goja.Exception
+	switch {
+	case errors.As(err, &intr):
+		frames = intr.Stack()
+		cause, _ := intr.Value().(error)
+		switch {
+		case errors.Is(cause, ErrTimeout):
+			e.Kind, e.Err = "timeout", ErrTimeout
+			e.Message = fmt.Sprintf("the script ran past its timeout of %s and was stopped; do less per run, or give a larger timeout_ms", r.opts.Timeout)
+		case errors.Is(cause, ErrCanceled):
+			e.Kind, e.Err, e.Message = "canceled", ErrCanceled, "the run was canceled by its caller"
+		case errors.Is(cause, ErrMemory):
+			e.Kind, e.Err = "memory", ErrMemory
+			e.Message = fmt.Sprintf("memory limit exceeded: the script grew the heap by more than %d MiB and was stopped; keep less in memory (slice or filter results as you go)", r.opts.MaxMemory>>20)
+		case errors.Is(cause, ErrTooManyCalls):
+			e.Kind, e.Err = "calls", ErrTooManyCalls
+			e.Message = fmt.Sprintf("the script made more than %d tool calls and was stopped; do fewer calls per run", r.opts.MaxCalls)
+		default:
+			e.Message = fmt.Sprint(intr.Value())
+		}
+	case errors.As(err, &so):
+		frames = so.Stack()
+		e.Kind, e.Err = "stack", ErrStack
+		e.Message = fmt.Sprintf("RangeError: maximum call stack size exceeded (%d nested calls); the recursion does not end, or goes too deep: use a loop", r.opts.MaxStackDepth)
+	case errors.As(err, &ex):
+		frames = ex.Stack()
+		e.Message = r.thrownMessage(ex.Value())
+	}
+	for i := range frames {
+		if frames[i].SrcName() == scriptName {
+			p := frames[i].Position()
+			e.Line, e.Column = max(p.Line-1, 1), p.Column
+			break
+		}
+	}
+	return e
+}
+
+func (r *run) thrownMessage(v goja.Value) string {
+	if v == nil {
+		return "uncaught exception"
+	}
+	if o, ok := v.(*goja.Object); ok && o.ClassName() != "Error" {
+		if s, err := r.stringify(goja.Undefined(), v); err == nil && !goja.IsUndefined(s) {
+			return "uncaught " + s.String()
+		}
+	}
+	return v.String()
+}
+
+// sample starts the memory sampler; the returned stop function reports
+// whether the sampler interrupted the run.
+func (r *run) sample() (stop func() bool) {
+	if r.opts.MaxMemory < 0 {
+		return func() bool { return false }
+	}
+	base := heapBytes()
+	vm := r.vm
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var hit bool
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(sampleEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if h := heapBytes(); h > base && h-base > uint64(r.opts.MaxMemory) {
+					hit = true
+					vm.Interrupt(ErrMemory)
+					return
+				}
+			}
+		}
+	}()
+	return func() bool {
+		close(done)
+		wg.Wait()
+		return hit
+	}
+}
+
+const sampleEvery = 2 * time.Millisecond
+
+var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+var heapMu sync.Mutex
+
+// heapBytes reads the bytes held by heap objects, live or not yet swept.
+func heapBytes() uint64 {
+	heapMu.Lock()
+	defer heapMu.Unlock()
+	metrics.Read(heapSample)
+	if heapSample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return heapSample[0].Value.Uint64()
+}

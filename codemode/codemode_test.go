@@ -1,0 +1,344 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// saver records what the bridge saves, as a store would.
+type saver struct {
+	copies map[string]Copy
+	fail   error
+}
+
+func newSaver() *saver { return &saver{copies: map[string]Copy{}} }
+
+func (s *saver) save(ctx context.Context, c Copy) (string, error) {
+	if s.fail != nil {
+		return "", s.fail
+	}
+	id := fmt.Sprintf("out_%d", len(s.copies)+1)
+	s.copies[id] = c
+	return id, nil
+}
+
+func jsonTool(name string, result any) Tool {
+	return Tool{Name: name, Call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		return json.Marshal(result)
+	}}
+}
+
+func echoTool() Tool {
+	return Tool{Name: "echo", Call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		return args, nil
+	}}
+}
+
+func TestRunValues(t *testing.T) {
+	tests := []struct {
+		name, code string
+		want       string // Result.Value
+		none       bool   // no value at all
+	}{
+		{"string as itself", `return "hi\nthere"`, "hi\nthere", false},
+		{"object as JSON", `return {a: 1, b: [true, null]}`, `{"a":1,"b":[true,null]}`, false},
+		{"number", `return 6 * 7`, `42`, false},
+		{"null", `return null`, `null`, false},
+		{"undefined", `const x = 1;`, "", true},
+		{"function", `return function() {}`, "", true},
+		{"tool result unchanged", `const r = tools.echo({x: [1, 2, {y: "z"}]}); return r`, `{"x":[1,2,{"y":"z"}]}`, false},
+		{"no argument is {}", `return tools.echo()`, `{}`, false},
+		{"top-level return in a branch", "if (true) {\n  return 'early'\n}\nreturn 'late'", "early", false},
+		{"utf-8 kept", `return "héllo, 世界"`, "héllo, 世界", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := Run(context.Background(), tt.code, []Tool{echoTool()}, Options{})
+			if res.Error != nil {
+				t.Fatalf("error: %v", res.Error)
+			}
+			if tt.none != (res.Value == nil) || string(res.Value) != tt.want {
+				t.Errorf("value = %q (nil %v), want %q", res.Value, res.Value == nil, tt.want)
+			}
+			if res.Retained == nil || len(res.Retained) != 0 {
+				t.Errorf("retained = %#v, want []", res.Retained)
+			}
+		})
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	tests := []struct {
+		name, code   string
+		kind         string
+		sentinel     error
+		line, column int // 0: not checked
+		msg          string
+	}{
+		{"thrown error", "const a = 1;\nconst b = 2;\n  throw new Error('boom');", "exception", ErrThrown, 3, 9, "Error: boom"},
+		{"thrown object", "throw {code: 7}", "exception", ErrThrown, 1, 0, `uncaught {"code":7}`},
+		{"type error", "let x;\nx.y.z = 1", "exception", ErrThrown, 2, 0, "TypeError"},
+		{"syntax error", "const a = 1;\nconst = 2;", "syntax", ErrSyntax, 2, 0, "SyntaxError"},
+		{"await hint", "const r = await tools.echo({});", "syntax", ErrSyntax, 1, 0, "without await"},
+		{"escaping the wrapper", "return 1;\n}); (function() {", "syntax", ErrSyntax, 2, 0, "closes the function"},
+		{"unclosed brace", "if (true) {\nreturn 1", "syntax", ErrSyntax, 2, 0, "SyntaxError"},
+		{"deep recursion", "function f(n) { return f(n + 1) + 1 }\nreturn f(0)", "stack", ErrStack, 1, 0, "maximum call stack"},
+		{"run_code refused", "tools.run_code({code: 'return 1'})", "exception", ErrThrown, 1, 0, "cannot be called from inside run_code"},
+		{"tool error thrown", "tools.fail({})", "exception", ErrThrown, 1, 0, "tools.fail: nope"},
+		{"bad argument", "tools.echo('x')", "exception", ErrThrown, 1, 0, "takes one object argument"},
+		{"unknown tool", "tools.nosuch({})", "exception", ErrThrown, 1, 0, "TypeError"},
+		{"not serializable", "const a = {}; a.a = a; return a", "result", ErrResult, 0, 0, "cannot be turned into JSON"},
+		{"no require", "require('fs')", "exception", ErrThrown, 1, 0, "ReferenceError: require is not defined"},
+		{"no timers", "setTimeout(() => 1, 10)", "exception", ErrThrown, 1, 0, "ReferenceError: setTimeout is not defined"},
+	}
+	fail := Tool{Name: "fail", Call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		return nil, errors.New("fail: nope")
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := Run(context.Background(), tt.code, []Tool{echoTool(), fail}, Options{})
+			e := res.Error
+			if e == nil {
+				t.Fatalf("no error; value %q", res.Value)
+			}
+			if e.Kind != tt.kind || !errors.Is(e, tt.sentinel) {
+				t.Errorf("kind %q (%v), want %q (%v)", e.Kind, e.Err, tt.kind, tt.sentinel)
+			}
+			if !strings.Contains(e.Message, tt.msg) {
+				t.Errorf("message %q does not contain %q", e.Message, tt.msg)
+			}
+			if tt.line != 0 && e.Line != tt.line {
+				t.Errorf("line %d, want %d (%s)", e.Line, tt.line, e.Message)
+			}
+			if tt.column != 0 && e.Column != tt.column {
+				t.Errorf("column %d, want %d", e.Column, tt.column)
+			}
+		})
+	}
+}
+
+func TestSandbox(t *testing.T) {
+	res := Run(context.Background(), `return [typeof require, typeof process, typeof setTimeout, typeof setInterval,
+		typeof fetch, typeof XMLHttpRequest, typeof module, typeof exports, typeof __dirname, typeof Deno, typeof print].join(",")`, nil, Options{})
+	if res.Error != nil {
+		t.Fatal(res.Error)
+	}
+	want := strings.TrimSuffix(strings.Repeat("undefined,", 11), ",")
+	if string(res.Value) != want {
+		t.Errorf("globals: %s", res.Value)
+	}
+}
+
+func TestLimits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("memory and time limits take a few seconds")
+	}
+	tests := []struct {
+		name, code string
+		opts       Options
+		kind       string
+		within     time.Duration
+	}{
+		{"infinite loop", "while (true) {}", Options{Timeout: 200 * time.Millisecond}, "timeout", 5 * time.Second},
+		{"doubling string", "let s = 'x';\nwhile (true) s += s;", Options{}, "memory", 10 * time.Second},
+		{"growing array", "const a = [];\nwhile (true) a.push(new Array(1e6));", Options{}, "memory", 20 * time.Second},
+		{"huge repeat", "return 'x'.repeat(2 ** 30).length", Options{}, "exception", 2 * time.Second},
+		{"huge padEnd", "return 'x'.padEnd(2 ** 30).length", Options{}, "exception", 2 * time.Second},
+		{"huge array", "return new Array(2 ** 28).fill(0).length", Options{}, "exception", 2 * time.Second},
+		{"huge array via literal", "const a = []; a.length = 2 ** 30; return a.fill(1).length", Options{}, "exception", 2 * time.Second},
+		{"huge array from", "return Array.from({length: 2 ** 30}).length", Options{}, "exception", 2 * time.Second},
+		{"huge buffer", "return new Float64Array(2 ** 30).length", Options{}, "exception", 2 * time.Second},
+		{"too many calls", "for (;;) tools.echo({})", Options{MaxCalls: 50}, "calls", 5 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			res := Run(context.Background(), tt.code, []Tool{echoTool()}, tt.opts)
+			took := time.Since(start)
+			if res.Error == nil {
+				t.Fatalf("no error; value %q", res.Value)
+			}
+			if res.Error.Kind != tt.kind {
+				t.Errorf("kind %q (%s), want %q", res.Error.Kind, res.Error.Message, tt.kind)
+			}
+			if took > tt.within {
+				t.Errorf("took %v, want under %v", took, tt.within)
+			}
+			if res.Error.Kind != "exception" && res.Error.Line == 0 {
+				t.Errorf("no line for %s", res.Error.Message)
+			}
+			t.Logf("%v: %s", took, res.Error)
+		})
+	}
+}
+
+func TestCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	res := Run(ctx, "while (true) {}", nil, Options{})
+	if res.Error == nil || !errors.Is(res.Error, ErrCanceled) {
+		t.Fatalf("error %v, want canceled", res.Error)
+	}
+}
+
+func TestLimitsKeepLogsAndRetained(t *testing.T) {
+	s := newSaver()
+	big := strings.Repeat("y", DefaultBudget+1)
+	code := "console.log('before');\nlet n = 0, r = tools.big({});\nwhile (true) { n++ }"
+	res := Run(context.Background(), code, []Tool{jsonTool("big", big)}, Options{Save: s.save, Timeout: 100 * time.Millisecond})
+	if res.Error == nil || res.Error.Kind != "timeout" || res.Error.Line != 3 {
+		t.Fatalf("error %+v, want a timeout on line 3", res.Error)
+	}
+	if res.Logs != "before\n" {
+		t.Errorf("logs %q", res.Logs)
+	}
+	if len(res.Retained) != 1 || res.Retained[0].OutputID == "" {
+		t.Errorf("retained %+v, want the big result's copy", res.Retained)
+	}
+}
+
+func TestBridge(t *testing.T) {
+	budget := 1000
+	small := strings.Repeat("s", budget)                       // exactly the budget: not copied
+	large := strings.Repeat("é", budget)                       // 2000 bytes as text
+	obj := map[string]any{"rows": strings.Repeat("r", budget)} // over as JSON
+	own := map[string]any{"preview": "short", "output_id": "out_cmd", "totalBytes": 8 << 20, "complete": false}
+	tools := []Tool{jsonTool("small", small), jsonTool("large", large), jsonTool("obj", obj), jsonTool("own", own)}
+
+	tests := []struct {
+		name, code string
+		want       []Ref
+		value      string
+	}{
+		{"small result not copied", `return tools.small({}).length`, nil, "1000"},
+		{"large string saved as text, script gets it whole", `const r = tools.large({}); return r.slice(0, 3) + r.length`,
+			[]Ref{{Call: 1, Tool: "large", OutputID: "out_1", TotalBytes: 2000, Complete: true}}, "ééé1000"},
+		{"large object saved as JSON", `tools.small({}); return Object.keys(tools.obj({}))`,
+			[]Ref{{Call: 2, Tool: "obj", OutputID: "out_1", TotalBytes: int64(len(`{"rows":""}`) + budget), Complete: true}}, `["rows"]`},
+		{"a tool's own copy is listed", `return tools.own({}).preview`,
+			[]Ref{{Call: 1, Tool: "own", OutputID: "out_cmd", TotalBytes: 8 << 20, Complete: false}}, "short"},
+		{"dropped results still listed", `tools.large({}); tools.large({}); return "nothing"`,
+			[]Ref{{Call: 1, Tool: "large", OutputID: "out_1", TotalBytes: 2000, Complete: true},
+				{Call: 2, Tool: "large", OutputID: "out_2", TotalBytes: 2000, Complete: true}}, "nothing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSaver()
+			res := Run(context.Background(), tt.code, tools, Options{Save: s.save, Budget: budget})
+			if res.Error != nil {
+				t.Fatal(res.Error)
+			}
+			if string(res.Value) != tt.value {
+				t.Errorf("value %q, want %q", res.Value, tt.value)
+			}
+			if tt.want == nil {
+				tt.want = []Ref{}
+			}
+			if fmt.Sprint(res.Retained) != fmt.Sprint(tt.want) {
+				t.Errorf("retained %+v\nwant     %+v", res.Retained, tt.want)
+			}
+			for _, r := range res.Retained {
+				if c, ok := s.copies[r.OutputID]; ok && int64(len(c.Text)) != r.TotalBytes {
+					t.Errorf("copy %s holds %d bytes, ref says %d", r.OutputID, len(c.Text), r.TotalBytes)
+				}
+			}
+		})
+	}
+}
+
+func TestBridgeCopyCapAndSaveFailure(t *testing.T) {
+	big := strings.Repeat("€", 1000) // 3000 bytes
+	s := newSaver()
+	res := Run(context.Background(), `return tools.big({}).length`, []Tool{jsonTool("big", big)},
+		Options{Save: s.save, Budget: 100, CopyCap: 1000})
+	if res.Error != nil || string(res.Value) != "1000" {
+		t.Fatalf("value %q, error %v: the script must get the whole value", res.Value, res.Error)
+	}
+	r := res.Retained[0]
+	if r.Complete || r.TotalBytes != 999 || string(s.copies[r.OutputID].Text) != strings.Repeat("€", 333) {
+		t.Errorf("capped copy: %+v", r)
+	}
+
+	s.fail = errors.New("disk full")
+	res = Run(context.Background(), `return tools.big({}).length`, []Tool{jsonTool("big", big)}, Options{Save: s.save, Budget: 100})
+	if res.Error != nil || string(res.Value) != "1000" {
+		t.Fatalf("value %q, error %v", res.Value, res.Error)
+	}
+	if len(res.Retained) != 1 || res.Retained[0].OutputID != "" || !strings.Contains(res.Retained[0].RecoveryError, "disk full") {
+		t.Errorf("failed save: %+v", res.Retained)
+	}
+}
+
+func TestLogs(t *testing.T) {
+	res := Run(context.Background(), `console.log("a", 1, {b: [2]}, undefined, null); console.warn("w"); console.error(new Error("e")); return 0`, nil, Options{})
+	want := "a 1 {\"b\":[2]} undefined null\nwarn: w\nerror: Error: e\n"
+	if res.Logs != want {
+		t.Errorf("logs %q, want %q", res.Logs, want)
+	}
+
+	res = Run(context.Background(), `for (let i = 0; i < 10000; i++) console.log("line " + i + " ünïcödé"); return 1`, nil, Options{MaxLogBytes: 1000})
+	if res.Error != nil {
+		t.Fatal(res.Error)
+	}
+	body, note, ok := strings.Cut(res.Logs, "[console output cut at 1000 bytes")
+	if !ok || len(body) > 1001 || !strings.HasPrefix(body, "line 0 ") || !strings.Contains(note, "not kept") {
+		t.Errorf("bounded logs: %d bytes, %q", len(res.Logs), res.Logs[max(0, len(res.Logs)-200):])
+	}
+	if !isValidUTF8(res.Logs) {
+		t.Error("logs cut inside a character")
+	}
+}
+
+func TestValueCap(t *testing.T) {
+	res := Run(context.Background(), `return "ü".repeat(1000)`, nil, Options{CopyCap: 101})
+	if res.Error != nil {
+		t.Fatal(res.Error)
+	}
+	if res.Complete || len(res.Value) != 100 {
+		t.Errorf("value %d bytes, complete %v", len(res.Value), res.Complete)
+	}
+}
+
+func TestToolGetsContextAndArgs(t *testing.T) {
+	var got string
+	tool := Tool{Name: "t", Call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		if _, ok := ctx.Deadline(); !ok {
+			return nil, errors.New("no deadline")
+		}
+		got = string(args)
+		return json.RawMessage(`"ok"`), nil
+	}}
+	res := Run(context.Background(), `return tools.t({command: "ls", n: 1})`, []Tool{tool}, Options{})
+	if res.Error != nil || string(res.Value) != "ok" || got != `{"command":"ls","n":1}` || res.Calls != 1 {
+		t.Errorf("value %q err %v args %q calls %d", res.Value, res.Error, got, res.Calls)
+	}
+}
+
+func TestCompile(t *testing.T) {
+	if err := Compile("return 1"); err != nil {
+		t.Error(err)
+	}
+	var e *Error
+	if err := Compile("return ("); !errors.As(err, &e) || e.Kind != "syntax" || e.Line != 1 {
+		t.Errorf("Compile: %v", err)
+	}
+}
+
+func isValidUTF8(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
+
+func TestToolPanicIsAnError(t *testing.T) {
+	bad := Tool{Name: "bad", Call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		var m map[string]int
+		m["x"] = 1 // panics
+		return nil, nil
+	}}
+	res := Run(context.Background(), "console.log('a'); return tools.bad({})", []Tool{bad}, Options{})
+	if res.Error == nil || !strings.Contains(res.Error.Message, "internal error") || res.Logs != "a\n" || res.Retained == nil {
+		t.Fatalf("result %+v", res)
+	}
+}

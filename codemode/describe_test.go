@@ -1,0 +1,104 @@
+package codemode
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestTypeScript(t *testing.T) {
+	tests := []struct{ schema, want string }{
+		{``, `any`},
+		{`not json`, `any`},
+		{`{}`, `any`},
+		{`{"type":"string"}`, `string`},
+		{`{"type":"integer"}`, `number`},
+		{`{"type":["string","null"]}`, `string | null`},
+		{`{"enum":["a","b",3]}`, `"a" | "b" | 3`},
+		{`{"const":true}`, `true`},
+		{`{"type":"array","items":{"type":"number"}}`, `number[]`},
+		{`{"type":"array","items":{"enum":["x","y"]}}`, `("x" | "y")[]`},
+		{`{"type":"array"}`, `any[]`},
+		{`{"anyOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}]}`, `string | string[]`},
+		{`{"type":"object"}`, `{ [key: string]: any }`},
+		{`{"type":"object","additionalProperties":{"type":"integer"}}`, `{ [key: string]: number }`},
+		{`{"type":"object","properties":{"b":{"type":"string","description":"first\nline"},"a-b":{"type":"boolean"}},"required":["b"]}`,
+			"{\n  // first line\n  b: string;\n  \"a-b\"?: boolean;\n}"},
+		{`{"type":"object","properties":{"o":{"type":"object","properties":{"x":{"type":"number"}},"required":["x"]}}}`,
+			"{\n  o?: {\n    x: number;\n  };\n}"},
+		{`{"type":"weird"}`, `any`},
+	}
+	for _, tt := range tests {
+		if got := TypeScript(json.RawMessage(tt.schema)); got != tt.want {
+			t.Errorf("TypeScript(%s) =\n%s\nwant\n%s", tt.schema, got, tt.want)
+		}
+	}
+}
+
+func TestTypeScriptDepth(t *testing.T) {
+	s := `{"type":"string"}`
+	for i := 0; i < 50; i++ {
+		s = `{"type":"array","items":` + s + `}`
+	}
+	if got := TypeScript(json.RawMessage(s)); !strings.Contains(got, "any") || len(got) > 200 {
+		t.Errorf("deep schema: %s", got)
+	}
+}
+
+func TestDescribeSkipsRunCode(t *testing.T) {
+	d := Describe([]Tool{{Name: Name}, {Name: "a", Description: "does\n a"}, {Name: "b"}})
+	want := "// does a\ntools.a(args: any): any;\n\ntools.b(args: any): any;\n"
+	if d != want {
+		t.Errorf("Describe = %q, want %q", d, want)
+	}
+}
+
+// FuzzTypeScript: for any input, TypeScript returns without panicking, its
+// output is valid UTF-8 when the input is, and its size is bounded by the
+// input's (no blow-up from nesting).
+func FuzzTypeScript(f *testing.F) {
+	f.Add(`{"type":"object","properties":{"a":{"type":"array","items":{"enum":[1,"x"]}}},"required":["a"]}`)
+	f.Add(`{"anyOf":[{"type":["string","null"]},{"const":{"k":1}}]}`)
+	f.Add(`{"properties":{"\u00e9":{"description":"\u4e16"}}}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		got := TypeScript(json.RawMessage(s))
+		if got == "" {
+			t.Fatal("empty type")
+		}
+		if utf8.ValidString(s) && !utf8.ValidString(got) {
+			t.Fatalf("invalid UTF-8 from %q: %q", s, got)
+		}
+		if len(got) > 64*len(s)+64 {
+			t.Fatalf("%d bytes of type from %d bytes of schema", len(got), len(s))
+		}
+	})
+}
+
+// FuzzCapText: capText never returns more than max bytes, returns a prefix
+// of its input, never splits a valid character, and says complete exactly
+// when nothing was cut.
+func FuzzCapText(f *testing.F) {
+	f.Add([]byte("héllo 世界"), 4)
+	f.Add([]byte{0xff, 0xe4, 0xb8}, 2)
+	f.Add([]byte("abc"), 10)
+	f.Fuzz(func(t *testing.T, b []byte, max int) {
+		if max < 0 {
+			max = -max
+		}
+		max %= len(b) + 4
+		got, complete := capText(b, max)
+		if len(got) > max || string(got) != string(b[:len(got)]) {
+			t.Fatalf("capText(%q, %d) = %q", b, max, got)
+		}
+		if complete != (len(got) == len(b)) {
+			t.Fatalf("complete %v for %d of %d bytes", complete, len(got), len(b))
+		}
+		if utf8.Valid(b) && !utf8.Valid(got) {
+			t.Fatalf("split a character: %q", got)
+		}
+		if len(got) < max-3 && len(got) < len(b) {
+			t.Fatalf("cut %d bytes short of %d", max-len(got), max)
+		}
+	})
+}

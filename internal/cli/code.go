@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/scrollback-dev/scrollback"
+)
+
+func init() {
+	register(commandInfo{name: "code", order: 15,
+		usage:   "code [--session ID] [--timeout DUR] [--json] FILE|-",
+		summary: "run JavaScript that calls the tools (Code Mode); print its value, logs and retained copies",
+		make:    func(io IO) command { return &codeCmd{base: base{io: io}} }})
+}
+
+// codeCmd is `scrollback code`: run a Code Mode script from a file or
+// standard input. The script's value goes to stdout; its console output,
+// the copies made during the run and any script error go to stderr. It
+// exits 1 when the script failed.
+type codeCmd struct {
+	base
+	timeout time.Duration
+}
+
+// maxScript bounds the script read from a file or stdin.
+const maxScript = 1 << 20
+
+func (c *codeCmd) Run(ctx context.Context, args []string) error {
+	fs := c.flags("code", true, true)
+	fs.DurationVar(&c.timeout, "timeout", 0, "stop the script after `DUR`, tool calls included (default 30s)")
+	pos, err := c.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("give one script: a FILE, or - for standard input")
+	}
+	if c.timeout < 0 {
+		return usagef("--timeout %s is negative", c.timeout)
+	}
+	code, err := readScript(pos[0], c.io.Stdin)
+	if err != nil {
+		return err
+	}
+	eng, st, err := c.engine(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	sess, err := c.openSession(ctx, eng)
+	if err != nil {
+		return err
+	}
+	in := scrollback.RunCodeInput{Code: code, TimeoutMS: c.timeout.Milliseconds()}
+	if c.timeout > 0 && in.TimeoutMS == 0 {
+		in.TimeoutMS = 1
+	}
+	res, err := sess.RunCode(ctx, in)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		if err := printJSON(c.io.Stdout, res); err != nil {
+			return err
+		}
+	} else {
+		c.printHuman(res)
+	}
+	if res.Error != nil {
+		return exitError{1}
+	}
+	return nil
+}
+
+func (c *codeCmd) printHuman(res scrollback.RunCodeResult) {
+	if res.Logs != "" {
+		io.WriteString(c.io.Stderr, res.Logs)
+	}
+	if res.Preview != "" {
+		io.WriteString(c.io.Stdout, res.Preview)
+		if !strings.HasSuffix(res.Preview, "\n") {
+			io.WriteString(c.io.Stdout, "\n")
+		}
+	}
+	if res.Recovery == scrollback.RecoveryUnavailable {
+		fmt.Fprintf(c.io.Stderr, "scrollback code: %s\n", res.RecoveryError)
+	}
+	for _, r := range res.Retained {
+		state := "complete"
+		if !r.Complete {
+			state = "incomplete"
+		}
+		if r.OutputID == "" {
+			fmt.Fprintf(c.io.Stderr, "retained: call %d %s: not saved: %s\n", r.Call, r.Tool, r.RecoveryError)
+			continue
+		}
+		fmt.Fprintf(c.io.Stderr, "retained: call %d %s: %s (%d bytes, %s); read it with: scrollback read %s\n",
+			r.Call, r.Tool, r.OutputID, r.TotalBytes, state, r.OutputID)
+	}
+	if e := res.Error; e != nil {
+		if e.Line > 0 {
+			fmt.Fprintf(c.io.Stderr, "scrollback code: line %d, column %d: %s\n", e.Line, e.Column, e.Message)
+		} else {
+			fmt.Fprintf(c.io.Stderr, "scrollback code: %s\n", e.Message)
+		}
+	}
+}
+
+// readScript reads the script from a file, or from stdin for "-",
+// refusing more than maxScript bytes.
+func readScript(name string, stdin io.Reader) (string, error) {
+	r := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxScript+1))
+	if err != nil {
+		return "", err
+	}
+	if len(data) > maxScript {
+		return "", fmt.Errorf("the script is over %d bytes; a script calls tools, it need not carry data", maxScript)
+	}
+	return string(data), nil
+}
