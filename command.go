@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/scrollback-dev/scrollback/capture"
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
 	"github.com/scrollback-dev/scrollback/preview"
 	"github.com/scrollback-dev/scrollback/runner"
 	"github.com/scrollback-dev/scrollback/store"
@@ -28,6 +30,16 @@ type RunCommandInput struct {
 	TimeoutMS int64             `json:"timeout_ms,omitempty" jsonschema:"kill the command's whole process group after this many milliseconds (0: the server's default)"`
 	Env       map[string]string `json:"env,omitempty" jsonschema:"environment variables to add or override"`
 	Stdin     string            `json:"stdin,omitempty" jsonschema:"text given on standard input (default: none)"`
+	Preview   *PreviewShape     `json:"preview,omitempty" jsonschema:"how to split the preview between head and tail, when the output does not fit (default: about two thirds head, one third tail)"`
+}
+
+// PreviewShape lets the caller choose how a preview that does not fit
+// splits its budget: a model that knows the answer is at the end asks for
+// the tail. Head and tail together must fit the preview budget; a part
+// left out gets what the other leaves, and 0 means none of that part.
+type PreviewShape struct {
+	HeadBytes *int `json:"head_bytes,omitempty" jsonschema:"bytes of the output's start to show (0: none)"`
+	TailBytes *int `json:"tail_bytes,omitempty" jsonschema:"bytes of the output's end to show (0: none)"`
 }
 
 // RunCommandResult is the result of run_command.
@@ -69,6 +81,10 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 	}
 	if in.TimeoutMS < 0 {
 		return RunCommandResult{}, errorf(op, ErrArgument, "give a positive number of milliseconds, or 0 for the default", "timeout_ms %d is negative", in.TimeoutMS)
+	}
+	head, tail, err := s.previewShape(op, in.Preview)
+	if err != nil {
+		return RunCommandResult{}, err
 	}
 	timeout := time.Duration(in.TimeoutMS) * time.Millisecond
 	if timeout == 0 {
@@ -115,6 +131,9 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 		budget:   s.e.opts.PreviewBudget,
 		status:   commandStatus(res, timeout),
 		gap:      gap,
+		head:     head,
+		tail:     tail,
+		stderr:   failedStderr(res, got.StderrTail),
 	})
 	out.Preview, out.Truncated, out.OutputID = shown.Preview, shown.Truncated, shown.OutputID
 	out.TotalBytes, out.Complete = shown.TotalBytes, shown.Complete
@@ -125,6 +144,40 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 		return out, &Error{Op: op, Err: err, Msg: err.Error()}
 	}
 	return out, nil
+}
+
+// previewShape checks a caller's head and tail request against the budget
+// and turns it into preview options (-1: none of that part).
+func (s *Session) previewShape(op string, p *PreviewShape) (head, tail int, err error) {
+	if p == nil {
+		return 0, 0, nil
+	}
+	budget := s.e.opts.PreviewBudget
+	part := func(name string, v *int) (int, error) {
+		switch {
+		case v == nil:
+			return 0, nil
+		case *v < 0:
+			return 0, errorf(op, ErrArgument, "give 0 or more bytes", "preview.%s %d is negative", name, *v)
+		case *v == 0:
+			return -1, nil
+		}
+		return *v, nil
+	}
+	if head, err = part("head_bytes", p.HeadBytes); err != nil {
+		return 0, 0, err
+	}
+	if tail, err = part("tail_bytes", p.TailBytes); err != nil {
+		return 0, 0, err
+	}
+	if max(head, 0)+max(tail, 0) > budget {
+		return 0, 0, errorf(op, ErrArgument, fmt.Sprintf("head_bytes and tail_bytes together must be at most the preview budget, %d", budget),
+			"preview asks for %d + %d bytes", max(head, 0), max(tail, 0))
+	}
+	if head == -1 && tail == -1 {
+		return 0, 0, errorf(op, ErrArgument, "ask for a head, a tail or both", "preview.head_bytes and preview.tail_bytes are both 0")
+	}
+	return head, tail, nil
 }
 
 // commandStatus says how a command ended, for the preview footer; "" for a
@@ -181,7 +234,8 @@ type retainRequest struct {
 	budget       int
 	status       string
 	gap          *preview.Gap
-	head, tail   int
+	head, tail   int    // preview.Options.HeadBytes and TailBytes
+	stderr       []byte // the stderr tail of a failed command, for an error-first preview
 }
 
 func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
@@ -209,9 +263,71 @@ func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
 		sh.OutputID = info.ID
 		f.ID = info.ID
 	}
-	p := preview.Render(r.data, preview.Options{Budget: r.budget, HeadBytes: r.head, TailBytes: r.tail}, f)
+	opts := preview.Options{Budget: r.budget, HeadBytes: r.head, TailBytes: r.tail}
+	p := preview.Render(r.data, opts, f)
+	if block := stderrBlock(r.stderr, r.status, r.data[:p.HeadEnd], r.data[p.TailStart:], r.budget); block != "" {
+		// Error first: the failure's own words lead the preview, and the
+		// head and tail share what is left of the budget.
+		opts.Budget -= len(block)
+		opts.HeadBytes, opts.TailBytes = shrink(r.head, opts.Budget), shrink(r.tail, opts.Budget)
+		p = preview.Render(r.data, opts, f)
+		p.Text = block + p.Text
+	}
 	sh.Preview, sh.Truncated = p.Text, p.Truncated
 	return sh
+}
+
+// shrink keeps a caller's head or tail request within a smaller budget.
+func shrink(n, budget int) int {
+	if n > budget {
+		return budget
+	}
+	return n
+}
+
+// failedStderr returns the stderr tail of a command that failed (non-zero
+// exit, signal or timeout), or nil.
+func failedStderr(r runner.Result, tail []byte) []byte {
+	if r.TimedOut || r.Signal != "" || r.ExitCode != nil && *r.ExitCode != 0 {
+		return tail
+	}
+	return nil
+}
+
+// stderrBlockMax is the most of a failed command's stderr an error-first
+// preview shows: a sixth of the budget, at most 4 KiB.
+func stderrBlockMax(budget int) int { return min(budget/6, 4<<10) }
+
+// stderrBlock returns the error-first block of a failed command's preview:
+// the end of what it wrote to stderr, when neither the preview's head nor its
+// tail already shows it. "" when there is nothing to add.
+func stderrBlock(stderr []byte, status string, shownHead, shownTail []byte, budget int) string {
+	stderr = bytes.TrimRight(stderr, "\n")
+	if len(stderr) == 0 {
+		return ""
+	}
+	lastLine := stderr[bytes.LastIndexByte(stderr, '\n')+1:]
+	if bytes.Contains(shownTail, lastLine) || bytes.Contains(shownHead, lastLine) {
+		return "" // the preview already shows the error's last words
+	}
+	const header = "[scrollback: the command failed (%s). The last %d bytes it wrote to stderr come first; its output follows.]\n"
+	max := stderrBlockMax(budget) - len(header) - 40 - len(status)
+	if max <= 0 {
+		return ""
+	}
+	if len(stderr) > max {
+		// Keep the end, starting at a line if one starts near the cut.
+		cut := len(stderr) - max
+		for cut < len(stderr) && !utf8.RuneStart(stderr[cut]) {
+			cut++
+		}
+		if i := bytes.IndexByte(stderr[cut:], '\n'); i >= 0 && i < max/4 {
+			cut += i + 1
+		}
+		stderr = stderr[cut:]
+	}
+	shown := utf8x.ValidString(stderr)
+	return fmt.Sprintf(header, status, len(stderr)) + shown + "\n[scrollback: end of stderr]\n"
 }
 
 func gapBytes(g *preview.Gap) int64 {

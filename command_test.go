@@ -20,7 +20,7 @@ import (
 
 // newSession opens a fresh SQLite store in a temporary directory and
 // returns a new session on it.
-func newSession(t *testing.T, opts scrollback.Options) *scrollback.Session {
+func newSession(t testing.TB, opts scrollback.Options) *scrollback.Session {
 	t.Helper()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "scrollback.db"), nil)
 	if err != nil {
@@ -346,5 +346,82 @@ func TestRunCommandReadOnlyDatabase(t *testing.T) {
 	}
 	if res.ExitCode == nil || *res.ExitCode != 0 || !res.Truncated {
 		t.Errorf("result lost: %+v", res)
+	}
+}
+
+// A model that knows the answer is at the end asks for the tail.
+func TestRunCommandPreviewShape(t *testing.T) {
+	sess := newSession(t, scrollback.Options{})
+	ctx := context.Background()
+	res, err := sess.RunCommand(ctx, scrollback.RunCommandInput{
+		Command: "seq 1 100000",
+		Preview: &scrollback.PreviewShape{HeadBytes: intp(0), TailBytes: intp(20000)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasPrefix(res.Preview, "1\n2\n") || !strings.HasSuffix(res.Preview, "99999\n100000\n") {
+		t.Errorf("tail-only preview shows the head or lacks the end: %.60q … %.60q", res.Preview, res.Preview[max(0, len(res.Preview)-60):])
+	}
+	if len(res.Preview) > scrollback.PreviewBudget {
+		t.Errorf("preview %d bytes", len(res.Preview))
+	}
+	res, err = sess.RunCommand(ctx, scrollback.RunCommandInput{
+		Command: "seq 1 100000",
+		Preview: &scrollback.PreviewShape{HeadBytes: intp(2000)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Preview, "1\n2\n") || !strings.HasSuffix(res.Preview, "100000\n") || len(res.Preview) < scrollback.PreviewBudget-2000 {
+		t.Errorf("a 2000-byte head should leave the rest to the tail: %d bytes", len(res.Preview))
+	}
+	for _, shape := range []scrollback.PreviewShape{
+		{HeadBytes: intp(-1)},
+		{TailBytes: intp(-5)},
+		{HeadBytes: intp(20000), TailBytes: intp(20000)},
+		{HeadBytes: intp(0), TailBytes: intp(0)},
+	} {
+		if _, err := sess.RunCommand(ctx, scrollback.RunCommandInput{Command: "true", Preview: &shape}); !errors.Is(err, scrollback.ErrArgument) {
+			t.Errorf("shape %+v: error %v, want ErrArgument", shape, err)
+		}
+	}
+}
+
+// A failed command's error line reaches the preview even when a megabyte
+// of output surrounds it: make-like (error at the end) and error early on
+// stderr with more stdout after it.
+func TestRunCommandErrorFirst(t *testing.T) {
+	sess := newSession(t, scrollback.Options{})
+	for _, tt := range []struct{ name, command, want, status string }{
+		{"make-like", "seq 1 200000; echo 'main.c:12: error: expected ;' >&2; echo 'make: *** [all] Error 2' >&2; exit 2",
+			"main.c:12: error: expected ;", "exit status 2"},
+		{"error then more output", "echo 'fatal: config file missing' >&2; seq 1 200000; exit 1",
+			"fatal: config file missing", "exit status 1"},
+		{"error in the middle", "seq 1 100000; echo 'fatal: config file missing' >&2; seq 1 100000; exit 1",
+			"fatal: config file missing", "exit status 1"},
+		{"killed", "seq 1 100000; echo 'panic: out of memory' >&2; seq 1 200000; kill -9 $$",
+			"panic: out of memory", "SIGKILL"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := sess.RunCommand(context.Background(), scrollback.RunCommandInput{Command: tt.command})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Truncated || !strings.Contains(res.Preview, tt.want) || !strings.Contains(res.Preview, tt.status) {
+				t.Errorf("preview lacks %q or %q", tt.want, tt.status)
+			}
+			if len(res.Preview) > scrollback.PreviewBudget || !utf8.ValidString(res.Preview) {
+				t.Errorf("preview %d bytes", len(res.Preview))
+			}
+		})
+	}
+	// A command that succeeds gets no stderr block.
+	res, err := sess.RunCommand(context.Background(), scrollback.RunCommandInput{Command: "echo note >&2; seq 1 200000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(res.Preview, "wrote to stderr") {
+		t.Error("a successful command got an error-first block")
 	}
 }

@@ -15,7 +15,7 @@ import (
 
 func init() {
 	register(commandInfo{name: "run", order: 10,
-		usage:   "run [--session ID] [--timeout DUR] [--cwd DIR] [--env K=V] [--stdin FILE] [--json] -- COMMAND...",
+		usage:   "run [--session ID] [--timeout DUR] [--cwd DIR] [--env K=V] [--stdin FILE] [--head-bytes N] [--tail-bytes N] [--json] -- COMMAND...",
 		summary: "run a command; print its preview and exit with its exit code",
 		make:    func(io IO) command { return &runCmd{base: base{io: io}} }})
 }
@@ -51,6 +51,8 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&c.stdin, "stdin", "", "give the command the contents of `FILE` on standard input (- for scrollback's own stdin; default none)")
 	c.env = envFlag{}
 	fs.Var(c.env, "env", "set `KEY=VALUE` in the command's environment (repeatable)")
+	head := fs.Int("head-bytes", -1, "when the output does not fit, show `N` bytes of its start (0: none)")
+	tail := fs.Int("tail-bytes", -1, "when the output does not fit, show `N` bytes of its end (0: none)")
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
@@ -66,6 +68,15 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 		Cwd:       c.cwd,
 		TimeoutMS: c.timeout.Milliseconds(),
 		Env:       c.env,
+	}
+	if *head >= 0 || *tail >= 0 {
+		in.Preview = &scrollback.PreviewShape{}
+		if *head >= 0 {
+			in.Preview.HeadBytes = head
+		}
+		if *tail >= 0 {
+			in.Preview.TailBytes = tail
+		}
 	}
 	if c.timeout > 0 && in.TimeoutMS == 0 {
 		in.TimeoutMS = 1
