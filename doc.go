@@ -10,12 +10,14 @@
 //     in arrival order, keeping the head and the tail past the copy cap;
 //   - package runner runs a command in its own process group;
 //   - package filepager pages through files by line and byte offset;
+//   - package grep searches a retained copy without holding it whole;
+//   - package codemode runs JavaScript that calls the tools (run_code);
 //   - package store and its backends (store/sqlite, store/postgres) keep
 //     sessions and copies.
 //
 // A Session, got from Engine.Session, offers the tools of the product
 // contract as methods: RunCommand, ReadToolOutput, GrepToolOutput, ReadFile,
-// and Retain for results of other tools. Their input and result types carry
+// RunCode, and Retain for results of other tools. Their input and result types carry
 // the contract's JSON names, so the CLI's --json output, the MCP tools'
 // structured content and the Go API are one shape.
 //
