@@ -1,0 +1,32 @@
+// Package mcpserver serves scrollback's tools over the Model Context
+// Protocol, with the official Go SDK (github.com/modelcontextprotocol/go-sdk).
+//
+// It is a thin front end: every tool is one method of a scrollback.Session,
+// registered with a typed handler so that the tool's input and output
+// schemas are inferred from the engine's own input and result types. Each
+// successful result carries:
+//
+//   - first, a plain text block the model reads: a command's preview with its
+//     footer, a page's text, a file's lines — never the JSON of the result;
+//   - after it, when there is more to read, a short bracketed line naming
+//     the exact call that continues;
+//   - structuredContent: the contract's object (run_command's result, a
+//     page, ...), spelled with the contract's JSON names;
+//   - _meta "scrollback/session": the session the call acted on.
+//
+// Tool failures — bad or missing arguments, an unknown output id, an offset
+// inside a character, an unknown tool name — are tool results with isError
+// set and a message that says what was wrong and what would be right; they
+// are never protocol errors, so a model can read them and correct itself.
+//
+// Two transports are offered:
+//
+//   - NewServer binds one server to one session; serve it over stdio with
+//     (*mcp.Server).Run and mcp.StdioTransport (`scrollback mcp`).
+//   - NewHTTPHandler serves the streamable HTTP transport at /mcp. Each MCP
+//     session gets its own scrollback session (created on its first tool
+//     call), or resumes one its caller owns named by the Scrollback-Session
+//     header. With bearer tokens configured every request must carry one;
+//     the owner of a session is a hash of the token that created it. Listen
+//     refuses to bind a non-loopback address when no token is configured.
+package mcpserver

@@ -1,0 +1,187 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/scrollback-dev/scrollback"
+)
+
+// MetaSession is the _meta key of every tool result: the id of the
+// scrollback session the call acted on (resume it with --session, or over
+// HTTP with the Scrollback-Session header).
+const MetaSession = "scrollback/session"
+
+// Instructions is the server's MCP instructions: the rule of section 4 of
+// the product contract, in the project's words.
+const Instructions = `scrollback keeps tool output that is too large to show at once.
+
+A preview is not the whole result. When a result is truncated, the text you did not see is saved as a retained copy in this session, and the preview's footer says how many bytes and lines you did not see and gives the exact read_tool_output call (output_id and offset) that continues. Page through it with read_tool_output; never re-run the command to see the rest.
+
+Two flags answer two different questions: hasMore=false means you reached the end of the saved text; complete=false means the saved text itself may lack part of what the tool produced (a cap was crossed). Both can be false on the last page.
+
+Before you claim that a field, line or record does not exist, read the retained copy and check the source's own pagination: API page tokens, a head or grep in the pipeline, server-side filters. When you cannot get that evidence, say that it is uncertain instead of saying that it is absent.`
+
+// Options configures the MCP servers this package makes.
+type Options struct {
+	// Version is reported to clients as the server's version; "" = "(devel)".
+	Version string
+	// Logger receives the SDK's log of server activity; nil = none.
+	Logger *slog.Logger
+}
+
+// binding is the scrollback session one MCP server acts on. Over stdio it
+// is fixed at start; over HTTP a new session is created on the first tool
+// call, so that a connection that never calls a tool leaves nothing behind.
+type binding struct {
+	eng   *scrollback.Engine
+	owner string
+
+	mu   sync.Mutex
+	sess *scrollback.Session
+
+	once sync.Once
+	srv  *mcp.Server
+}
+
+// session returns the bound session, creating it on first use.
+func (b *binding) session(ctx context.Context) (*scrollback.Session, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sess == nil {
+		s, err := b.eng.NewSession(ctx, b.owner)
+		if err != nil {
+			return nil, err
+		}
+		b.sess = s
+	}
+	return b.sess, nil
+}
+
+// current returns the bound session, or nil before the first tool call.
+func (b *binding) current() *scrollback.Session {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sess
+}
+
+// NewServer returns an MCP server whose tools act on sess: every copy they
+// retain belongs to it, and read_tool_output reads only its copies. Serve it
+// over stdio with srv.Run(ctx, &mcp.StdioTransport{}), or over any other
+// transport of the SDK.
+func NewServer(sess *scrollback.Session, opts Options) *mcp.Server {
+	return newServer(&binding{eng: sess.Engine(), owner: sess.Owner(), sess: sess}, opts)
+}
+
+// schemas caches the tools' inferred JSON schemas across servers: the HTTP
+// handler makes one server per MCP session.
+var schemas = mcp.NewSchemaCache()
+
+func newServer(b *binding, opts Options) *mcp.Server {
+	version := opts.Version
+	if version == "" {
+		version = "(devel)"
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "scrollback", Title: "scrollback", Version: version}, &mcp.ServerOptions{
+		Instructions: Instructions,
+		Logger:       opts.Logger,
+		SchemaCache:  schemas,
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	for _, t := range tools {
+		t.add(srv, b)
+	}
+	srv.AddReceivingMiddleware(b.toolResults())
+	return srv
+}
+
+// toolResults finishes every tools/call result: it puts the session in
+// _meta (failures included), and turns a call of an unknown tool into a tool
+// error that names the tools there are, so that the model can correct
+// itself instead of the client seeing a protocol failure.
+func (b *binding) toolResults() mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method != "tools/call" {
+				return res, err
+			}
+			var werr *jsonrpc.Error
+			if errors.As(err, &werr) && werr.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(werr.Message, "unknown tool") {
+				res, err = &mcp.CallToolResult{
+					Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s; this server's tools are %s", werr.Message, strings.Join(toolNames(), ", "))}},
+					IsError: true,
+				}, nil
+			}
+			if r, ok := res.(*mcp.CallToolResult); ok && r != nil && err == nil {
+				if s := b.current(); s != nil {
+					if r.Meta == nil {
+						r.Meta = mcp.Meta{}
+					}
+					r.Meta[MetaSession] = s.ID()
+				}
+				if r.IsError && r.StructuredContent == nil {
+					prefixToolName(r, req)
+					cutMessage(r)
+				}
+			}
+			return res, err
+		}
+	}
+}
+
+// prefixToolName makes the SDK's own messages for arguments that do not
+// match the input schema name the tool and point at its schema.
+func prefixToolName(r *mcp.CallToolResult, req mcp.Request) {
+	ctr, ok := req.(*mcp.CallToolRequest)
+	if !ok || ctr.Params == nil || len(r.Content) == 0 {
+		return
+	}
+	tc, ok := r.Content[0].(*mcp.TextContent)
+	if !ok || strings.HasPrefix(tc.Text, ctr.Params.Name+":") {
+		return
+	}
+	msg := ctr.Params.Name + ": " + tc.Text
+	if strings.Contains(tc.Text, "validating \"arguments\"") || strings.Contains(tc.Text, "json: ") || strings.Contains(tc.Text, "cannot unmarshal") {
+		msg += "; the arguments must match the tool's input schema (see tools/list)"
+	}
+	r.Content[0] = &mcp.TextContent{Text: msg}
+}
+
+// maxMessage bounds a tool error's text: a message that quotes a 10 MiB
+// argument back must not become a 10 MiB result.
+const maxMessage = 2048
+
+// cutMessage cuts an over-long error message at a character boundary and
+// says so.
+func cutMessage(r *mcp.CallToolResult) {
+	if len(r.Content) == 0 {
+		return
+	}
+	tc, ok := r.Content[0].(*mcp.TextContent)
+	if !ok || len(tc.Text) <= maxMessage {
+		return
+	}
+	cut := maxMessage
+	for cut > 0 && !utf8.RuneStart(tc.Text[cut]) {
+		cut--
+	}
+	r.Content[0] = &mcp.TextContent{Text: fmt.Sprintf("%s… [error message cut: %d bytes in all]", tc.Text[:cut], len(tc.Text))}
+}
+
+// toolNames lists the server's tools by name, for the unknown-tool error.
+func toolNames() []string {
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.name
+	}
+	return names
+}
