@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/mcpserver"
+	"github.com/scrollback-dev/scrollback/proxy"
+)
+
+func init() {
+	register(commandInfo{name: "proxy", order: 85,
+		usage:   "proxy [--session ID] [--db PATH] [--budget N] [--budget-for TOOL=N] [--call-timeout DUR] [--http ADDR] (-- COMMAND... | --url URL [--header 'K: V'])",
+		summary: "serve an upstream MCP server's tools with large results previewed and retained",
+		make:    func(io IO) command { return &proxyCmd{base: base{io: io}} }})
+}
+
+// proxyCmd is `scrollback proxy`: an MCP server in front of another one.
+type proxyCmd struct {
+	base
+	url         string
+	headers     headerFlag
+	budget      int
+	budgetFor   budgetFlag
+	callTimeout time.Duration
+	http        string
+	tokenFile   string
+	idle        time.Duration
+}
+
+// headerFlag collects repeated --header 'Name: value' flags.
+type headerFlag http.Header
+
+func (h headerFlag) String() string { return "" }
+
+func (h headerFlag) Set(v string) error {
+	k, val, ok := strings.Cut(v, ":")
+	if !ok || strings.TrimSpace(k) == "" {
+		return fmt.Errorf("want 'Name: value', got %q", v)
+	}
+	http.Header(h).Add(strings.TrimSpace(k), strings.TrimSpace(val))
+	return nil
+}
+
+// budgetFlag collects repeated --budget-for TOOL=N flags.
+type budgetFlag map[string]int
+
+func (b budgetFlag) String() string { return "" }
+
+func (b budgetFlag) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	n, err := strconv.Atoi(val)
+	if !ok || k == "" || err != nil || n < 1 {
+		return fmt.Errorf("want TOOL=BYTES with BYTES a positive number, got %q", v)
+	}
+	b[k] = n
+	return nil
+}
+
+func (c *proxyCmd) Run(ctx context.Context, args []string) error {
+	fs := c.flags("proxy", true, false)
+	c.headers, c.budgetFor = headerFlag{}, budgetFlag{}
+	fs.StringVar(&c.url, "url", "", "connect to the upstream's streamable HTTP endpoint `URL` instead of running a command")
+	fs.Var(c.headers, "header", "send `'Name: value'` with every request to --url (repeatable)")
+	fs.IntVar(&c.budget, "budget", scrollback.HistoryBudget, "show results up to `N` bytes whole; preview larger ones")
+	fs.Var(c.budgetFor, "budget-for", "the budget of one tool, `TOOL=N` (repeatable)")
+	fs.DurationVar(&c.callTimeout, "call-timeout", proxy.DefaultCallTimeout, "give up on an upstream call after `DUR`")
+	fs.StringVar(&c.http, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:7778) instead of stdio")
+	fs.StringVar(&c.tokenFile, "token-file", "", "with --http, require a bearer token from `FILE` (default $SCROLLBACK_TOKEN)")
+	fs.DurationVar(&c.idle, "idle-timeout", mcpserver.DefaultIdleTimeout, "with --http, close MCP sessions idle for `DUR`")
+	pos, err := c.parse(args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case c.url == "" && len(pos) == 0:
+		return usagef("no upstream: put its command after --, e.g. scrollback proxy -- npx -y @modelcontextprotocol/server-filesystem /data, or give --url")
+	case c.url != "" && len(pos) > 0:
+		return usagef("give either --url or a command, not both")
+	case len(c.headers) > 0 && c.url == "":
+		return usagef("--header applies to --url only")
+	case c.budget < 1:
+		return usagef("--budget %d: give a positive number of bytes", c.budget)
+	case c.http == "" && c.tokenFile != "":
+		return usagef("--token-file applies to --http only")
+	case c.http != "" && c.session != "":
+		return usagef("--session applies to stdio only: over HTTP a client resumes a session with the %s header", mcpserver.SessionHeader)
+	}
+
+	st, err := c.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	eng := scrollback.New(st, scrollback.Options{File: fileOptions(c.io.Getenv)})
+	up := proxy.Upstream{Command: pos, Stderr: c.io.Stderr}
+	if c.url != "" {
+		up = proxy.Upstream{URL: c.url, Header: http.Header(c.headers)}
+	}
+	p, err := proxy.New(eng, up, proxy.Options{Budget: c.budget, ToolBudgets: c.budgetFor, CallTimeout: c.callTimeout, Version: Version()})
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	if err := p.Start(ctx); err != nil {
+		return err
+	}
+	if c.http != "" {
+		return c.serveHTTP(ctx, p)
+	}
+
+	id := c.session
+	if id == "" {
+		id = c.io.Getenv("SCROLLBACK_SESSION")
+	}
+	var sess *scrollback.Session
+	if id == "" {
+		sess, err = eng.NewSession(ctx, scrollback.LocalOwner)
+	} else {
+		sess, err = eng.Session(ctx, scrollback.LocalOwner, id)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.io.Stderr, "scrollback proxy: serving %d upstream tools on stdio, session %s\n", len(p.Tools()), sess.ID())
+	t := &mcp.IOTransport{Reader: io.NopCloser(c.io.Stdin), Writer: nopWriteCloser{c.io.Stdout}}
+	err = p.Server(sess).Run(ctx, t)
+	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+func (c *proxyCmd) serveHTTP(ctx context.Context, p *proxy.Proxy) error {
+	var tokens []string
+	switch {
+	case c.tokenFile != "":
+		t, err := mcpserver.ReadTokenFile(c.tokenFile)
+		if err != nil {
+			return err
+		}
+		tokens = t
+	case strings.TrimSpace(c.io.Getenv("SCROLLBACK_TOKEN")) != "":
+		tokens = []string{strings.TrimSpace(c.io.Getenv("SCROLLBACK_TOKEN"))}
+	}
+	ln, err := mcpserver.Listen(ctx, c.http, len(tokens) > 0)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: p.HTTPHandler(mcpserver.HTTPOptions{Tokens: tokens, IdleTimeout: c.idle}), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(c.io.Stderr, "scrollback proxy: serving %d upstream tools on http://%s%s\n", len(p.Tools()), ln.Addr(), mcpserver.Path)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	srv.Shutdown(shutdown)
+	return nil
+}

@@ -1,0 +1,46 @@
+// Package proxy puts scrollback in front of any MCP server: it connects to
+// an upstream server with the official Go SDK client (a command spoken to
+// over stdio, or a streamable HTTP URL) and serves its tools, prompts and
+// resources again, to one client over stdio or to many over HTTP.
+//
+// Upstream tools keep their names, input schemas, annotations and
+// descriptions (a note on previews is appended); their output schemas are
+// dropped, since a previewed result cannot conform to one. Arguments pass
+// through untouched. A result is handled as the product contract says:
+//
+//   - Its text is its text blocks joined by "\n", or its structuredContent
+//     as JSON when it has no text block. When that text, or its
+//     structuredContent's JSON, is larger than the history budget (32 KiB,
+//     Options.Budget, per tool Options.ToolBudgets), the client gets a
+//     head-and-tail preview with the contract's footer in place of the text
+//     blocks, and the session keeps a retained copy of the text (capped at
+//     the copy cap, 8 MiB, with complete=false beyond). The recovery
+//     reference stands in the footer and in _meta: scrollback/output_id,
+//     scrollback/totalBytes, scrollback/complete, scrollback/session. The
+//     structuredContent of such a result is not passed on; the copy holds
+//     the text (servers put the structured content's JSON in a text block,
+//     as the MCP specification asks), or, when only the structured content
+//     is too large, the text followed by its JSON.
+//   - Images, audio, resource links and embedded resources pass through
+//     unchanged, in order; so do isError and the upstream's own _meta.
+//   - A result within the budget passes through untouched: the same
+//     content blocks, structuredContent, isError and _meta.
+//
+// The proxy adds read_tool_output and grep_tool_output over the session's
+// copies, and run_code, whose scripts can call every upstream tool as
+// tools.NAME(args): the script gets the JSON of the result's
+// structuredContent when it has one, else its text as a string, and a
+// result larger than the preview budget is retained before the script sees
+// it (the bridge rule of Code Mode).
+//
+// Faults become tool errors (*Error), never protocol errors, and the proxy
+// stays up: an upstream that breaks during a call is reconnected (a command
+// is started again) on the next call; a call that takes longer than
+// Options.CallTimeout is cancelled. A message larger than the copy cap is
+// cut in transit, before the SDK decodes it (see cutReader), so memory
+// stays bounded whatever the upstream sends; the result's copy is then
+// marked incomplete.
+//
+// List-changed notifications of the upstream are followed: the proxy
+// re-lists and updates what it offers, and the SDK tells the clients.
+package proxy

@@ -1,0 +1,56 @@
+package proxy
+
+import (
+	"errors"
+	"strings"
+)
+
+// Sentinel errors. A failed call of an upstream tool is an *Error wrapping
+// one of them; the client sees its text as a tool error (isError), never as
+// a protocol error, so that a model can read it and decide what to do.
+var (
+	// ErrNoUpstream is returned by New for an Upstream that names neither
+	// a command, a URL nor a Dial function, or more than one of them.
+	ErrNoUpstream = errors.New("proxy: give exactly one upstream: a command, a URL or a Dial function")
+
+	// ErrUpstreamDown is returned when the upstream server cannot be
+	// started or reached.
+	ErrUpstreamDown = errors.New("proxy: the upstream server is down")
+
+	// ErrUpstreamFailed is returned when the connection to the upstream
+	// broke during a call: the server crashed, exited or hung up. The proxy
+	// reconnects (restarting a command upstream) on the next call.
+	ErrUpstreamFailed = errors.New("proxy: the upstream server failed during the call")
+
+	// ErrCallTimeout is returned when the upstream did not answer a call
+	// within Options.CallTimeout. The call is cancelled upstream.
+	ErrCallTimeout = errors.New("proxy: the upstream server did not answer in time")
+
+	// ErrUpstreamError is returned when the upstream answered a call with a
+	// protocol error (an unknown tool, arguments it refused, ...).
+	ErrUpstreamError = errors.New("proxy: the upstream server refused the call")
+)
+
+// Error is a failed call of an upstream tool: what went wrong and, in Hint,
+// what to do about it.
+type Error struct {
+	Tool string // the upstream tool called
+	Err  error  // one of the sentinel errors
+	Msg  string // what went wrong
+	Hint string // what would help; may be empty
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("proxy: ")
+	if e.Tool != "" {
+		b.WriteString("tool " + e.Tool + ": ")
+	}
+	b.WriteString(e.Msg)
+	if e.Hint != "" {
+		b.WriteString("; " + e.Hint)
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }

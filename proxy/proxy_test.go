@@ -1,0 +1,409 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/store/sqlite"
+)
+
+func newEngine(t testing.TB) *scrollback.Engine {
+	t.Helper()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "scrollback.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return scrollback.New(st, scrollback.Options{})
+}
+
+// start starts a proxy in front of up and connects a client to it over
+// in-memory transports.
+func start(t testing.TB, up Upstream, opts Options, copts *mcp.ClientOptions) (*Proxy, *scrollback.Session, *mcp.ClientSession) {
+	t.Helper()
+	ctx := context.Background()
+	eng := newEngine(t)
+	p, err := New(eng, up, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	sess, err := eng.NewSession(ctx, scrollback.LocalOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := p.Server(sess).Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, copts).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return p, sess, cs
+}
+
+func inProcess(t testing.TB, opts Options) (*Proxy, *scrollback.Session, *mcp.ClientSession) {
+	return start(t, Upstream{Dial: dialServer(testUpstream())}, opts, nil)
+}
+
+func call(t testing.TB, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func text(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// readAll pages through a copy with read_tool_output, following
+// nextOffset from 0.
+func readAll(t testing.TB, cs *mcp.ClientSession, id string) (string, bool) {
+	t.Helper()
+	var b strings.Builder
+	var off int64
+	for {
+		res := call(t, cs, "read_tool_output", map[string]any{"id": id, "offset": off})
+		if res.IsError {
+			t.Fatalf("read_tool_output: %s", text(res))
+		}
+		var page scrollback.Page
+		raw, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(raw, &page); err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString(page.Text)
+		off = page.NextOffset
+		if !page.HasMore {
+			return b.String(), page.Complete
+		}
+	}
+}
+
+func TestListTools(t *testing.T) {
+	_, _, cs := inProcess(t, Options{ToolBudgets: map[string]int{"big": 1000}})
+	up := map[string]*mcp.Tool{}
+	direct := directClient(t, testUpstream())
+	for tool, err := range direct.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		up[tool.Name] = tool
+	}
+	got := map[string]*mcp.Tool{}
+	for tool, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[tool.Name] = tool
+	}
+	for _, own := range []string{"read_tool_output", "grep_tool_output", "run_code"} {
+		if got[own] == nil {
+			t.Errorf("the proxy does not offer %s", own)
+		}
+	}
+	if len(got) != len(up)+3 {
+		t.Errorf("the proxy offers %d tools, want the upstream's %d plus 3", len(got), len(up))
+	}
+	for name, u := range up {
+		g := got[name]
+		if g == nil {
+			t.Errorf("upstream tool %s is not re-exported", name)
+			continue
+		}
+		if g.OutputSchema != nil {
+			t.Errorf("%s: output schema %v is passed on; a preview cannot conform to it", name, g.OutputSchema)
+		}
+		if !reflect.DeepEqual(g.InputSchema, u.InputSchema) {
+			t.Errorf("%s: input schema %v, want the upstream's %v", name, g.InputSchema, u.InputSchema)
+		}
+		if !strings.HasPrefix(g.Description, u.Description) || !strings.Contains(g.Description, "read_tool_output") {
+			t.Errorf("%s: description %q does not keep the upstream's and add the note", name, g.Description)
+		}
+	}
+	if !strings.Contains(got["big"].Description, "larger than 1000 bytes") {
+		t.Errorf("big's description does not name its own budget: %q", got["big"].Description)
+	}
+	if !strings.Contains(got["run_code"].Description, "tools.records") && !strings.Contains(got["run_code"].Description, "records(") {
+		t.Errorf("run_code's description does not list the upstream tools:\n%s", got["run_code"].Description)
+	}
+	if ins := cs.InitializeResult().Instructions; !strings.Contains(ins, "upstream instructions") || !strings.Contains(ins, "preview is not the whole result") {
+		t.Errorf("instructions %q lack the rule or the upstream's own", ins)
+	}
+}
+
+// directClient connects a client straight to srv.
+func directClient(t testing.TB, srv *mcp.Server) *mcp.ClientSession {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "direct"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func TestSmallResultsPassThrough(t *testing.T) {
+	_, _, cs := inProcess(t, Options{})
+	direct := directClient(t, testUpstream())
+	for _, c := range []struct {
+		tool string
+		args any
+	}{
+		{"echo", map[string]any{"text": "hello é"}},
+		{"big", map[string]any{"n": 32768}}, // exactly the budget
+		{"records", map[string]any{"n": 3}},
+		{"mixed", map[string]any{"n": 100}},
+		{"big_error", map[string]any{"n": 50}},
+	} {
+		want := call(t, direct, c.tool, c.args)
+		got := call(t, cs, c.tool, c.args)
+		wj, _ := json.Marshal(want)
+		gj, _ := json.Marshal(got)
+		if !bytes.Equal(wj, gj) {
+			t.Errorf("%s: through the proxy\n%.300s\nwant, as called directly,\n%.300s", c.tool, gj, wj)
+		}
+	}
+}
+
+// meta returns the recovery reference in _meta, checking that the
+// preview's footer names the same id.
+func meta(t testing.TB, res *mcp.CallToolResult) (id string, total int64, complete bool) {
+	t.Helper()
+	id, _ = res.Meta[MetaOutputID].(string)
+	f, _ := res.Meta[MetaTotalBytes].(float64)
+	complete, _ = res.Meta[MetaComplete].(bool)
+	if id == "" {
+		t.Fatalf("no %s in _meta %v", MetaOutputID, res.Meta)
+	}
+	if !strings.Contains(text(res), id) {
+		t.Errorf("the preview's footer does not name the output_id %s", id)
+	}
+	return id, int64(f), complete
+}
+
+func TestLargeResultsPreviewed(t *testing.T) {
+	_, sess, cs := inProcess(t, Options{ToolBudgets: map[string]int{"echo": 1000}})
+	for _, c := range []struct {
+		name    string
+		tool    string
+		args    any
+		want    string // the copy
+		isError bool
+		blocks  []string // content types in order
+	}{
+		{"text", "big", map[string]any{"n": 100_000}, bigText(100_000), false, []string{"text"}},
+		{"one byte over", "big", map[string]any{"n": 32769}, bigText(32769), false, []string{"text"}},
+		{"error", "big_error", map[string]any{"n": 50_000}, bigText(50_000), true, []string{"text"}},
+		{"per-tool budget", "echo", map[string]any{"text": strings.Repeat("ab\n", 700)}, strings.Repeat("ab\n", 700), false, []string{"text"}},
+		{"image and link kept", "mixed", map[string]any{"n": 40_000}, bigText(40_000), false, []string{"image", "text", "resource_link"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := call(t, cs, c.tool, c.args)
+			if res.IsError != c.isError {
+				t.Errorf("isError = %t, want %t", res.IsError, c.isError)
+			}
+			var kinds []string
+			for _, b := range res.Content {
+				raw, _ := json.Marshal(b)
+				var k struct{ Type string }
+				json.Unmarshal(raw, &k)
+				kinds = append(kinds, k.Type)
+			}
+			if !reflect.DeepEqual(kinds, c.blocks) {
+				t.Errorf("content blocks %v, want %v", kinds, c.blocks)
+			}
+			pv := text(res)
+			if len(pv) > 32768 || !utf8.ValidString(pv) || !strings.Contains(pv, "read_tool_output") {
+				t.Errorf("preview of %d bytes (valid UTF-8: %t) is not a preview with a footer", len(pv), utf8.ValidString(pv))
+			}
+			if res.StructuredContent != nil {
+				t.Errorf("structuredContent passed on with a preview")
+			}
+			if res.Meta[MetaSession] != sess.ID() {
+				t.Errorf("_meta session %v, want %s", res.Meta[MetaSession], sess.ID())
+			}
+			id, total, complete := meta(t, res)
+			if total != int64(len(c.want)) || !complete {
+				t.Errorf("totalBytes %d complete %t, want %d true", total, complete, len(c.want))
+			}
+			got, complete := readAll(t, cs, id)
+			if got != c.want || !complete {
+				t.Errorf("the pages (%d bytes) do not concatenate to the result (%d bytes)", len(got), len(c.want))
+			}
+		})
+	}
+}
+
+func TestStructuredContentRetained(t *testing.T) {
+	_, _, cs := inProcess(t, Options{})
+	res := call(t, cs, "records", map[string]any{"n": 3000})
+	if res.StructuredContent != nil {
+		t.Fatal("structuredContent of an oversize result was passed on")
+	}
+	id, _, _ := meta(t, res)
+	got, _ := readAll(t, cs, id)
+	var r records
+	if err := json.Unmarshal([]byte(got), &r); err != nil || len(r.Records) != 3000 || r.Records[2999].Name != "name-2999" {
+		t.Errorf("the copy is not the structured content as JSON: %v, %d records", err, len(r.Records))
+	}
+}
+
+func TestCopyCap(t *testing.T) {
+	_, _, cs := inProcess(t, Options{})
+	res := call(t, cs, "big", map[string]any{"n": 9 << 20})
+	_, total, complete := meta(t, res)
+	if total != scrollback.CopyCap || complete {
+		t.Errorf("totalBytes %d complete %t, want %d false", total, complete, scrollback.CopyCap)
+	}
+	if !strings.Contains(text(res), "incomplete") && !strings.Contains(text(res), "not complete") && !strings.Contains(text(res), "complete") {
+		t.Errorf("the footer does not say the copy is incomplete:\n%s", tail(text(res), 600))
+	}
+}
+
+func tail(s string, n int) string { return s[max(0, len(s)-n):] }
+
+func TestTimeout(t *testing.T) {
+	_, _, cs := inProcess(t, Options{CallTimeout: 200 * time.Millisecond})
+	start := time.Now()
+	res := call(t, cs, "hang", map[string]any{})
+	if !res.IsError || !strings.Contains(text(res), "did not answer within 200ms") {
+		t.Errorf("a hung call gave %q, want a timeout tool error", text(res))
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the timeout took %s", d)
+	}
+	if res := call(t, cs, "echo", map[string]any{"text": "still here"}); text(res) != "still here" {
+		t.Errorf("after a timeout, echo gave %q", text(res))
+	}
+}
+
+func TestUpstreamErrorIsToolError(t *testing.T) {
+	p, _, _ := inProcess(t, Options{})
+	_, err := p.call(context.Background(), "no_such_tool", nil)
+	if !errors.Is(err, ErrUpstreamError) || !strings.Contains(err.Error(), "no_such_tool") {
+		t.Errorf("calling an unknown upstream tool: %v", err)
+	}
+}
+
+func TestCrashRestarts(t *testing.T) {
+	_, _, cs := start(t, commandUpstream(t), Options{}, nil)
+	res := call(t, cs, "crash", map[string]any{})
+	if !res.IsError || !strings.Contains(text(res), "failed during the call") || !strings.Contains(text(res), "exit status 3") {
+		t.Errorf("a crash gave %q", text(res))
+	}
+	if res := call(t, cs, "echo", map[string]any{"text": "back"}); res.IsError || text(res) != "back" {
+		t.Errorf("after a crash, echo gave %q (isError %t): the upstream was not restarted", text(res), res.IsError)
+	}
+}
+
+func TestUpstreamDown(t *testing.T) {
+	eng := newEngine(t)
+	p, err := New(eng, Upstream{Command: []string{filepath.Join(t.TempDir(), "no-such-server")}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background()); !errors.Is(err, ErrUpstreamDown) {
+		t.Errorf("Start with a missing command: %v, want ErrUpstreamDown", err)
+	}
+	if _, err := New(eng, Upstream{}, Options{}); !errors.Is(err, ErrNoUpstream) {
+		t.Errorf("New without an upstream: %v", err)
+	}
+	if _, err := New(eng, Upstream{URL: "http://x", Command: []string{"x"}}, Options{}); !errors.Is(err, ErrNoUpstream) {
+		t.Errorf("New with two upstreams: %v", err)
+	}
+}
+
+func TestToolListChanged(t *testing.T) {
+	var changed atomic.Int32
+	_, _, cs := start(t, Upstream{Dial: dialServer(testUpstream())}, Options{}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed.Add(1) },
+	})
+	call(t, cs, "add_tool", map[string]any{"text": "extra"})
+	deadline := time.Now().Add(5 * time.Second)
+	for changed.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if changed.Load() == 0 {
+		t.Fatal("the client was not told that the tool list changed")
+	}
+	if res := call(t, cs, "extra", map[string]any{}); text(res) != "I was added" {
+		t.Errorf("the added tool gave %q", text(res))
+	}
+}
+
+func TestPromptsAndResources(t *testing.T) {
+	_, _, cs := inProcess(t, Options{})
+	ctx := context.Background()
+	pr, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"who": "you"}})
+	if err != nil || len(pr.Messages) != 1 || pr.Messages[0].Content.(*mcp.TextContent).Text != "hello you" {
+		t.Errorf("prompt: %v %+v", err, pr)
+	}
+	for uri, want := range map[string]string{"test://r/1": "resource one", "test://t/7": "template test://t/7"} {
+		rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != want {
+			t.Errorf("resource %s: %v %+v", uri, err, rr)
+		}
+	}
+	lr, err := cs.ListResources(ctx, nil)
+	if err != nil || len(lr.Resources) != 1 {
+		t.Errorf("list resources: %v %+v", err, lr)
+	}
+}
+
+func TestRunCodeCallsUpstream(t *testing.T) {
+	_, _, cs := inProcess(t, Options{})
+	res := call(t, cs, "run_code", map[string]any{"code": `
+		const text = tools.big({n: 100000});
+		const recs = tools.records({n: 2});
+		return {lines: text.split("\n").length, second: recs.records[1].name};`})
+	if res.IsError {
+		t.Fatalf("run_code: %s", text(res))
+	}
+	var out scrollback.RunCodeResult
+	raw, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(raw, &out)
+	if out.Error != nil || !strings.Contains(out.Preview, `"second":"name-1"`) {
+		t.Errorf("script value %q, error %v", out.Preview, out.Error)
+	}
+	if len(out.Retained) != 1 || out.Retained[0].Tool != "big" || out.Retained[0].OutputID == "" {
+		t.Fatalf("retained %+v, want the big result's copy", out.Retained)
+	}
+	if got, _ := readAll(t, cs, out.Retained[0].OutputID); got != bigText(100000) {
+		t.Errorf("the bridge's copy (%d bytes) is not the result", len(got))
+	}
+}

@@ -1,0 +1,329 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/codemode"
+	"github.com/scrollback-dev/scrollback/mcpserver"
+)
+
+// Instructions is the proxy's MCP instructions: the scrollback server's
+// rule, then the upstream server's own instructions, if any.
+func (p *Proxy) Instructions() string {
+	p.mu.Lock()
+	up := p.snap.instructions
+	p.mu.Unlock()
+	s := mcpserver.Instructions + "\n\nThis server is a scrollback proxy: the other tools belong to the upstream MCP server behind it. A result of one of them larger than the history budget reaches you as a head-and-tail preview, and its _meta carries scrollback/output_id."
+	if strings.TrimSpace(up) != "" {
+		s += "\n\nThe upstream server's instructions:\n\n" + up
+	}
+	return s
+}
+
+// binding is the scrollback session one MCP server acts on: fixed at start
+// over stdio, created on first need over HTTP, so that a connection whose
+// results all fit leaves nothing behind.
+type binding struct {
+	eng   *scrollback.Engine
+	owner string
+
+	mu   sync.Mutex
+	sess *scrollback.Session
+}
+
+func (b *binding) session(ctx context.Context) (*scrollback.Session, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sess == nil {
+		s, err := b.eng.NewSession(context.WithoutCancel(ctx), b.owner)
+		if err != nil {
+			return nil, err
+		}
+		b.sess = s
+	}
+	return b.sess, nil
+}
+
+func (b *binding) current() *scrollback.Session {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sess
+}
+
+// server is one MCP server of the proxy, bound to one session, kept in
+// step with the upstream's tools, prompts and resources.
+type server struct {
+	p   *Proxy
+	b   *binding
+	srv *mcp.Server
+
+	mu        sync.Mutex
+	tools     map[string]bool // upstream tools registered
+	prompts   map[string]bool
+	resources map[string]bool
+	templates map[string]bool
+}
+
+// Server returns an MCP server offering the upstream's tools (results
+// previewed within the budget, copies retained in sess), prompts and
+// resources, plus read_tool_output, grep_tool_output and run_code over
+// sess. Serve it over stdio with srv.Run(ctx, &mcp.StdioTransport{}).
+// Call Start first, so that the upstream's tools are known.
+func (p *Proxy) Server(sess *scrollback.Session) *mcp.Server {
+	return p.newServer(&binding{eng: sess.Engine(), owner: sess.Owner(), sess: sess}).srv
+}
+
+func (p *Proxy) newServer(b *binding) *server {
+	s := &server{p: p, b: b, tools: map[string]bool{}, prompts: map[string]bool{}, resources: map[string]bool{}, templates: map[string]bool{}}
+	p.mu.Lock()
+	snap := p.snap
+	p.mu.Unlock()
+	opts := &mcp.ServerOptions{
+		Instructions: p.Instructions(),
+		Logger:       p.opts.Logger,
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+			// Forget the server when its client goes.
+			if ss := req.Session; ss != nil {
+				go func() {
+					ss.Wait()
+					p.mu.Lock()
+					delete(p.srvs, s)
+					p.mu.Unlock()
+				}()
+			}
+		},
+	}
+	if snap.completions {
+		opts.CompletionHandler = func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			c, err := p.conn(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return c.cs.Complete(ctx, req.Params)
+		}
+	}
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: "scrollback-proxy", Title: "scrollback proxy", Version: p.opts.Version}, opts)
+	s.addOwnTools()
+	s.syncTools(snap.tools)
+	s.syncPrompts(snap.prompts)
+	s.syncResources(snap.resources, snap.templates)
+	s.srv.AddReceivingMiddleware(s.sessionMeta())
+	p.mu.Lock()
+	p.srvs[s] = struct{}{}
+	p.mu.Unlock()
+	return s
+}
+
+// ownTools are the proxy's own tools; an upstream tool of the same name is
+// not re-exported.
+var ownTools = map[string]bool{"read_tool_output": true, "grep_tool_output": true, codemode.Name: true}
+
+// previewNote is appended to every re-exported tool's description.
+func previewNote(budget int) string {
+	return fmt.Sprintf("[scrollback] A result of this tool larger than %d bytes is not shown whole: you get a head-and-tail preview whose footer says how much you did not see, and an output_id; read the rest with read_tool_output (or search it with grep_tool_output) instead of calling the tool again. A preview is not the whole result: before claiming that something is absent, read the retained copy; if you cannot, say it is uncertain.", budget)
+}
+
+// exportTool is an upstream tool as the proxy offers it: same name, input
+// schema and annotations, the description with the note on previews, and
+// no output schema (a preview cannot conform to it).
+func (p *Proxy) exportTool(t *mcp.Tool) *mcp.Tool {
+	e := *t
+	e.OutputSchema = nil
+	note := previewNote(p.budget(t.Name))
+	if d := strings.TrimSpace(t.Description); d != "" {
+		e.Description = d + "\n\n" + note
+	} else {
+		e.Description = note
+	}
+	if !objectSchema(e.InputSchema) {
+		p.log.Warn("proxy: upstream tool has no object input schema; offering it as taking any object", "tool", t.Name)
+		e.InputSchema = map[string]any{"type": "object"}
+	}
+	return &e
+}
+
+func objectSchema(s any) bool {
+	m, ok := s.(map[string]any)
+	return ok && m["type"] == "object"
+}
+
+// syncTools makes the server's upstream tools those of tools.
+func (s *server) syncTools(tools []*mcp.Tool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	want := map[string]bool{}
+	for _, t := range tools {
+		if t == nil || ownTools[t.Name] || want[t.Name] {
+			if t != nil {
+				s.p.log.Warn("proxy: upstream tool hidden by a tool of the proxy, or listed twice", "tool", t.Name)
+			}
+			continue
+		}
+		want[t.Name] = true
+		s.addTool(s.p.exportTool(t), s.upstreamHandler(t.Name))
+	}
+	var gone []string
+	for name := range s.tools {
+		if !want[name] {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.srv.RemoveTools(gone...)
+	}
+	s.tools = want
+	s.addRunCode(tools)
+}
+
+// addTool adds a tool, logging instead of panicking on a definition the
+// SDK refuses.
+func (s *server) addTool(t *mcp.Tool, h mcp.ToolHandler) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.p.log.Warn("proxy: cannot offer upstream tool", "tool", t.Name, "err", r)
+		}
+	}()
+	s.srv.AddTool(t, h)
+}
+
+// upstreamHandler calls the upstream tool with the arguments untouched and
+// shapes its result.
+func (s *server) upstreamHandler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args json.RawMessage
+		if req.Params != nil {
+			args = req.Params.Arguments
+		}
+		res, err := s.p.call(ctx, name, args)
+		if err != nil {
+			r := toolError(err)
+			if sess := s.b.current(); sess != nil {
+				r.Meta = mcp.Meta{MetaSession: sess.ID()}
+			}
+			return r, nil
+		}
+		return s.p.shape(ctx, s.b, name, args, res), nil
+	}
+}
+
+func (s *server) syncPrompts(prompts []*mcp.Prompt) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	want := map[string]bool{}
+	for _, pr := range prompts {
+		if pr == nil {
+			continue
+		}
+		want[pr.Name] = true
+		s.srv.AddPrompt(pr, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			c, err := s.p.conn(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return c.cs.GetPrompt(ctx, req.Params)
+		})
+	}
+	var gone []string
+	for name := range s.prompts {
+		if !want[name] {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.srv.RemovePrompts(gone...)
+	}
+	s.prompts = want
+}
+
+func (s *server) syncResources(resources []*mcp.Resource, templates []*mcp.ResourceTemplate) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	read := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		c, err := s.p.conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return c.cs.ReadResource(ctx, req.Params)
+	}
+	want := map[string]bool{}
+	for _, r := range resources {
+		if r == nil || !s.try(func() { s.srv.AddResource(r, read) }) {
+			continue
+		}
+		want[r.URI] = true
+	}
+	var gone []string
+	for uri := range s.resources {
+		if !want[uri] {
+			gone = append(gone, uri)
+		}
+	}
+	if len(gone) > 0 {
+		s.srv.RemoveResources(gone...)
+	}
+	s.resources = want
+
+	wantT := map[string]bool{}
+	for _, t := range templates {
+		if t == nil || !s.try(func() { s.srv.AddResourceTemplate(t, read) }) {
+			continue
+		}
+		wantT[t.URITemplate] = true
+	}
+	gone = gone[:0]
+	for u := range s.templates {
+		if !wantT[u] {
+			gone = append(gone, u)
+		}
+	}
+	if len(gone) > 0 {
+		s.srv.RemoveResourceTemplates(gone...)
+	}
+	s.templates = wantT
+}
+
+// try runs f, reporting false (and logging) if the SDK panicked on a
+// definition it refuses, such as an invalid URI.
+func (s *server) try(f func()) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.p.log.Warn("proxy: cannot offer an upstream resource", "err", r)
+			ok = false
+		}
+	}()
+	f()
+	return true
+}
+
+// sessionMeta puts the session in the _meta of the proxy's own tools'
+// results, errors included (previewed upstream results carry it already).
+func (s *server) sessionMeta() mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method != "tools/call" || err != nil {
+				return res, err
+			}
+			r, ok := res.(*mcp.CallToolResult)
+			ctr, _ := req.(*mcp.CallToolRequest)
+			if !ok || r == nil || ctr == nil || ctr.Params == nil || !ownTools[ctr.Params.Name] {
+				return res, err
+			}
+			if sess := s.b.current(); sess != nil {
+				if r.Meta == nil {
+					r.Meta = mcp.Meta{}
+				}
+				r.Meta[MetaSession] = sess.ID()
+			}
+			return res, err
+		}
+	}
+}

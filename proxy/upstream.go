@@ -1,0 +1,261 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Upstream says how to reach the MCP server behind the proxy. Set exactly
+// one of Command, URL and Dial.
+type Upstream struct {
+	// Command is the argv of a server spoken to over stdio, e.g.
+	// {"npx", "-y", "@modelcontextprotocol/server-filesystem", "/data"}. It
+	// runs in its own process group, and is started again for the next
+	// call when it exits.
+	Command []string
+	// Dir is the command's working directory; "" = the proxy's.
+	Dir string
+	// Env is added to the proxy's environment for the command ("K=V").
+	Env []string
+	// Stderr receives the command's standard error; nil = os.Stderr.
+	Stderr io.Writer
+
+	// URL is the endpoint of a server spoken to over streamable HTTP.
+	URL string
+	// Header is sent with every HTTP request, e.g. Authorization.
+	Header http.Header
+	// HTTPClient makes the HTTP requests; nil = a client over
+	// http.DefaultTransport.
+	HTTPClient *http.Client
+
+	// Dial, when set, opens a connection that speaks newline-delimited
+	// JSON-RPC to the upstream (a socket, a pipe to an in-process server).
+	Dial func(ctx context.Context) (io.ReadWriteCloser, error)
+}
+
+func (u Upstream) validate() error {
+	n := 0
+	if len(u.Command) > 0 {
+		n++
+	}
+	if u.URL != "" {
+		n++
+	}
+	if u.Dial != nil {
+		n++
+	}
+	if n != 1 {
+		return ErrNoUpstream
+	}
+	return nil
+}
+
+// String names the upstream for messages.
+func (u Upstream) String() string {
+	switch {
+	case len(u.Command) > 0:
+		s := strings.Join(u.Command, " ")
+		if len(s) > 120 {
+			s = s[:117] + "..."
+		}
+		return "`" + s + "`"
+	case u.URL != "":
+		return u.URL
+	}
+	return "the upstream connection"
+}
+
+// conn is one live connection to the upstream.
+type conn struct {
+	cs   *mcp.ClientSession
+	done chan struct{} // closed when the session has ended
+	proc *process      // nil unless the upstream is a command
+}
+
+// alive reports whether the session is still up.
+func (c *conn) alive() bool {
+	select {
+	case <-c.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// why says, after a broken call, what became of the upstream.
+func (c *conn) why() string {
+	if c.proc != nil {
+		select {
+		case <-c.proc.exited:
+			return "the server process exited (" + c.proc.state() + ")"
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return "the connection closed"
+}
+
+// transport makes the SDK transport for one connection attempt.
+func (p *Proxy) transport(ctx context.Context) (mcp.Transport, *process, error) {
+	u := p.up
+	limit := p.frameLimit()
+	switch {
+	case len(u.Command) > 0:
+		proc, err := startProcess(u)
+		if err != nil {
+			return nil, nil, err
+		}
+		r := newCutReader(proc.stdout, p.cutAt(), p.nonce)
+		return &mcp.IOTransport{Reader: io.NopCloser(r), Writer: proc, MaxLineLength: limit}, proc, nil
+	case u.URL != "":
+		hc := u.HTTPClient
+		if hc == nil {
+			hc = &http.Client{}
+		}
+		c := *hc
+		c.Transport = &roundTripper{base: hc.Transport, header: u.Header, max: p.cutAt(), nonce: p.nonce}
+		return &mcp.StreamableClientTransport{Endpoint: u.URL, HTTPClient: &c, MaxEventSize: limit}, nil, nil
+	default:
+		rwc, err := u.Dial(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		r := newCutReader(rwc, p.cutAt(), p.nonce)
+		return &mcp.IOTransport{Reader: io.NopCloser(r), Writer: rwc, MaxLineLength: limit}, nil, nil
+	}
+}
+
+// roundTripper adds the configured headers to every request and cuts
+// over-long strings out of every response body, as cutReader does for a
+// command's stdout.
+type roundTripper struct {
+	base   http.RoundTripper
+	header http.Header
+	max    int64
+	nonce  string
+}
+
+func (t *roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.header) > 0 {
+		r = r.Clone(r.Context())
+		for k, vs := range t.header {
+			r.Header.Del(k)
+			for _, v := range vs {
+				r.Header.Add(k, v)
+			}
+		}
+	}
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	res, err := base.RoundTrip(r)
+	if err != nil || res.Body == nil {
+		return res, err
+	}
+	res.Body = struct {
+		io.Reader
+		io.Closer
+	}{newCutReader(res.Body, t.max, t.nonce), res.Body}
+	return res, nil
+}
+
+// process is a command upstream: its stdin and stdout are the connection.
+type process struct {
+	cmd    *exec.Cmd
+	stdin  *os.File
+	stdout *os.File
+	exited chan struct{}
+	err    error // cmd.Wait's, valid once exited is closed
+
+	once sync.Once
+}
+
+// startProcess starts the command in its own process group, on pipes of
+// its own (not cmd.StdoutPipe, which Wait would close under a reader that
+// has not drained it yet).
+func startProcess(u Upstream) (*process, error) {
+	cmd := exec.Command(u.Command[0], u.Command[1:]...)
+	cmd.Dir = u.Dir
+	if len(u.Env) > 0 {
+		cmd.Env = append(os.Environ(), u.Env...)
+	}
+	cmd.Stderr = u.Stderr
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	cmd.Stdin, cmd.Stdout = inR, outW
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, err
+	}
+	p := &process{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+func (p *process) Write(b []byte) (int, error) { return p.stdin.Write(b) }
+
+// Close ends the server as the MCP specification asks: close its stdin,
+// wait, then SIGTERM its process group, wait, then SIGKILL it.
+func (p *process) Close() error {
+	p.once.Do(func() {
+		p.stdin.Close()
+		pgid := p.cmd.Process.Pid
+		for _, sig := range []syscall.Signal{0, syscall.SIGTERM, syscall.SIGKILL} {
+			if sig != 0 {
+				syscall.Kill(-pgid, sig)
+			}
+			select {
+			case <-p.exited:
+				// The leader is gone; end what it left in its group too.
+				syscall.Kill(-pgid, syscall.SIGKILL)
+				p.stdout.Close()
+				return
+			case <-time.After(2 * time.Second):
+			}
+		}
+		p.stdout.Close()
+	})
+	return nil
+}
+
+// state describes how the process ended; call it after exited is closed.
+func (p *process) state() string {
+	if p.err == nil {
+		return "exit status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(p.err, &ee) {
+		return ee.ProcessState.String()
+	}
+	return fmt.Sprint(p.err)
+}
