@@ -2,7 +2,10 @@ package filepager
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"strings"
+	"unicode/utf8"
 )
 
 // Sentinel errors. Every error returned by Pager.Read is an *Error whose Err
@@ -59,10 +62,16 @@ func (e *Error) Error() string {
 	b.WriteString(e.Op)
 	if e.Path != "" {
 		b.WriteString(" ")
-		b.WriteString(e.Path)
+		b.WriteString(shortPath(e.Path))
 	}
 	b.WriteString(": ")
-	if e.Err != nil {
+	var pe *fs.PathError
+	switch {
+	case errors.As(e.Err, &pe) && e.Path != "":
+		// The path stands once, shortened, above; the system's error
+		// would repeat it whole.
+		b.WriteString(pe.Op + ": " + pe.Err.Error())
+	case e.Err != nil:
 		b.WriteString(strings.TrimPrefix(e.Err.Error(), "filepager: "))
 	}
 	if e.Hint != "" {
@@ -75,3 +84,24 @@ func (e *Error) Error() string {
 
 // Unwrap returns e.Err.
 func (e *Error) Unwrap() error { return e.Err }
+
+// maxPathInError bounds how much of a path an error message repeats: a
+// caller that sent a 10 MiB path must not get a 10 MiB error back.
+const maxPathInError = 256
+
+// shortPath returns p, or its start and end around an ellipsis when it is
+// longer than maxPathInError, cut on UTF-8 boundaries.
+func shortPath(p string) string {
+	if len(p) <= maxPathInError {
+		return p
+	}
+	half := maxPathInError / 2
+	head, tail := half, len(p)-half
+	for head > 0 && !utf8.RuneStart(p[head]) {
+		head--
+	}
+	for tail < len(p) && !utf8.RuneStart(p[tail]) {
+		tail++
+	}
+	return fmt.Sprintf("%s…(%d bytes)…%s", p[:head], len(p), p[tail:])
+}

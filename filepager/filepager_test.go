@@ -412,3 +412,15 @@ func TestLongLine(t *testing.T) {
 		t.Errorf("%d pages, want at least %d", pages, least)
 	}
 }
+
+// A huge path comes back shortened in the error, not whole.
+func TestErrorShortensHugePath(t *testing.T) {
+	huge := "/tmp/" + strings.Repeat("é", 5<<20)
+	_, err := New(Options{}).Read(context.Background(), Request{Path: huge})
+	if err == nil {
+		t.Fatal("no error for a missing 10 MiB path")
+	}
+	if len(err.Error()) > 1024 || !strings.Contains(err.Error(), "bytes)") || !utf8.ValidString(err.Error()) {
+		t.Errorf("error of %d bytes (valid UTF-8: %v): %.200s", len(err.Error()), utf8.ValidString(err.Error()), err)
+	}
+}
