@@ -72,6 +72,12 @@ func setup(t *testing.T) (bin, nodeBin string) {
 			t.Fatalf("e2e/node_modules/%s is missing: run `npm ci --prefix e2e` from the repository root (or set SCROLLBACK_SKIP_E2E=1 to skip these tests)", pkg)
 		}
 	}
+	return buildScrollback(t), nodeBin
+}
+
+// buildScrollback builds the scrollback binary once for all the tests.
+func buildScrollback(t *testing.T) string {
+	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "scrollback-e2e-")
 		if err != nil {
@@ -87,7 +93,7 @@ func setup(t *testing.T) (bin, nodeBin string) {
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
-	return binary, nodeBin
+	return binary
 }
 
 func TestMain(m *testing.M) {
@@ -185,7 +191,7 @@ func TestTypeScriptClientHTTP(t *testing.T) {
 	bin, nodeBin := setup(t)
 	dir := t.TempDir()
 	const token = "e2e-token-7d1f0c55a2b94e3c"
-	url := startHTTP(t, bin, dir, "SCROLLBACK_TOKEN="+token)
+	url := startHTTP(t, bin, dir, filepath.Join(dir, "scrollback.db"), "SCROLLBACK_TOKEN="+token)
 
 	// Without the token: 401, and nothing else.
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{}`))
@@ -202,11 +208,11 @@ func TestTypeScriptClientHTTP(t *testing.T) {
 	runClient(t, nodeBin, dir, "http", url, "Authorization=Bearer "+token)
 }
 
-// startHTTP starts `scrollback mcp --http 127.0.0.1:0` and returns the URL
+// startHTTP starts `scrollback mcp --http 127.0.0.1:0 --db DB` and returns the URL
 // it prints on stderr; the server is stopped when the test ends.
-func startHTTP(t *testing.T, bin, dir string, extraEnv ...string) string {
+func startHTTP(t *testing.T, bin, dir, db string, extraEnv ...string) string {
 	t.Helper()
-	cmd := exec.Command(bin, "mcp", "--http", "127.0.0.1:0", "--db", filepath.Join(dir, "scrollback.db"))
+	cmd := exec.Command(bin, "mcp", "--http", "127.0.0.1:0", "--db", db)
 	cmd.Env = env(dir, extraEnv...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
