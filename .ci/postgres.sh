@@ -5,7 +5,7 @@
 #   .ci/postgres.sh stop             # stop it and remove its data directory
 #
 # Installs Debian's postgresql with apt-get when no server binaries are found
-# under /usr/lib/postgresql/*/bin, makes a data directory under $TMPDIR owned
+# under /usr/lib/postgresql/*/bin, makes a data directory under /tmp owned
 # by the postgres user (initdb refuses to run as root), starts the server on
 # 127.0.0.1:$SCROLLBACK_PG_PORT (default 54329) with its socket in that
 # directory and trust authentication for loopback, creates the database
@@ -19,7 +19,8 @@
 set -euo pipefail
 
 port="${SCROLLBACK_PG_PORT:-54329}"
-dir="${TMPDIR:-/tmp}/scrollback-postgres-$port"
+# /tmp, not $TMPDIR: the postgres user must be able to reach the directory.
+dir="/tmp/scrollback-postgres-$port"
 data="$dir/data"
 db=scrollback_test
 
