@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -269,4 +270,51 @@ func TestProxyEverything(t *testing.T) {
 	if err != nil || jsonOf(got) != jsonOf(want) {
 		t.Errorf("resource %s through the proxy: %v\n%.300s\nwant\n%.300s", uri, err, jsonOf(got), jsonOf(want))
 	}
+}
+
+// TestProxyTypeScriptClient puts `scrollback proxy` in front of the real
+// filesystem server and drives it with the official TypeScript SDK client:
+// a 3 MiB file comes back as a preview whose pages rebuild it byte for
+// byte; a small file passes through whole.
+func TestProxyTypeScriptClient(t *testing.T) {
+	bin, node := setup(t)
+	fsBin := upstreamBin(t, "@modelcontextprotocol/server-filesystem", "mcp-server-filesystem")
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	os.Mkdir(data, 0o755)
+	var big bytes.Buffer
+	for i := 0; big.Len() < 3<<20; i++ {
+		fmt.Fprintf(&big, "record %06d — ünïcödé 🚀 %s\n", i, strings.Repeat("x", i%40))
+	}
+	bigPath, smallPath := filepath.Join(data, "big.txt"), filepath.Join(data, "small.txt")
+	os.WriteFile(bigPath, big.Bytes(), 0o644)
+	os.WriteFile(smallPath, []byte("a small file ✓\n"), 0o644)
+
+	out := filepath.Join(dir, "pages.out")
+	cmd := exec.Command(node, "proxy_client.mjs", out, bigPath, smallPath, "--",
+		bin, "proxy", "--db", filepath.Join(dir, "sb.db"), "--", node, fsBin, data)
+	cmd.Env = env(dir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := run(cmd, 3*time.Minute); err != nil {
+		t.Fatalf("proxy_client.mjs: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var s struct {
+		Tool, OutputID, Small string
+		PreviewBytes, Pages   int
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &s); err != nil {
+		t.Fatalf("proxy_client.mjs printed %q: %v", stdout.String(), err)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, big.Bytes()) {
+		t.Fatalf("the pages (%d bytes) do not rebuild the file (%d bytes)", len(got), big.Len())
+	}
+	if s.Small != "a small file ✓\n" || s.Pages < big.Len()/4096 {
+		t.Errorf("summary %+v", s)
+	}
+	t.Logf("%s through the proxy: preview %d bytes, %d pages of read_tool_output", s.Tool, s.PreviewBytes, s.Pages)
 }
