@@ -2,14 +2,11 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/mcpserver"
@@ -86,12 +83,7 @@ func (c *mcpCmd) serveStdio(ctx context.Context, eng *scrollback.Engine, opts mc
 	}
 	fmt.Fprintf(c.io.Stderr, "scrollback: serving MCP on stdio, session %s (resume it with --session %s)\n", sess.ID(), sess.ID())
 	srv := mcpserver.NewServer(sess, opts)
-	t := &mcp.IOTransport{Reader: io.NopCloser(c.io.Stdin), Writer: nopWriteCloser{c.io.Stdout}}
-	err = srv.Run(ctx, t)
-	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
-		return nil // the client closed stdin, or we were told to stop
-	}
-	return err
+	return serveStdio(ctx, srv, c.io)
 }
 
 // serveHTTP serves streamable HTTP until ctx is done.

@@ -2,15 +2,11 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/mcpserver"
@@ -132,12 +128,7 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(c.io.Stderr, "scrollback proxy: serving %d upstream tools on stdio, session %s\n", len(p.Tools()), sess.ID())
-	t := &mcp.IOTransport{Reader: io.NopCloser(c.io.Stdin), Writer: nopWriteCloser{c.io.Stdout}}
-	err = p.Server(sess).Run(ctx, t)
-	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
-		return nil
-	}
-	return err
+	return serveStdio(ctx, p.Server(sess), c.io)
 }
 
 func (c *proxyCmd) serveHTTP(ctx context.Context, p *proxy.Proxy) error {
