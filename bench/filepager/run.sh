@@ -30,6 +30,8 @@ go build -o "$helper" ./bench/filepager/cmd
 bin=${SCROLLBACK:-$helper}
 F=$work/big.txt
 export SCROLLBACK_INDEX_DIR=$work/index
+# scrollback keeps its line index under $XDG_CACHE_HOME/scrollback/lineindex.
+export XDG_CACHE_HOME=$work/cache
 
 if [ ! -f "$F" ] || [ "$(wc -c <"$F")" -ne $((LINES * WIDTH)) ]; then
 	echo "generating $F ($LINES lines of $WIDTH bytes)..."
@@ -43,7 +45,7 @@ best() {
 	b=
 	i=0
 	while [ $i -lt "$RUNS" ]; do
-		if [ -n "${cold:-}" ]; then rm -rf "$SCROLLBACK_INDEX_DIR"; fi
+		if [ -n "${cold:-}" ]; then rm -rf "$SCROLLBACK_INDEX_DIR" "$XDG_CACHE_HOME"; fi
 		t0=$(now)
 		"$@" >/dev/null
 		t=$(($(now) - t0))
@@ -61,12 +63,14 @@ cold=
 
 # The first page again, to learn where the next one starts (index now warm).
 first=$("$bin" file "$F" --line "$LINE" --json)
-next_line=$(printf '%s' "$first" | grep -o '"nextLine":[0-9]*' | tail -n 1 | cut -d: -f2)
-next_off=$(printf '%s' "$first" | grep -o '"nextByteOffset":[0-9]*' | tail -n 1 | cut -d: -f2)
+next_line=$(printf '%s' "$first" | grep -o '"nextLine": *[0-9]*' | tail -n 1 | tr -dc 0-9)
+next_off=$(printf '%s' "$first" | grep -o '"nextByteOffset": *[0-9]*' | tail -n 1 | tr -dc 0-9)
 next_ns=$(best "$bin" file "$F" --line "$next_line")
 next_off_ns=$(best "$bin" file "$F" --byte-offset "$next_off")
-# A process that does nothing useful, to show what start-up alone costs.
+# A process that does nothing useful, to show what start-up alone costs,
+# and what this shell's timing of any exec costs (fork, exec, two date(1)s).
 noop_ns=$(best "$bin" file "$F" --line 1)
+true_ns=$(best /bin/true)
 
 echo "file: $F ($(wc -c <"$F") bytes, $LINES lines); binary: $bin; best of $RUNS"
 echo "wc -l:                           $(ms "$wc_ns")"
@@ -75,3 +79,5 @@ awk -v a="$far_ns" -v b="$wc_ns" 'BEGIN { printf "ratio to wc -l:               
 echo "next page --line $next_line:     $(ms "$next_ns") (limit 5 ms)"
 echo "next page --byte-offset $next_off: $(ms "$next_off_ns")"
 echo "first page --line 1 (start-up):  $(ms "$noop_ns")"
+echo "/bin/true (timing overhead):     $(ms "$true_ns")"
+echo "next page net of that overhead:  $(ms $((next_ns - true_ns))) (limit 5 ms)"
