@@ -2,9 +2,12 @@
 // Protocol, with the official Go SDK (github.com/modelcontextprotocol/go-sdk).
 //
 // It is a thin front end: every tool is one method of a scrollback.Session,
-// registered with a typed handler so that the tool's input and output
-// schemas are inferred from the engine's own input and result types. Each
-// successful result carries:
+// its input and output schemas inferred from the engine's own input and
+// result types. Tools are registered with the SDK's typed handlers, except
+// read_tool_output, the call a model repeats most: its handler decodes its
+// three arguments itself and skips the SDK's second decoding and its
+// validation of the result against the output schema, which cost more than
+// the read (see read.go). Each successful result carries:
 //
 //   - first, a plain text block the model reads: a command's preview with its
 //     footer, a page's text, a file's lines — never the JSON of the result;
@@ -29,4 +32,11 @@
 //     header. With bearer tokens configured every request must carry one;
 //     the owner of a session is a hash of the token that created it. Listen
 //     refuses to bind a non-loopback address when no token is configured.
+//
+// Other servers reuse the pieces: AddTools adds any of the session tools
+// (AddRunCode run_code, with extra tools a script may call) to any
+// *mcp.Server, acting on a Binding — a fixed session (BindSession) or one
+// made on first use (NewBinding); NewSessionHandler serves any such server
+// over HTTP with the same rules as NewHTTPHandler. The proxy
+// (package proxy) is built on them.
 package mcpserver

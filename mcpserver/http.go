@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -153,6 +154,16 @@ func checkLoopback(ctx context.Context, host string) error {
 // another token gets the same 404. With opts.Tokens set, a request without
 // a valid bearer token gets 401 and touches nothing.
 func NewHTTPHandler(eng *scrollback.Engine, opts HTTPOptions) http.Handler {
+	return NewSessionHandler(eng, opts, func(b *Binding) *mcp.Server { return newServer(b, opts.Options) })
+}
+
+// NewSessionHandler is NewHTTPHandler for any MCP server whose tools act on
+// a scrollback session (AddTools adds them to a server): the same path,
+// bearer tokens, owners and Scrollback-Session header. newServer makes the
+// server of each new MCP session, once, given the binding to its
+// scrollback session: a new one of eng, made when the server first calls
+// Binding.Session, or the one the header named.
+func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(*Binding) *mcp.Server) http.Handler {
 	idle := opts.IdleTimeout
 	if idle == 0 {
 		idle = DefaultIdleTimeout
@@ -163,12 +174,12 @@ func NewHTTPHandler(eng *scrollback.Engine, opts HTTPOptions) http.Handler {
 	sdk := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		// The SDK asks for a server on every request; only the request that
 		// starts a session carries a binding, and its server is made once.
-		b, ok := r.Context().Value(bindingKey{}).(*binding)
+		hs, ok := r.Context().Value(httpSessionKey{}).(*httpSession)
 		if !ok {
 			return proto
 		}
-		b.once.Do(func() { b.srv = newServer(b, opts.Options) })
-		return b.srv
+		hs.once.Do(func() { hs.srv = newServer(hs.b) })
+		return hs.srv
 	}, &mcp.StreamableHTTPOptions{
 		Logger:                       opts.Logger,
 		SessionTimeout:               idle,
@@ -239,7 +250,15 @@ func verifier(tokens []string) auth.TokenVerifier {
 	}
 }
 
-type bindingKey struct{}
+type httpSessionKey struct{}
+
+// httpSession is the binding of one new MCP session and its server, made
+// once.
+type httpSession struct {
+	b    *Binding
+	once sync.Once
+	srv  *mcp.Server
+}
 
 // httpHandler binds each new MCP session to a scrollback session, then
 // hands the request to the SDK's handler.
@@ -254,7 +273,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
 			owner = ti.UserID
 		}
-		b := &binding{eng: h.eng, owner: owner}
+		b := NewBinding(h.eng, owner)
 		if id := r.Header.Get(SessionHeader); id != "" {
 			s, err := h.eng.Session(r.Context(), owner, id)
 			if err != nil {
@@ -265,9 +284,9 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				http.Error(w, "scrollback: "+SessionHeader+": "+err.Error(), status)
 				return
 			}
-			b.sess = s
+			b = BindSession(s)
 		}
-		r = r.WithContext(context.WithValue(r.Context(), bindingKey{}, b))
+		r = r.WithContext(context.WithValue(r.Context(), httpSessionKey{}, &httpSession{b: b}))
 	}
 	h.sdk.ServeHTTP(w, r)
 }

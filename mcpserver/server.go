@@ -38,26 +38,37 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// binding is the scrollback session one MCP server acts on. Over stdio it
-// is fixed at start; over HTTP a new session is created on the first tool
-// call, so that a connection that never calls a tool leaves nothing behind.
-type binding struct {
+// A Binding is the scrollback session one MCP server acts on. Over stdio it
+// is fixed at start (BindSession); over HTTP it is created on the first
+// tool call that needs it (NewBinding), so that a connection that never
+// calls a tool leaves nothing behind. It is safe for concurrent use.
+type Binding struct {
 	eng   *scrollback.Engine
 	owner string
 
 	mu   sync.Mutex
 	sess *scrollback.Session
-
-	once sync.Once
-	srv  *mcp.Server
 }
 
-// session returns the bound session, creating it on first use.
-func (b *binding) session(ctx context.Context) (*scrollback.Session, error) {
+// NewBinding returns a binding that creates a new session of eng, owned by
+// owner, when Session is first called.
+func NewBinding(eng *scrollback.Engine, owner string) *Binding {
+	return &Binding{eng: eng, owner: owner}
+}
+
+// BindSession returns a binding fixed to sess.
+func BindSession(sess *scrollback.Session) *Binding {
+	return &Binding{eng: sess.Engine(), owner: sess.Owner(), sess: sess}
+}
+
+// Session returns the bound session, creating it on first use. The
+// creation is not cancelled with ctx: a session half-made for a call that
+// went away would be made again by the next one.
+func (b *Binding) Session(ctx context.Context) (*scrollback.Session, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.sess == nil {
-		s, err := b.eng.NewSession(ctx, b.owner)
+		s, err := b.eng.NewSession(context.WithoutCancel(ctx), b.owner)
 		if err != nil {
 			return nil, err
 		}
@@ -66,8 +77,8 @@ func (b *binding) session(ctx context.Context) (*scrollback.Session, error) {
 	return b.sess, nil
 }
 
-// current returns the bound session, or nil before the first tool call.
-func (b *binding) current() *scrollback.Session {
+// Current returns the bound session, or nil before it is created.
+func (b *Binding) Current() *scrollback.Session {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.sess
@@ -78,14 +89,14 @@ func (b *binding) current() *scrollback.Session {
 // over stdio with srv.Run(ctx, &mcp.StdioTransport{}), or over any other
 // transport of the SDK.
 func NewServer(sess *scrollback.Session, opts Options) *mcp.Server {
-	return newServer(&binding{eng: sess.Engine(), owner: sess.Owner(), sess: sess}, opts)
+	return newServer(BindSession(sess), opts)
 }
 
 // schemas caches the tools' inferred JSON schemas across servers: the HTTP
 // handler makes one server per MCP session.
 var schemas = mcp.NewSchemaCache()
 
-func newServer(b *binding, opts Options) *mcp.Server {
+func newServer(b *Binding, opts Options) *mcp.Server {
 	version := opts.Version
 	if version == "" {
 		version = "(devel)"
@@ -96,10 +107,8 @@ func newServer(b *binding, opts Options) *mcp.Server {
 		SchemaCache:  schemas,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	for _, t := range tools {
-		t.add(srv, b)
-	}
-	srv.AddReceivingMiddleware(b.toolResults())
+	AddTools(srv, b) // all of them: cannot fail
+	srv.AddReceivingMiddleware(toolResults(b))
 	return srv
 }
 
@@ -107,7 +116,7 @@ func newServer(b *binding, opts Options) *mcp.Server {
 // _meta (failures included), and turns a call of an unknown tool into a tool
 // error that names the tools there are, so that the model can correct
 // itself instead of the client seeing a protocol failure.
-func (b *binding) toolResults() mcp.Middleware {
+func toolResults(b *Binding) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			res, err := next(ctx, method, req)
@@ -117,12 +126,12 @@ func (b *binding) toolResults() mcp.Middleware {
 			var werr *jsonrpc.Error
 			if errors.As(err, &werr) && werr.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(werr.Message, "unknown tool") {
 				res, err = &mcp.CallToolResult{
-					Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s; this server's tools are %s", werr.Message, strings.Join(toolNames(), ", "))}},
+					Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s; this server's tools are %s", werr.Message, strings.Join(ToolNames(), ", "))}},
 					IsError: true,
 				}, nil
 			}
 			if r, ok := res.(*mcp.CallToolResult); ok && r != nil && err == nil {
-				if s := b.current(); s != nil {
+				if s := b.Current(); s != nil {
 					if r.Meta == nil {
 						r.Meta = mcp.Meta{}
 					}
@@ -177,8 +186,9 @@ func cutMessage(r *mcp.CallToolResult) {
 	r.Content[0] = &mcp.TextContent{Text: fmt.Sprintf("%s… [error message cut: %d bytes in all]", tc.Text[:cut], len(tc.Text))}
 }
 
-// toolNames lists the server's tools by name, for the unknown-tool error.
-func toolNames() []string {
+// ToolNames lists the session tools this package offers, in the order
+// tools/list shows them; each is a name AddTools accepts.
+func ToolNames() []string {
 	names := make([]string, len(tools))
 	for i, t := range tools {
 		names[i] = t.name

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/codemode"
 )
 
 // tool is one MCP tool: its name and the function that adds it to a server
@@ -16,7 +18,7 @@ import (
 // here and one small function calling register.
 type tool struct {
 	name string
-	add  func(*mcp.Server, *binding)
+	add  func(*mcp.Server, *Binding)
 }
 
 // tools are the tools every server offers, in the order tools/list shows
@@ -29,19 +31,43 @@ var tools = []tool{
 	{"run_code", addRunCode},
 }
 
+// AddTools adds scrollback's session tools to srv, all acting on b's
+// session: the tools named (each one of ToolNames), or all of them when
+// names is empty. Each result carries what the package doc describes,
+// except that failures get no _meta (NewServer's middleware adds it). A
+// name that is not a session tool is an error naming the tools there are,
+// and then nothing is added.
+func AddTools(srv *mcp.Server, b *Binding, names ...string) error {
+	if len(names) == 0 {
+		names = ToolNames()
+	}
+	adds := make([]func(*mcp.Server, *Binding), len(names))
+	for i, name := range names {
+		j := slices.IndexFunc(tools, func(t tool) bool { return t.name == name })
+		if j < 0 {
+			return fmt.Errorf("mcpserver: no session tool named %q; the tools are %s", name, strings.Join(ToolNames(), ", "))
+		}
+		adds[i] = tools[j].add
+	}
+	for _, add := range adds {
+		add(srv, b)
+	}
+	return nil
+}
+
 // register adds the tool t to srv. Its work is call, a method of
 // scrollback.Session; its input and output schemas are inferred from In and
 // Out. text renders the result's text blocks: the first is what the model
 // reads (a preview with its footer, a page's text), never the JSON of the
 // result, which goes to structuredContent. An error from call becomes a
 // tool error (isError) carrying the error's message.
-func register[In, Out any](srv *mcp.Server, b *binding, t *mcp.Tool,
+func register[In, Out any](srv *mcp.Server, b *Binding, t *mcp.Tool,
 	call func(*scrollback.Session, context.Context, In) (Out, error),
 	text func(In, Out) []string,
 ) {
 	mcp.AddTool(srv, t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		var zero Out
-		s, err := b.session(ctx)
+		s, err := b.Session(ctx)
 		if err != nil {
 			return nil, zero, err
 		}
@@ -79,7 +105,7 @@ hasMore=true: the file goes on; continue with byte_offset=nextByteOffset (or lin
 
 Private keys, credential files and .env files are refused, and so are binary files and, when the server is confined to a root directory, paths outside it.`
 
-func addRunCommand(srv *mcp.Server, b *binding) {
+func addRunCommand(srv *mcp.Server, b *Binding) {
 	register(srv, b, &mcp.Tool{
 		Name:        "run_command",
 		Title:       "Run a shell command",
@@ -88,16 +114,7 @@ func addRunCommand(srv *mcp.Server, b *binding) {
 	}, (*scrollback.Session).RunCommand, runCommandText)
 }
 
-func addReadToolOutput(srv *mcp.Server, b *binding) {
-	register(srv, b, &mcp.Tool{
-		Name:        "read_tool_output",
-		Title:       "Read a retained copy",
-		Description: readToolOutputDoc,
-		Annotations: &mcp.ToolAnnotations{Title: "Read a retained copy", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)},
-	}, (*scrollback.Session).ReadToolOutput, pageText)
-}
-
-func addReadFile(srv *mcp.Server, b *binding) {
+func addReadFile(srv *mcp.Server, b *Binding) {
 	register(srv, b, &mcp.Tool{
 		Name:        "read_file",
 		Title:       "Read a file",
@@ -114,7 +131,7 @@ const runCodeDoc = `Run JavaScript (the body of a function) that calls the other
 
 The return value is shown like any result: whole up to 24 KiB, else a preview whose footer gives the read_tool_output call that continues. Every nested result too large to show was saved as a retained copy before the script saw it, and every copy made during the run is listed in retained (call, tool, output_id): read those before claiming something is absent. error says why a script stopped, with line and column; logs holds console output.`
 
-func addGrepToolOutput(srv *mcp.Server, b *binding) {
+func addGrepToolOutput(srv *mcp.Server, b *Binding) {
 	register(srv, b, &mcp.Tool{
 		Name:        "grep_tool_output",
 		Title:       "Search a retained copy",
@@ -123,14 +140,24 @@ func addGrepToolOutput(srv *mcp.Server, b *binding) {
 	}, (*scrollback.Session).GrepToolOutput, grepText)
 }
 
-func addRunCode(srv *mcp.Server, b *binding) {
+func addRunCode(srv *mcp.Server, b *Binding) { AddRunCode(srv, b) }
+
+// AddRunCode adds run_code to srv, acting on b's session. Its scripts can
+// call the session's tools and, besides them, extra (a proxy's upstream
+// tools, say), which the tool's description then lists. Adding it again
+// replaces it: call it whenever extra changes.
+func AddRunCode(srv *mcp.Server, b *Binding, extra ...codemode.Tool) {
+	desc := runCodeDoc
+	if len(extra) > 0 {
+		desc = scrollback.CodeDescription(extra...)
+	}
 	register(srv, b, &mcp.Tool{
 		Name:        "run_code",
 		Title:       "Run JavaScript that calls the tools",
-		Description: runCodeDoc,
+		Description: desc,
 		Annotations: &mcp.ToolAnnotations{Title: "Run JavaScript that calls the tools", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, func(s *scrollback.Session, ctx context.Context, in scrollback.RunCodeInput) (scrollback.RunCodeResult, error) {
-		return s.RunCode(ctx, in)
+		return s.RunCode(ctx, in, extra...)
 	}, runCodeText)
 }
 

@@ -11,12 +11,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/mcpserver"
 	"github.com/scrollback-dev/scrollback/preview"
 )
 
 // The _meta keys of a previewed result: its recovery reference.
 const (
-	MetaSession    = "scrollback/session"    // the session holding the copy
+	MetaSession    = mcpserver.MetaSession   // the session holding the copy
 	MetaOutputID   = "scrollback/output_id"  // the copy's id, for read_tool_output
 	MetaTotalBytes = "scrollback/totalBytes" // the copy's length
 	MetaComplete   = "scrollback/complete"   // whether the copy holds the whole text
@@ -159,14 +160,14 @@ func (p *Proxy) fits(res *mcp.CallToolResult, budget int) bool {
 // itself when it fits the budget; else a preview of its text, with the
 // footer and the recovery reference, and its other blocks (images, audio,
 // links, embedded resources) unchanged.
-func (p *Proxy) shape(ctx context.Context, b *binding, tool string, args json.RawMessage, res *mcp.CallToolResult) *mcp.CallToolResult {
+func (p *Proxy) shape(ctx context.Context, b *mcpserver.Binding, tool string, args json.RawMessage, res *mcp.CallToolResult) *mcp.CallToolResult {
 	budget := p.budget(tool)
 	if p.fits(res, budget) {
 		return res
 	}
 	text, complete := p.resultText(res, p.copyCap(), budget)
 	var shown scrollback.Shown
-	sess, err := b.session(ctx)
+	sess, err := b.Session(ctx)
 	if err == nil {
 		shown = sess.Retain(ctx, scrollback.RetainInput{
 			Tool: tool, Source: callSource(tool, args), Data: text, Complete: complete, Budget: budget,

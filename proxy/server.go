@@ -27,41 +27,11 @@ func (p *Proxy) Instructions() string {
 	return s
 }
 
-// binding is the scrollback session one MCP server acts on: fixed at start
-// over stdio, created on first need over HTTP, so that a connection whose
-// results all fit leaves nothing behind.
-type binding struct {
-	eng   *scrollback.Engine
-	owner string
-
-	mu   sync.Mutex
-	sess *scrollback.Session
-}
-
-func (b *binding) session(ctx context.Context) (*scrollback.Session, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.sess == nil {
-		s, err := b.eng.NewSession(context.WithoutCancel(ctx), b.owner)
-		if err != nil {
-			return nil, err
-		}
-		b.sess = s
-	}
-	return b.sess, nil
-}
-
-func (b *binding) current() *scrollback.Session {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.sess
-}
-
 // server is one MCP server of the proxy, bound to one session, kept in
 // step with the upstream's tools, prompts and resources.
 type server struct {
 	p   *Proxy
-	b   *binding
+	b   *mcpserver.Binding
 	srv *mcp.Server
 
 	mu        sync.Mutex
@@ -77,10 +47,10 @@ type server struct {
 // sess. Serve it over stdio with srv.Run(ctx, &mcp.StdioTransport{}).
 // Call Start first, so that the upstream's tools are known.
 func (p *Proxy) Server(sess *scrollback.Session) *mcp.Server {
-	return p.newServer(&binding{eng: sess.Engine(), owner: sess.Owner(), sess: sess}).srv
+	return p.newServer(mcpserver.BindSession(sess)).srv
 }
 
-func (p *Proxy) newServer(b *binding) *server {
+func (p *Proxy) newServer(b *mcpserver.Binding) *server {
 	s := &server{p: p, b: b, tools: map[string]bool{}, prompts: map[string]bool{}, resources: map[string]bool{}, templates: map[string]bool{}}
 	p.mu.Lock()
 	snap := p.snap
@@ -205,7 +175,7 @@ func (s *server) upstreamHandler(name string) mcp.ToolHandler {
 		res, err := s.p.call(ctx, name, args)
 		if err != nil {
 			r := toolError(err)
-			if sess := s.b.current(); sess != nil {
+			if sess := s.b.Current(); sess != nil {
 				r.Meta = mcp.Meta{MetaSession: sess.ID()}
 			}
 			return r, nil
@@ -317,7 +287,7 @@ func (s *server) sessionMeta() mcp.Middleware {
 			if !ok || r == nil || ctr == nil || ctr.Params == nil || !ownTools[ctr.Params.Name] {
 				return res, err
 			}
-			if sess := s.b.current(); sess != nil {
+			if sess := s.b.Current(); sess != nil {
 				if r.Meta == nil {
 					r.Meta = mcp.Meta{}
 				}
