@@ -1,0 +1,140 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/filepager"
+)
+
+// rawSession is an MCP session spoken to with plain JSON-RPC POSTs, so that
+// a benchmark bills little client work to the server's process.
+type rawSession struct {
+	url, id string
+	c       *http.Client
+	n       atomic.Int64
+}
+
+// post sends one JSON-RPC message and returns the result of a request (nil
+// for a notification).
+func (s *rawSession) post(method string, params any) (json.RawMessage, error) {
+	msg := map[string]any{"jsonrpc": "2.0", "method": method, "params": params}
+	notify := strings.HasPrefix(method, "notifications/")
+	if !notify {
+		msg["id"] = s.n.Add(1)
+	}
+	body, _ := json.Marshal(msg)
+	req, _ := http.NewRequest(http.MethodPost, s.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if s.id != "" {
+		req.Header.Set("Mcp-Session-Id", s.id)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	resp, err := s.c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, fmt.Errorf("%s: %s: %s", method, resp.Status, data)
+	}
+	if s.id == "" {
+		s.id = resp.Header.Get("Mcp-Session-Id")
+	}
+	if notify {
+		return nil, nil
+	}
+	// A response is one JSON object, or an event stream whose data line
+	// holds it.
+	if i := bytes.Index(data, []byte("data: ")); i >= 0 && resp.Header.Get("Content-Type") == "text/event-stream" {
+		data = data[i+len("data: "):]
+		if j := bytes.IndexByte(data, '\n'); j >= 0 {
+			data = data[:j]
+		}
+	}
+	var r struct {
+		Result json.RawMessage
+		Error  *struct{ Message string }
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: %v in %.200q", method, err, data)
+	}
+	if r.Error != nil {
+		return nil, fmt.Errorf("%s: %s", method, r.Error.Message)
+	}
+	return r.Result, nil
+}
+
+func newRawSession(url string, c *http.Client) (*rawSession, error) {
+	s := &rawSession{url: url, c: c}
+	if _, err := s.post("initialize", map[string]any{
+		"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "bench", "version": "v0"},
+	}); err != nil {
+		return nil, err
+	}
+	_, err := s.post("notifications/initialized", map[string]any{})
+	return s, err
+}
+
+// BenchmarkHTTPReadToolOutput measures read_tool_output over streamable
+// HTTP on loopback, with the clients in parallel, each in its own session
+// holding a 1 MiB copy.
+func BenchmarkHTTPReadToolOutput(b *testing.B) {
+	eng, _ := newEngine(b, filepager.Options{})
+	ts := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{}))
+	defer ts.Close()
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	defer hc.CloseIdleConnections()
+	const size, clients = 1 << 20, 8
+	type client struct {
+		s  *rawSession
+		id string
+	}
+	var cl []client
+	for range clients {
+		s, err := newRawSession(ts.URL+Path, hc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := s.post("tools/call", map[string]any{"name": "run_command",
+			"arguments": map[string]any{"command": fmt.Sprintf("head -c %d /dev/zero | tr '\\0' x", size)}})
+		var rc struct{ StructuredContent scrollback.RunCommandResult }
+		if err == nil {
+			err = json.Unmarshal(res, &rc)
+		}
+		if err != nil || rc.StructuredContent.OutputID == "" {
+			b.Fatalf("making a copy: %v %s", err, res)
+		}
+		cl = append(cl, client{s, rc.StructuredContent.OutputID})
+	}
+	var next, who atomic.Int64
+	b.SetParallelism(clients / runtime.GOMAXPROCS(0))
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		c := cl[int(who.Add(1)-1)%clients]
+		for pb.Next() {
+			off := next.Add(4093) % size
+			if _, err := c.s.post("tools/call", map[string]any{"name": "read_tool_output",
+				"arguments": map[string]any{"id": c.id, "offset": off}}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
