@@ -88,6 +88,7 @@ func (c *mcpCmd) serveStdio(ctx context.Context, eng *scrollback.Engine, opts mc
 
 // serveHTTP serves streamable HTTP until ctx is done.
 func (c *mcpCmd) serveHTTP(ctx context.Context, eng *scrollback.Engine, opts mcpserver.Options) error {
+	tuneGCForServing(c.io.Getenv)
 	var tokens []string
 	switch {
 	case c.tokenFile != "":

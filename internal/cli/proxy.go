@@ -143,6 +143,7 @@ func (c *proxyCmd) serveHTTP(ctx context.Context, p *proxy.Proxy) error {
 	case strings.TrimSpace(c.io.Getenv("SCROLLBACK_TOKEN")) != "":
 		tokens = []string{strings.TrimSpace(c.io.Getenv("SCROLLBACK_TOKEN"))}
 	}
+	tuneGCForServing(c.io.Getenv)
 	ln, err := mcpserver.Listen(ctx, c.http, len(tokens) > 0)
 	if err != nil {
 		return err
