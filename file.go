@@ -2,6 +2,7 @@ package scrollback
 
 import (
 	"context"
+	"strings"
 
 	"github.com/scrollback-dev/scrollback/filepager"
 )
@@ -38,7 +39,7 @@ func (e *Engine) ReadFile(ctx context.Context, in ReadFileInput) (FilePage, erro
 	}
 	p, err := e.files.Read(ctx, filepager.Request{Path: in.Path, Line: in.Line, Limit: in.Limit, ByteOffset: in.ByteOffset})
 	if err != nil {
-		return FilePage{}, &Error{Op: op, Err: err, Msg: err.Error()}
+		return FilePage{}, &Error{Op: op, Err: err, Msg: strings.TrimPrefix(err.Error(), "filepager: ")}
 	}
 	return p, nil
 }

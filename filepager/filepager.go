@@ -212,7 +212,7 @@ func (p *Pager) open(path string) (*os.File, fs.FileInfo, string, *Error) {
 	resolved, err := filepath.EvalSymlinks(given)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return fail(fmt.Errorf("%w: %s", ErrNotFound, given), "check the path; list the directory with run_command (ls) to find the name")
+			return fail(ErrNotFound, "check the path; list the directory with run_command (ls) to find the name")
 		}
 		return fail(err, "")
 	}
@@ -221,14 +221,14 @@ func (p *Pager) open(path string) (*os.File, fs.FileInfo, string, *Error) {
 	}
 	if p.root != "" {
 		if rel, err := filepath.Rel(p.root, resolved); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return fail(fmt.Errorf("%w: %s is outside %s", ErrOutsideRoot, resolved, p.root), "read files under "+p.root+" only")
+			return fail(fmt.Errorf("%w: %s is outside %s", ErrOutsideRoot, shortPath(resolved), p.root), "read files under "+p.root+" only")
 		}
 	}
 	// Stat before opening: opening a FIFO would block.
 	fi, err := os.Stat(resolved)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return fail(fmt.Errorf("%w: %s", ErrNotFound, resolved), "check the path")
+			return fail(fmt.Errorf("%w: it resolves to %s", ErrNotFound, shortPath(resolved)), "check the path")
 		}
 		return fail(err, "")
 	}
