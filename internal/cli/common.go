@@ -134,7 +134,12 @@ func (b *base) engine(ctx context.Context) (*scrollback.Engine, store.Store, err
 	if err != nil {
 		return nil, nil, err
 	}
-	return scrollback.New(st, scrollback.Options{File: fileOptions(b.io.Getenv)}), st, nil
+	return b.newEngine(st), st, nil
+}
+
+// newEngine returns an engine over st with the CLI's options.
+func (b *base) newEngine(st store.Store) *scrollback.Engine {
+	return scrollback.New(st, scrollback.Options{File: fileOptions(b.io.Getenv)})
 }
 
 // fileOptions places the file pager's line index beside the other state.

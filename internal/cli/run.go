@@ -89,11 +89,15 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 		in.Stdin = data
 	}
 
-	eng, st, err := c.engine(ctx)
+	st, err := c.openStore(ctx)
 	if err != nil {
-		return err
+		// No database: the command still runs and its result is shown;
+		// only the retained copy is lost, and the result says so.
+		fmt.Fprintf(c.io.Stderr, "scrollback run: %v; running without a retained copy\n", err)
+		st = unsavedStore{err}
 	}
 	defer st.Close()
+	eng := c.newEngine(st)
 	sess, err := c.openSession(ctx, eng)
 	if err != nil {
 		return err
