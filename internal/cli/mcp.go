@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
-	"time"
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/mcpserver"
@@ -23,18 +21,14 @@ func init() {
 // streamable HTTP with --http.
 type mcpCmd struct {
 	base
-	root      string
-	http      string
-	tokenFile string
-	idle      time.Duration
+	httpServing
+	root string
 }
 
 func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("mcp", true, false)
 	fs.StringVar(&c.root, "root", "", "confine read_file to the directory tree `DIR`")
-	fs.StringVar(&c.http, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:7777; port 0 picks one) instead of stdio")
-	fs.StringVar(&c.tokenFile, "token-file", "", "require a bearer token from `FILE` (one per line; default $SCROLLBACK_TOKEN)")
-	fs.DurationVar(&c.idle, "idle-timeout", mcpserver.DefaultIdleTimeout, "with --http, close MCP sessions idle for `DUR` (their copies stay)")
+	c.addFlags(fs, "127.0.0.1:7777")
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
@@ -88,41 +82,10 @@ func (c *mcpCmd) serveStdio(ctx context.Context, eng *scrollback.Engine, opts mc
 
 // serveHTTP serves streamable HTTP until ctx is done.
 func (c *mcpCmd) serveHTTP(ctx context.Context, eng *scrollback.Engine, opts mcpserver.Options) error {
-	tuneGCForServing(c.io.Getenv)
-	var tokens []string
-	switch {
-	case c.tokenFile != "":
-		t, err := mcpserver.ReadTokenFile(c.tokenFile)
-		if err != nil {
-			return err
-		}
-		tokens = t
-	case strings.TrimSpace(c.io.Getenv("SCROLLBACK_TOKEN")) != "":
-		tokens = []string{strings.TrimSpace(c.io.Getenv("SCROLLBACK_TOKEN"))}
-	}
-	ln, err := mcpserver.Listen(ctx, c.http, len(tokens) > 0)
-	if err != nil {
-		return err
-	}
-	h := mcpserver.NewHTTPHandler(eng, mcpserver.HTTPOptions{Options: opts, Tokens: tokens, IdleTimeout: c.idle})
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	auth := "no token: loopback only, every session is local"
-	if len(tokens) > 0 {
-		auth = fmt.Sprintf("bearer token required (%d configured)", len(tokens))
-	}
-	fmt.Fprintf(c.io.Stderr, "scrollback: serving MCP on http://%s%s (%s)\n", ln.Addr(), mcpserver.Path, auth)
-
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	srv.Shutdown(shutdown)
-	return nil
+	return c.serve(ctx, c.io, func(h mcpserver.HTTPOptions) http.Handler {
+		h.Options = opts
+		return mcpserver.NewHTTPHandler(eng, h)
+	}, "scrollback: serving MCP")
 }
 
 type nopWriteCloser struct{ io.Writer }

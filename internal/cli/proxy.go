@@ -28,9 +28,7 @@ type proxyCmd struct {
 	budget      int
 	budgetFor   budgetFlag
 	callTimeout time.Duration
-	http        string
-	tokenFile   string
-	idle        time.Duration
+	httpServing
 }
 
 // headerFlag collects repeated --header 'Name: value' flags.
@@ -70,9 +68,7 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	fs.IntVar(&c.budget, "budget", scrollback.HistoryBudget, "show results up to `N` bytes whole; preview larger ones")
 	fs.Var(c.budgetFor, "budget-for", "the budget of one tool, `TOOL=N` (repeatable)")
 	fs.DurationVar(&c.callTimeout, "call-timeout", proxy.DefaultCallTimeout, "give up on an upstream call after `DUR`")
-	fs.StringVar(&c.http, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:7778) instead of stdio")
-	fs.StringVar(&c.tokenFile, "token-file", "", "with --http, require a bearer token from `FILE` (default $SCROLLBACK_TOKEN)")
-	fs.DurationVar(&c.idle, "idle-timeout", mcpserver.DefaultIdleTimeout, "with --http, close MCP sessions idle for `DUR`")
+	c.addFlags(fs, "127.0.0.1:7778")
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
@@ -132,33 +128,5 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 }
 
 func (c *proxyCmd) serveHTTP(ctx context.Context, p *proxy.Proxy) error {
-	var tokens []string
-	switch {
-	case c.tokenFile != "":
-		t, err := mcpserver.ReadTokenFile(c.tokenFile)
-		if err != nil {
-			return err
-		}
-		tokens = t
-	case strings.TrimSpace(c.io.Getenv("SCROLLBACK_TOKEN")) != "":
-		tokens = []string{strings.TrimSpace(c.io.Getenv("SCROLLBACK_TOKEN"))}
-	}
-	tuneGCForServing(c.io.Getenv)
-	ln, err := mcpserver.Listen(ctx, c.http, len(tokens) > 0)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: p.HTTPHandler(mcpserver.HTTPOptions{Tokens: tokens, IdleTimeout: c.idle}), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(c.io.Stderr, "scrollback proxy: serving %d upstream tools on http://%s%s\n", len(p.Tools()), ln.Addr(), mcpserver.Path)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	srv.Shutdown(shutdown)
-	return nil
+	return c.serve(ctx, c.io, p.HTTPHandler, fmt.Sprintf("scrollback proxy: serving %d upstream tools", len(p.Tools())))
 }
