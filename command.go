@@ -227,6 +227,15 @@ func (s *Session) Retain(ctx context.Context, in RetainInput) Shown {
 	return s.retain(ctx, retainRequest{tool: in.Tool, source: in.Source, data: in.Data, complete: in.Complete, budget: budget})
 }
 
+// History shows an ordinary tool result entering a conversation history:
+// whole up to the history budget (32 KiB), else its head and tail with the
+// footer, the whole text retained first in this session. It is Retain with
+// the engine's history budget, for agents that put tool results into the
+// model's context themselves.
+func (s *Session) History(ctx context.Context, tool, source string, data []byte) Shown {
+	return s.Retain(ctx, RetainInput{Tool: tool, Source: source, Data: data, Complete: true, Budget: s.e.opts.HistoryBudget})
+}
+
 type retainRequest struct {
 	tool, source string
 	data         []byte

@@ -425,3 +425,28 @@ func TestRunCommandErrorFirst(t *testing.T) {
 		t.Error("a successful command got an error-first block")
 	}
 }
+
+// The history helper keeps 32 KiB, head and tail, and retains the rest.
+func TestHistory(t *testing.T) {
+	sess := newSession(t, scrollback.Options{})
+	ctx := context.Background()
+	small := sess.History(ctx, "search", "q=x", []byte(strings.Repeat("r", scrollback.HistoryBudget)))
+	if small.Truncated || small.OutputID != "" || len(small.Preview) != scrollback.HistoryBudget {
+		t.Errorf("a result of exactly the budget: truncated %v id %q %d bytes", small.Truncated, small.OutputID, len(small.Preview))
+	}
+	var data strings.Builder
+	for i := 0; data.Len() < 1<<20; i++ {
+		fmt.Fprintf(&data, "record %d\n", i)
+	}
+	big := sess.History(ctx, "search", "q=y", []byte(data.String()))
+	if !big.Truncated || big.OutputID == "" || len(big.Preview) > scrollback.HistoryBudget || len(big.Preview) < scrollback.PreviewBudget {
+		t.Fatalf("truncated %v id %q preview %d bytes", big.Truncated, big.OutputID, len(big.Preview))
+	}
+	if !strings.HasPrefix(big.Preview, "record 0\n") || !strings.HasSuffix(big.Preview, data.String()[data.Len()-20:]) {
+		t.Error("the preview lost its head or its tail")
+	}
+	raw, _, _ := readAll(t, sess, big.OutputID)
+	if string(raw) != data.String() {
+		t.Errorf("the retained copy (%d bytes) is not the result (%d bytes)", len(raw), data.Len())
+	}
+}
