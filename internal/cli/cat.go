@@ -25,15 +25,11 @@ func (c *catCmd) Run(ctx context.Context, args []string) error {
 	if len(pos) != 1 {
 		return usagef("want exactly one OUTPUT_ID, got %d arguments", len(pos))
 	}
-	eng, st, err := c.engine(ctx)
+	sess, st, err := c.useSession(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	sess, err := c.openSession(ctx, eng)
-	if err != nil {
-		return err
-	}
 	w := bufio.NewWriterSize(c.io.Stdout, 64<<10)
 	if _, err := sess.Cat(ctx, pos[0], w); err != nil {
 		return err

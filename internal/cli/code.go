@@ -47,15 +47,11 @@ func (c *codeCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	eng, st, err := c.engine(ctx)
+	sess, st, err := c.useSession(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	sess, err := c.openSession(ctx, eng)
-	if err != nil {
-		return err
-	}
 	in := scrollback.RunCodeInput{Code: code, TimeoutMS: c.timeout.Milliseconds()}
 	if c.timeout > 0 && in.TimeoutMS == 0 {
 		in.TimeoutMS = 1

@@ -137,6 +137,21 @@ func (b *base) engine(ctx context.Context) (*scrollback.Engine, store.Store, err
 	return b.newEngine(st), st, nil
 }
 
+// useSession opens the store and the session the flags and environment name;
+// close the store when done.
+func (b *base) useSession(ctx context.Context) (*scrollback.Session, store.Store, error) {
+	eng, st, err := b.engine(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := b.openSession(ctx, eng)
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return sess, st, nil
+}
+
 // newEngine returns an engine over st with the CLI's options.
 func (b *base) newEngine(st store.Store) *scrollback.Engine {
 	return scrollback.New(st, scrollback.Options{File: fileOptions(b.io.Getenv)})

@@ -38,15 +38,11 @@ func (c *grepCmd) Run(ctx context.Context, args []string) error {
 	if len(pos) != 2 {
 		return usagef("want OUTPUT_ID and PATTERN, got %d arguments", len(pos))
 	}
-	eng, st, err := c.engine(ctx)
+	sess, st, err := c.useSession(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	sess, err := c.openSession(ctx, eng)
-	if err != nil {
-		return err
-	}
 	res, err := sess.GrepToolOutput(ctx, scrollback.GrepInput{ID: pos[0], Pattern: pos[1],
 		IgnoreCase: c.ignoreCase, Context: c.context, Max: c.max, Offset: c.offset})
 	if err != nil {

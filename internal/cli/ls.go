@@ -29,15 +29,11 @@ func (c *lsCmd) Run(ctx context.Context, args []string) error {
 	if len(pos) != 0 {
 		return usagef("ls takes no arguments, got %q", pos)
 	}
-	eng, st, err := c.engine(ctx)
+	sess, st, err := c.useSession(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	sess, err := c.openSession(ctx, eng)
-	if err != nil {
-		return err
-	}
 	copies, err := sess.Copies(ctx)
 	if err != nil {
 		return err

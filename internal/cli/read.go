@@ -32,15 +32,11 @@ func (c *readCmd) Run(ctx context.Context, args []string) error {
 	if len(pos) != 1 {
 		return usagef("want exactly one OUTPUT_ID, got %d arguments", len(pos))
 	}
-	eng, st, err := c.engine(ctx)
+	sess, st, err := c.useSession(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	sess, err := c.openSession(ctx, eng)
-	if err != nil {
-		return err
-	}
 	page, err := sess.ReadToolOutput(ctx, scrollback.ReadInput{ID: pos[0], Offset: c.offset, Limit: &c.limit})
 	if err != nil {
 		return err
