@@ -6,8 +6,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/scrollback-dev/scrollback/store"
 )
 
 func init() {
@@ -39,10 +37,15 @@ func (c *lsCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if c.json {
-		if copies == nil {
-			copies = []store.CopyInfo{}
+		list := make([]lsEntry, len(copies))
+		for i, cp := range copies {
+			list[i] = lsEntry{OutputID: cp.ID, Tool: cp.Tool, Source: cp.Source, TotalBytes: cp.TotalBytes,
+				Lines: cp.Lines, Complete: cp.Complete, CreatedAt: cp.CreatedAt}
+			if cp.OmittedBytes > 0 {
+				list[i].Gap = &lsGap{Bytes: cp.OmittedBytes, Lines: cp.OmittedLines}
+			}
 		}
-		return printJSON(c.io.Stdout, copies)
+		return printJSON(c.io.Stdout, list)
 	}
 	if len(copies) == 0 {
 		fmt.Fprintf(c.io.Stderr, "no retained copies in session %s\n", sess.ID())
@@ -62,6 +65,24 @@ func (c *lsCmd) Run(ctx context.Context, args []string) error {
 			cp.CreatedAt.Local().Format(time.DateTime), oneLine(cp.Source, 60))
 	}
 	return tw.Flush()
+}
+
+// lsEntry is one copy in `ls --json`, named as the tools name it: the id
+// is an output_id, the length totalBytes.
+type lsEntry struct {
+	OutputID   string    `json:"output_id"`
+	Tool       string    `json:"tool"`
+	Source     string    `json:"source"`
+	TotalBytes int64     `json:"totalBytes"`
+	Lines      int64     `json:"lines"`
+	Complete   bool      `json:"complete"`
+	Gap        *lsGap    `json:"gap,omitempty"` // what the copy dropped past the cap
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+type lsGap struct {
+	Bytes int64 `json:"bytes"`
+	Lines int64 `json:"lines"`
 }
 
 // oneLine shortens s to one line of at most n runes for a table.
