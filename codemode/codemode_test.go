@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -340,5 +341,38 @@ func TestToolPanicIsAnError(t *testing.T) {
 	res := Run(context.Background(), "console.log('a'); return tools.bad({})", []Tool{bad}, Options{})
 	if res.Error == nil || !strings.Contains(res.Error.Message, "internal error") || res.Logs != "a\n" || res.Retained == nil {
 		t.Fatalf("result %+v", res)
+	}
+}
+
+// Garbage made by the rest of the process (other requests of a busy
+// server) does not count against a script: the sampler collects it before
+// blaming the script.
+func TestMemoryLimitIgnoresOthersGarbage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates a few hundred MiB")
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(2000)) // let garbage pile up, as a busy server's does
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var sink []byte
+		for {
+			select {
+			case <-stop:
+				_ = sink
+				return
+			default:
+				sink = make([]byte, 4<<20)
+				sink[0] = 1
+			}
+		}
+	}()
+	res := Run(context.Background(), "const end = Date.now() + 400; let n = 0; while (Date.now() < end) n++; return 'done';",
+		nil, Options{MaxMemory: 64 << 20})
+	close(stop)
+	<-done
+	if res.Error != nil || string(res.Value) != "done" {
+		t.Fatalf("the script was stopped for garbage that was not its own: %v", res.Error)
 	}
 }
