@@ -4,6 +4,11 @@
 //
 //	filepager-bench file PATH [--line N] [--limit N] [--byte-offset N] [--json]
 //	filepager-bench gen PATH LINES WIDTH
+//	filepager-bench time RUNS [--clean DIR]... -- COMMAND ARGS...
+//
+// time runs COMMAND RUNS times straight from this process (no shell, no
+// date(1) around it), removing each --clean DIR before each run untimed,
+// and prints the best wall time in nanoseconds.
 //
 // The line index persists in $SCROLLBACK_INDEX_DIR, else in the user cache
 // directory under scrollback/lines.
@@ -16,8 +21,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/scrollback-dev/scrollback/filepager"
 )
@@ -32,6 +39,8 @@ func main() {
 		err = file(os.Args[2:])
 	case "gen":
 		err = gen(os.Args[2:])
+	case "time":
+		err = timeRuns(os.Args[2:])
 	default:
 		usage()
 	}
@@ -113,4 +122,43 @@ func gen(args []string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// timeRuns is the time subcommand.
+func timeRuns(args []string) error {
+	if len(args) < 3 {
+		return fmt.Errorf("usage: filepager-bench time RUNS [--clean DIR]... -- COMMAND ARGS...")
+	}
+	runs, err := strconv.Atoi(args[0])
+	if err != nil || runs < 1 {
+		return fmt.Errorf("time: bad RUNS %q", args[0])
+	}
+	var clean []string
+	rest := args[1:]
+	for len(rest) > 0 && rest[0] != "--" {
+		if rest[0] != "--clean" || len(rest) < 2 {
+			return fmt.Errorf("time: unexpected %q", rest[0])
+		}
+		clean = append(clean, rest[1])
+		rest = rest[2:]
+	}
+	if len(rest) < 2 {
+		return fmt.Errorf("time: no command after --")
+	}
+	var best time.Duration
+	for i := 0; i < runs; i++ {
+		for _, d := range clean {
+			os.RemoveAll(d)
+		}
+		cmd := exec.Command(rest[1], rest[2:]...)
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("time: %v: %v\n%s", rest[1:], err, out)
+		}
+		if d := time.Since(start); i == 0 || d < best {
+			best = d
+		}
+	}
+	fmt.Println(best.Nanoseconds())
+	return nil
 }
