@@ -140,13 +140,7 @@ func (s *server) syncTools(tools []*mcp.Tool) {
 		want[t.Name] = true
 		s.addTool(s.p.exportTool(t), s.upstreamHandler(t.Name))
 	}
-	var gone []string
-	for name := range s.tools {
-		if !want[name] {
-			gone = append(gone, name)
-		}
-	}
-	if len(gone) > 0 {
+	if gone := missing(s.tools, want); len(gone) > 0 {
 		s.srv.RemoveTools(gone...)
 	}
 	s.tools = want
@@ -201,13 +195,7 @@ func (s *server) syncPrompts(prompts []*mcp.Prompt) {
 			return c.cs.GetPrompt(ctx, req.Params)
 		})
 	}
-	var gone []string
-	for name := range s.prompts {
-		if !want[name] {
-			gone = append(gone, name)
-		}
-	}
-	if len(gone) > 0 {
+	if gone := missing(s.prompts, want); len(gone) > 0 {
 		s.srv.RemovePrompts(gone...)
 	}
 	s.prompts = want
@@ -230,13 +218,7 @@ func (s *server) syncResources(resources []*mcp.Resource, templates []*mcp.Resou
 		}
 		want[r.URI] = true
 	}
-	var gone []string
-	for uri := range s.resources {
-		if !want[uri] {
-			gone = append(gone, uri)
-		}
-	}
-	if len(gone) > 0 {
+	if gone := missing(s.resources, want); len(gone) > 0 {
 		s.srv.RemoveResources(gone...)
 	}
 	s.resources = want
@@ -248,13 +230,7 @@ func (s *server) syncResources(resources []*mcp.Resource, templates []*mcp.Resou
 		}
 		wantT[t.URITemplate] = true
 	}
-	gone = gone[:0]
-	for u := range s.templates {
-		if !wantT[u] {
-			gone = append(gone, u)
-		}
-	}
-	if len(gone) > 0 {
+	if gone := missing(s.templates, wantT); len(gone) > 0 {
 		s.srv.RemoveResourceTemplates(gone...)
 	}
 	s.templates = wantT
@@ -296,4 +272,16 @@ func (s *server) sessionMeta() mcp.Middleware {
 			return res, err
 		}
 	}
+}
+
+// missing returns the names in had that are not in want: what an upstream
+// list change took away.
+func missing(had, want map[string]bool) []string {
+	var gone []string
+	for name := range had {
+		if !want[name] {
+			gone = append(gone, name)
+		}
+	}
+	return gone
 }
