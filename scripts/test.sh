@@ -23,7 +23,8 @@ fi
 
 if [ -x .ci/postgres.sh ] && [ -z "${SCROLLBACK_TEST_POSTGRES:-}" ] && [ -z "${SCROLLBACK_SKIP_POSTGRES:-}" ]; then
 	step "PostgreSQL for the PostgreSQL backend's tests"
-	eval "$(.ci/postgres.sh)"
+	pgenv=$(.ci/postgres.sh) || { echo "could not start PostgreSQL for the tests (see above); set SCROLLBACK_SKIP_POSTGRES=1 to run without them" >&2; exit 1; }
+	eval "$pgenv"
 	export SCROLLBACK_TEST_POSTGRES
 fi
 
