@@ -17,7 +17,7 @@
 //
 // A Session, got from Engine.Session, offers the tools of the product
 // contract as methods: RunCommand, ReadToolOutput, GrepToolOutput, ReadFile,
-// RunCode, and Retain for results of other tools. Their input and result types carry
+// RunCode, and Retain and History for the results of other tools. Their input and result types carry
 // the contract's JSON names, so the CLI's --json output, the MCP tools'
 // structured content and the Go API are one shape.
 //
