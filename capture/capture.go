@@ -152,13 +152,11 @@ type Capture struct {
 	// buf holds the head in buf[:len(buf)]. Once a cap is crossed, the
 	// ring lives in the spare capacity just past the head, so the whole
 	// capture holds at most Limits.Copy bytes.
-	buf      []byte
-	headMax  int    // the most bytes the head may keep once a cap is crossed
-	over     bool   // a cap was crossed: the head is final, the ring is live
-	cause    string // which cap was crossed first
-	ring     []byte // the last len(ring) bytes of output past the head
-	ringPos  int    // next write index in ring
-	ringFill int    // bytes of ring in use
+	buf     []byte
+	headMax int    // the most bytes the head may keep once a cap is crossed
+	over    bool   // a cap was crossed: the head is final, the ring is live
+	cause   string // which cap was crossed first
+	ring    ring   // the last bytes of output past the head, in the buffer's spare region
 
 	total    int64 // bytes written to both streams
 	newlines int64 // newlines written to both streams
@@ -217,7 +215,7 @@ func (c *Capture) write(stream int, p []byte) (int, error) {
 		c.errTail.write(p)
 	}
 	if c.over {
-		c.ringWrite(p)
+		c.ring.write(p)
 		return n, nil
 	}
 	room := c.limits.Copy - int64(len(c.buf))
@@ -288,29 +286,16 @@ func (c *Capture) overflow(cause string, rest []byte) {
 	// Room for the head, the ring and, at Result, the marker line.
 	c.grow(keep + ringSize + markerReserve)
 	full := c.buf[:cap(c.buf)]
-	c.ring = full[keep : keep+ringSize : keep+ringSize]
+	c.ring = ring{buf: full[keep : keep+ringSize : keep+ringSize]}
 	if k := n - keep; k <= ringSize {
 		// The bytes past the head are already in place at the ring's start.
-		c.ringPos, c.ringFill = k%ringSize, k
+		c.ring.pos, c.ring.fill = k%ringSize, k
 	} else {
-		copy(c.ring, full[n-ringSize:n])
-		c.ringPos, c.ringFill = 0, ringSize
+		copy(c.ring.buf, full[n-ringSize:n])
+		c.ring.pos, c.ring.fill = 0, ringSize
 	}
 	c.buf = c.buf[:keep]
-	c.ringWrite(rest)
-}
-
-func (c *Capture) ringWrite(p []byte) {
-	size := len(c.ring)
-	if len(p) >= size {
-		copy(c.ring, p[len(p)-size:])
-		c.ringPos, c.ringFill = 0, size
-		return
-	}
-	k := copy(c.ring[c.ringPos:], p)
-	copy(c.ring, p[k:])
-	c.ringPos = (c.ringPos + len(p)) % size
-	c.ringFill = min(c.ringFill+len(p), size)
+	c.ring.write(rest)
 }
 
 // Result returns the retained copy and the counts. Call it once every write
@@ -334,9 +319,9 @@ func (c *Capture) Result() Result {
 		c.result = r
 		return r
 	}
-	ordered := c.ring[:c.ringFill]
-	if c.ringFill == len(c.ring) {
-		rotate(c.ring, c.ringPos)
+	ordered := c.ring.buf[:c.ring.fill]
+	if c.ring.fill == len(c.ring.buf) {
+		rotate(c.ring.buf, c.ring.pos)
 	}
 	head := len(c.buf)
 	if c.total == int64(head+len(ordered)) {
@@ -360,7 +345,7 @@ func (c *Capture) Result() Result {
 	r.Copy = full[:hc+len(m)+len(tail)]
 	r.Complete = false
 	r.Gap = &Gap{Offset: int64(hc), Bytes: dropped, Lines: lines}
-	c.ring = nil
+	c.ring = ring{}
 	c.result = r
 	return r
 }
@@ -456,13 +441,30 @@ func plural(b []byte, n int64, unit string) []byte {
 	return b
 }
 
-// tailRing keeps the last StderrTailSize bytes written to it, plus a few
-// bytes of context to find the first character boundary.
-type tailRing struct {
-	buf  []byte
-	pos  int
-	fill int
+// ring keeps the last len(buf) bytes written to it: pos is where the next
+// byte goes, fill how many bytes are in use.
+type ring struct {
+	buf       []byte
+	pos, fill int
 }
+
+func (r *ring) write(p []byte) {
+	size := len(r.buf)
+	if len(p) >= size {
+		copy(r.buf, p[len(p)-size:])
+		r.pos, r.fill = 0, size
+		return
+	}
+	k := copy(r.buf[r.pos:], p)
+	copy(r.buf, p[k:])
+	r.pos = (r.pos + len(p)) % size
+	r.fill = min(r.fill+len(p), size)
+}
+
+// tailRing keeps the last StderrTailSize bytes written to it, plus a few
+// bytes of context to find the first character boundary. Its memory is
+// allocated on the first write.
+type tailRing struct{ ring }
 
 func (t *tailRing) write(p []byte) {
 	if len(p) == 0 {
@@ -471,16 +473,7 @@ func (t *tailRing) write(p []byte) {
 	if t.buf == nil {
 		t.buf = make([]byte, StderrTailSize+tailContext)
 	}
-	size := len(t.buf)
-	if len(p) >= size {
-		copy(t.buf, p[len(p)-size:])
-		t.pos, t.fill = 0, size
-		return
-	}
-	k := copy(t.buf[t.pos:], p)
-	copy(t.buf, p[k:])
-	t.pos = (t.pos + len(p)) % size
-	t.fill = min(t.fill+len(p), size)
+	t.ring.write(p)
 }
 
 // bytes returns the kept bytes in order, in a new slice.
