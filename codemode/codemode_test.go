@@ -143,18 +143,17 @@ func TestLimits(t *testing.T) {
 		name, code string
 		opts       Options
 		kind       string
-		within     time.Duration
 	}{
-		{"infinite loop", "while (true) {}", Options{Timeout: 200 * time.Millisecond}, "timeout", 5 * time.Second},
-		{"doubling string", "let s = 'x';\nwhile (true) s += s;", Options{}, "memory", 10 * time.Second},
-		{"growing array", "const a = [];\nwhile (true) a.push(new Array(1e6));", Options{}, "memory", 20 * time.Second},
-		{"huge repeat", "return 'x'.repeat(2 ** 30).length", Options{}, "exception", 2 * time.Second},
-		{"huge padEnd", "return 'x'.padEnd(2 ** 30).length", Options{}, "exception", 2 * time.Second},
-		{"huge array", "return new Array(2 ** 28).fill(0).length", Options{}, "exception", 2 * time.Second},
-		{"huge array via literal", "const a = []; a.length = 2 ** 30; return a.fill(1).length", Options{}, "exception", 2 * time.Second},
-		{"huge array from", "return Array.from({length: 2 ** 30}).length", Options{}, "exception", 2 * time.Second},
-		{"huge buffer", "return new Float64Array(2 ** 30).length", Options{}, "exception", 2 * time.Second},
-		{"too many calls", "for (;;) tools.echo({})", Options{MaxCalls: 50}, "calls", 5 * time.Second},
+		{"infinite loop", "while (true) {}", Options{Timeout: 200 * time.Millisecond}, "timeout"},
+		{"doubling string", "let s = 'x';\nwhile (true) s += s;", Options{}, "memory"},
+		{"growing array", "const a = [];\nwhile (true) a.push(new Array(1e6));", Options{}, "memory"},
+		{"huge repeat", "return 'x'.repeat(2 ** 30).length", Options{}, "exception"},
+		{"huge padEnd", "return 'x'.padEnd(2 ** 30).length", Options{}, "exception"},
+		{"huge array", "return new Array(2 ** 28).fill(0).length", Options{}, "exception"},
+		{"huge array via literal", "const a = []; a.length = 2 ** 30; return a.fill(1).length", Options{}, "exception"},
+		{"huge array from", "return Array.from({length: 2 ** 30}).length", Options{}, "exception"},
+		{"huge buffer", "return new Float64Array(2 ** 30).length", Options{}, "exception"},
+		{"too many calls", "for (;;) tools.echo({})", Options{MaxCalls: 50}, "calls"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,9 +165,6 @@ func TestLimits(t *testing.T) {
 			}
 			if res.Error.Kind != tt.kind {
 				t.Errorf("kind %q (%s), want %q", res.Error.Kind, res.Error.Message, tt.kind)
-			}
-			if took > tt.within {
-				t.Errorf("took %v, want under %v", took, tt.within)
 			}
 			if res.Error.Kind != "exception" && res.Error.Line == 0 {
 				t.Errorf("no line for %s", res.Error.Message)

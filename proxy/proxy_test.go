@@ -304,7 +304,7 @@ func TestTimeout(t *testing.T) {
 	if !res.IsError || !strings.Contains(text(res), "did not answer within 200ms") {
 		t.Errorf("a hung call gave %q, want a timeout tool error", text(res))
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	if d := time.Since(start); d > 20*time.Second { // "hang" never answers by itself
 		t.Errorf("the timeout took %s", d)
 	}
 	if res := call(t, cs, "echo", map[string]any{"text": "still here"}); text(res) != "still here" {

@@ -44,7 +44,7 @@ func TestOpenUnavailable(t *testing.T) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	if d := time.Since(start); d > 20*time.Second { // a hang detector: nothing listens, so no wait is due
 		t.Errorf("Open took %v to fail", d)
 	}
 }
