@@ -213,6 +213,12 @@ type RetainInput struct {
 	Data     []byte // the result's text as the model would see it
 	Complete bool   // false when Data already lacks part of the result (an upstream cap)
 	Budget   int    // 0 = the engine's preview budget
+	// Gap, when not nil, says where Data lacks a run of the result (head
+	// and tail kept past a cap), for the footer.
+	Gap *preview.Gap
+	// Status is one sentence for the footer, e.g. the result's original
+	// size; "" = none.
+	Status string
 }
 
 // Retain shows a tool result within a budget: whole when it fits, else a
@@ -224,7 +230,8 @@ func (s *Session) Retain(ctx context.Context, in RetainInput) Shown {
 	if budget <= 0 {
 		budget = s.e.opts.PreviewBudget
 	}
-	return s.retain(ctx, retainRequest{tool: in.Tool, source: in.Source, data: in.Data, complete: in.Complete, budget: budget})
+	return s.retain(ctx, retainRequest{tool: in.Tool, source: in.Source, data: in.Data, complete: in.Complete, budget: budget,
+		gap: in.Gap, status: in.Status})
 }
 
 // History shows an ordinary tool result entering a conversation history:

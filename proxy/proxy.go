@@ -368,14 +368,25 @@ func (p *Proxy) copyCap() int {
 	return scrollback.CopyCap
 }
 
-// cutAt is how many bytes of strings one upstream message may carry before
-// cutReader cuts the rest: the copy cap, and room for the rest of the
-// message.
-func (p *Proxy) cutAt() int64 { return int64(p.copyCap()) + 1<<20 }
+// binaryMax is the most base64 (images, audio, blobs) one upstream message
+// carries; a binary string that does not fit is replaced by a note.
+const binaryMax = 16 << 20
+
+// structureMax is the room one upstream message has, after cutting, for
+// everything but its text and binary strings.
+const structureMax = 16 << 20
+
+// newCutReader filters what the upstream sends (see cutReader): each
+// message keeps at most the copy cap of content text and of structured
+// content, the last quarter of it from the end of the first string cut.
+func (p *Proxy) newCutReader(r io.Reader, lines bool) *cutReader {
+	c := p.copyCap()
+	return newCutReader(r, lines, int64(c), c/4, binaryMax, p.nonce)
+}
 
 // frameLimit bounds one upstream message after cutting: what is left of
 // its strings, and its structure.
-func (p *Proxy) frameLimit() int { return int(p.cutAt()) + 16<<20 }
+func (p *Proxy) frameLimit() int { return 2*p.copyCap() + 2*cutMarkerRoom + binaryMax + structureMax }
 
 func cutString(s string, n int) string {
 	if len(s) <= n {

@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/mcpserver"
 	"github.com/scrollback-dev/scrollback/preview"
 )
@@ -24,29 +26,92 @@ const (
 	MetaRecovery   = "scrollback/recovery"   // "available" or "unavailable"
 )
 
+// copyText is the text of a result as the proxy retains it.
+type copyText struct {
+	data     []byte       // at most the max asked for, head and tail kept past it
+	complete bool         // data holds all of the text the upstream produced
+	gap      *preview.Gap // where data lacks a run of the text; nil = nowhere
+	original int64        // bytes of text the upstream produced
+}
+
 // resultText is the text of a result as the model would see it: its text
 // blocks joined by "\n", or, when it has none, its structuredContent as
-// JSON (followed by that JSON when only it exceeds budget). It holds at
-// most max bytes (cut at a character boundary), and
-// complete says whether that is all of it. cut reports that cutReader cut
-// part of the message in transit.
-func (p *Proxy) resultText(res *mcp.CallToolResult, max, budget int) (text []byte, complete bool) {
-	b, n, blocks, cut := p.joinText(res, max)
+// JSON (followed by that JSON when only it exceeds budget). Text the proxy
+// cut in transit (cutReader) has a marker line at the gap; past max bytes
+// it keeps a head and a tail with a marker line between them, as a
+// command's copy does (package capture).
+func (p *Proxy) resultText(res *mcp.CallToolResult, max, budget int) copyText {
+	cp := capture.New(capture.Limits{Copy: int64(max), Stdout: int64(max)})
+	w := &mendWriter{p: p, w: cp.Stdout(), st: mendStats{first: -1}}
+	n, blocks := 0, 0
+	for _, c := range res.Content {
+		tc, ok := c.(*mcp.TextContent)
+		if !ok {
+			continue
+		}
+		if blocks > 0 {
+			w.write("\n")
+		}
+		blocks++
+		n += len(tc.Text)
+		w.write(tc.Text)
+	}
 	sj := p.structuredJSON(res)
 	if blocks == 0 && sj != nil {
-		n = len(sj)
-		b = appendMax(b, string(sj), max)
-		cut = cut || bytes.Contains(sj, []byte(p.nonce))
-	} else if sj != nil && n <= budget && len(sj) > budget && !sameJSON(b, sj) {
+		w.write(string(sj))
+	} else if sj != nil && n <= budget && len(sj) > budget && !sameJSON([]byte(joinedText(res)), sj) {
 		// The text fits, so the structured content is what does not: it
 		// is retained after the text, which does not already carry it.
-		const sep = "\n\n[structuredContent]\n"
-		n += len(sep) + len(sj)
-		b = appendMax(b, sep, max)
-		b = appendMax(b, string(sj), max)
-		cut = cut || bytes.Contains(sj, []byte(p.nonce))
+		w.write("\n\n[structuredContent]\n")
+		w.write(string(sj))
 	}
-	return b, n <= max && !cut
+	r := cp.Result()
+	t := copyText{data: r.Copy, complete: r.Complete && w.st.dropped == 0, original: w.n - w.st.added + w.st.dropped}
+	switch {
+	case w.st.dropped > 0 && r.Gap == nil:
+		t.gap = &preview.Gap{Offset: w.st.first, Bytes: w.st.dropped, Lines: w.st.lines}
+	case r.Gap != nil:
+		t.gap = &preview.Gap{Offset: r.Gap.Offset, Bytes: r.Gap.Bytes + w.st.dropped, Lines: r.Gap.Lines + w.st.lines}
+	}
+	return t
+}
+
+// mendWriter writes text with its cut tokens mended, counting what it saw.
+type mendWriter struct {
+	p  *Proxy
+	w  io.Writer
+	n  int64 // bytes given to write, tokens included
+	at int64 // bytes written out
+	st mendStats
+}
+
+func (m *mendWriter) write(s string) {
+	m.n += int64(len(s))
+	out, st := m.p.mend(s)
+	if st.first >= 0 && m.st.first < 0 {
+		m.st.first = m.at + st.first
+	}
+	m.st.dropped += st.dropped
+	m.st.lines += st.lines
+	m.st.added += st.added
+	m.at += int64(len(out))
+	io.WriteString(m.w, out)
+}
+
+// joinedText is the result's text blocks joined by "\n".
+func joinedText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	blocks := 0
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			if blocks > 0 {
+				b.WriteByte('\n')
+			}
+			blocks++
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
 }
 
 // joinText joins the result's text blocks by "\n", keeping at most max
@@ -85,11 +150,8 @@ func appendMax(b []byte, s string, max int) []byte {
 	return append(b, s...)
 }
 
-// wasCut reports whether cutReader cut a string, whose note ends it.
-func (p *Proxy) wasCut(s string) bool {
-	tail := s[max(0, len(s)-200):]
-	return strings.Contains(tail, p.nonce)
-}
+// wasCut reports whether cutReader cut a string.
+func (p *Proxy) wasCut(s string) bool { return hasCut([]byte(s), p.nonce) }
 
 // structuredJSON is the result's structuredContent as JSON; nil when it
 // has none.
@@ -146,7 +208,7 @@ func (p *Proxy) fits(res *mcp.CallToolResult, budget int) bool {
 			}
 		}
 	}
-	if sj := p.structuredJSON(res); sj != nil && (len(sj) > budget || bytes.Contains(sj, []byte(p.nonce))) {
+	if sj := p.structuredJSON(res); sj != nil && (len(sj) > budget || hasCut(sj, p.nonce)) {
 		return false
 	}
 	text, _, blocks, _ := p.joinText(res, budget+1)
@@ -162,18 +224,29 @@ func (p *Proxy) fits(res *mcp.CallToolResult, budget int) bool {
 // links, embedded resources) unchanged.
 func (p *Proxy) shape(ctx context.Context, b *mcpserver.Binding, tool string, args json.RawMessage, res *mcp.CallToolResult) *mcp.CallToolResult {
 	budget := p.budget(tool)
+	if mended, changed := p.mendBinary(res.Content); changed {
+		r := *res
+		r.Content = mended
+		res = &r
+	}
 	if p.fits(res, budget) {
 		return res
 	}
-	text, complete := p.resultText(res, p.copyCap(), budget)
+	t := p.resultText(res, p.copyCap(), budget)
+	text, complete := t.data, t.complete
+	status := ""
+	if t.original > int64(len(text)) && t.gap != nil {
+		status = fmt.Sprintf("the upstream's result held %d bytes of text; over the copy cap, the copy keeps its head and its tail", t.original)
+	}
 	var shown scrollback.Shown
 	sess, err := b.Session(ctx)
 	if err == nil {
 		shown = sess.Retain(ctx, scrollback.RetainInput{
 			Tool: tool, Source: callSource(tool, args), Data: text, Complete: complete, Budget: budget,
+			Gap: t.gap, Status: status,
 		})
 	} else {
-		pv := preview.Render(text, preview.Options{Budget: budget}, preview.Footer{Unavailable: err.Error()})
+		pv := preview.Render(text, preview.Options{Budget: budget}, preview.Footer{Unavailable: err.Error(), Gap: t.gap, Status: status})
 		shown = scrollback.Shown{Preview: pv.Text, Truncated: pv.Truncated, TotalBytes: int64(len(text)), Complete: complete,
 			Recovery: scrollback.RecoveryUnavailable, RecoveryError: err.Error()}
 	}
@@ -191,9 +264,11 @@ func (p *Proxy) shape(ctx context.Context, b *mcpserver.Binding, tool string, ar
 	}
 	placed := false
 	for _, c := range res.Content {
-		if _, ok := c.(*mcp.TextContent); ok {
+		if tc, ok := c.(*mcp.TextContent); ok {
 			if !placed {
-				out.Content = append(out.Content, &mcp.TextContent{Text: shown.Preview})
+				// The preview stands where the first text block stood,
+				// with its annotations (audience, priority).
+				out.Content = append(out.Content, &mcp.TextContent{Text: shown.Preview, Annotations: tc.Annotations})
 				placed = true
 			}
 			continue
@@ -222,8 +297,7 @@ func (p *Proxy) codeValue(res *mcp.CallToolResult) (json.RawMessage, error) {
 	if sj := p.structuredJSON(res); sj != nil && len(sj) <= p.copyCap() {
 		return sj, nil
 	}
-	text, _ := p.resultText(res, p.copyCap(), p.copyCap())
-	return json.Marshal(string(text))
+	return json.Marshal(string(p.resultText(res, p.copyCap(), p.copyCap()).data))
 }
 
 // toolError is a tool result carrying err's message.

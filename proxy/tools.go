@@ -40,8 +40,7 @@ func (p *Proxy) codeTools(tools []*mcp.Tool) []codemode.Tool {
 					return nil, err
 				}
 				if res.IsError {
-					text, _ := p.resultText(res, 4096, 4096)
-					return nil, fmt.Errorf("%s", text)
+					return nil, fmt.Errorf("%s", p.resultText(res, 4096, 4096).data)
 				}
 				return p.codeValue(res)
 			},

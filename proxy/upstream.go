@@ -115,7 +115,7 @@ func (p *Proxy) transport(ctx context.Context) (mcp.Transport, *process, error) 
 		if err != nil {
 			return nil, nil, err
 		}
-		r := newCutReader(proc.stdout, p.cutAt(), p.nonce)
+		r := p.newCutReader(proc.stdout, true)
 		return &mcp.IOTransport{Reader: io.NopCloser(r), Writer: proc, MaxLineLength: limit}, proc, nil
 	case u.URL != "":
 		hc := u.HTTPClient
@@ -123,14 +123,14 @@ func (p *Proxy) transport(ctx context.Context) (mcp.Transport, *process, error) 
 			hc = &http.Client{}
 		}
 		c := *hc
-		c.Transport = &roundTripper{base: hc.Transport, header: u.Header, max: p.cutAt(), nonce: p.nonce}
+		c.Transport = &roundTripper{base: hc.Transport, header: u.Header, cut: p.newCutReader}
 		return &mcp.StreamableClientTransport{Endpoint: u.URL, HTTPClient: &c, MaxEventSize: limit}, nil, nil
 	default:
 		rwc, err := u.Dial(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
-		r := newCutReader(rwc, p.cutAt(), p.nonce)
+		r := p.newCutReader(rwc, true)
 		return &mcp.IOTransport{Reader: io.NopCloser(r), Writer: rwc, MaxLineLength: limit}, nil, nil
 	}
 }
@@ -141,8 +141,7 @@ func (p *Proxy) transport(ctx context.Context) (mcp.Transport, *process, error) 
 type roundTripper struct {
 	base   http.RoundTripper
 	header http.Header
-	max    int64
-	nonce  string
+	cut    func(r io.Reader, lines bool) *cutReader
 }
 
 func (t *roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -166,7 +165,7 @@ func (t *roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	res.Body = struct {
 		io.Reader
 		io.Closer
-	}{newCutReader(res.Body, t.max, t.nonce), res.Body}
+	}{t.cut(res.Body, strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream")), res.Body}
 	return res, nil
 }
 
