@@ -56,6 +56,8 @@ type Proxy struct {
 	closed bool
 	snap   snapshot
 	srvs   map[*server]struct{}
+
+	relay relay // what the upstream sends on its own, routed to clients
 }
 
 // snapshot is what the upstream offers, as last listed.
@@ -66,6 +68,10 @@ type snapshot struct {
 	resources    []*mcp.Resource
 	templates    []*mcp.ResourceTemplate
 	completions  bool
+	logging      bool // the upstream sends log messages
+	subscribe    bool // the upstream takes resource subscriptions
+	upName       string
+	upVersion    string
 	toolsKey     string // JSON of tools, to tell a change
 }
 
@@ -88,9 +94,8 @@ func New(eng *scrollback.Engine, up Upstream, opts Options) (*Proxy, error) {
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
-	p.client = mcp.NewClient(&mcp.Implementation{Name: "scrollback-proxy", Version: opts.Version}, &mcp.ClientOptions{
-		Logger:       opts.Logger,
-		Capabilities: &mcp.ClientCapabilities{}, // no roots, no sampling
+	copts := &mcp.ClientOptions{
+		Logger: opts.Logger,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			go p.refresh(listTools)
 		},
@@ -100,7 +105,10 @@ func New(eng *scrollback.Engine, up Upstream, opts Options) (*Proxy, error) {
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
 			go p.refresh(listResources)
 		},
-	})
+	}
+	p.relayOptions(copts)
+	p.client = mcp.NewClient(&mcp.Implementation{Name: "scrollback-proxy", Version: opts.Version}, copts)
+	p.client.AddReceivingMiddleware(p.rootsMiddleware)
 	return p, nil
 }
 
@@ -161,6 +169,7 @@ func (p *Proxy) conn(ctx context.Context) (*conn, error) {
 	p.mu.Lock()
 	p.cur = c
 	p.mu.Unlock()
+	p.resubscribe(ctx, c)
 	return c, nil
 }
 
@@ -232,8 +241,13 @@ func (p *Proxy) list(ctx context.Context, c *conn, what int) error {
 	p.mu.Unlock()
 	if init != nil {
 		snap.instructions = init.Instructions
+		if init.ServerInfo != nil {
+			snap.upName, snap.upVersion = init.ServerInfo.Name, init.ServerInfo.Version
+		}
 	}
 	snap.completions = caps.Completions != nil
+	snap.logging = caps.Logging != nil
+	snap.subscribe = caps.Resources != nil && caps.Resources.Subscribe
 	var err error
 	if what&listTools != 0 {
 		snap.tools = nil
@@ -318,7 +332,11 @@ func (p *Proxy) call(ctx context.Context, name string, args json.RawMessage) (*m
 	if len(args) == 0 {
 		arg = map[string]any{}
 	}
-	res, err := c.cs.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: arg})
+	params := &mcp.CallToolParams{Name: name, Arguments: arg}
+	if tok := ctx.Value(progressKey{}); tok != nil {
+		params.SetProgressToken(tok)
+	}
+	res, err := c.cs.CallTool(cctx, params)
 	if err == nil {
 		if res == nil {
 			res = &mcp.CallToolResult{}

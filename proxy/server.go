@@ -18,9 +18,12 @@ import (
 // rule, then the upstream server's own instructions, if any.
 func (p *Proxy) Instructions() string {
 	p.mu.Lock()
-	up := p.snap.instructions
+	up, name, version := p.snap.instructions, p.snap.upName, p.snap.upVersion
 	p.mu.Unlock()
 	s := mcpserver.Instructions + "\n\nThis server is a scrollback proxy: the other tools belong to the upstream MCP server behind it. A result of one of them larger than the history budget reaches you as a head-and-tail preview, and its _meta carries scrollback/output_id."
+	if name != "" {
+		s += "\n\nThe upstream server is " + strings.TrimSpace(name+" "+version) + "."
+	}
 	if strings.TrimSpace(up) != "" {
 		s += "\n\nThe upstream server's instructions:\n\n" + up
 	}
@@ -59,6 +62,9 @@ func (p *Proxy) newServer(b *mcpserver.Binding) *server {
 		Instructions: p.Instructions(),
 		Logger:       p.opts.Logger,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		// The upstream's progress on a client's behalf reaches that client
+		// (passthrough.go); the client's own progress on a request the
+		// upstream made of it is not relayed back.
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			// Forget the server when its client goes.
 			if ss := req.Session; ss != nil {
@@ -67,6 +73,7 @@ func (p *Proxy) newServer(b *mcpserver.Binding) *server {
 					p.mu.Lock()
 					delete(p.srvs, s)
 					p.mu.Unlock()
+					s.forget()
 				}()
 			}
 		},
@@ -80,12 +87,24 @@ func (p *Proxy) newServer(b *mcpserver.Binding) *server {
 			return c.cs.Complete(ctx, req.Params)
 		}
 	}
+	if snap.logging {
+		opts.Capabilities.Logging = &mcp.LoggingCapabilities{}
+	}
+	// The proxy relays the upstream's requests (sampling, elicitation,
+	// roots) to the client while the client's call is in flight, which
+	// protocol 2026-07-28 forbids (it wants multi round-trip results), so
+	// the proxy speaks the versions before it to its clients.
+	opts.SupportedProtocolVersions = relayVersions()
+	if snap.subscribe {
+		opts.SubscribeHandler, opts.UnsubscribeHandler = s.subscribe, s.unsubscribe
+	}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "scrollback-proxy", Title: "scrollback proxy", Version: p.opts.Version}, opts)
 	s.addOwnTools()
 	s.syncTools(snap.tools)
 	s.syncPrompts(snap.prompts)
 	s.syncResources(snap.resources, snap.templates)
 	s.srv.AddReceivingMiddleware(s.sessionMeta())
+	s.srv.AddReceivingMiddleware(s.passThrough)
 	p.mu.Lock()
 	p.srvs[s] = struct{}{}
 	p.mu.Unlock()
