@@ -150,3 +150,27 @@ func checkHeadTail(t *testing.T, copy, orig string) {
 		t.Errorf("the tail is only %d bytes", len(tl))
 	}
 }
+
+// TestDeadUpstreamStderr: when a command upstream dies, the error quotes
+// the end of what it wrote to stderr, with its exit status.
+func TestDeadUpstreamStderr(t *testing.T) {
+	p, err := New(newEngine(t), Upstream{Command: []string{"sh", "-c", "echo starting >&2; echo 'fatal: no API key in $KEY' >&2; exit 3"}, Stderr: io.Discard}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	err = p.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "fatal: no API key in $KEY") || !strings.Contains(err.Error(), "exit status 3") {
+		t.Errorf("the error does not quote the upstream's stderr and exit status: %v", err)
+	}
+}
+
+func TestLastBytes(t *testing.T) {
+	l := &lastBytes{max: 4}
+	for _, s := range []string{"ab", "cdé", "fgh"} {
+		l.Write([]byte(s))
+	}
+	if got := l.String(); got != "fgh" {
+		t.Errorf("got %q, want the last 4 bytes from a character boundary, \"fgh\"", got)
+	}
+}

@@ -183,6 +183,11 @@ func (p *Proxy) dial(ctx context.Context) (*conn, error) {
 	cs, err := p.client.Connect(ctx, t, nil)
 	if err != nil {
 		if proc != nil {
+			select {
+			case <-proc.exited:
+				err = fmt.Errorf("%w; the server process exited (%s)%s", err, proc.state(), proc.stderrNote())
+			case <-time.After(200 * time.Millisecond):
+			}
 			proc.Close()
 		}
 		return nil, err

@@ -8,10 +8,12 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -98,7 +100,7 @@ func (c *conn) why() string {
 	if c.proc != nil {
 		select {
 		case <-c.proc.exited:
-			return "the server process exited (" + c.proc.state() + ")"
+			return "the server process exited (" + c.proc.state() + ")" + c.proc.stderrNote()
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -176,6 +178,7 @@ type process struct {
 	stdout *os.File
 	exited chan struct{}
 	err    error // cmd.Wait's, valid once exited is closed
+	errEnd *lastBytes
 
 	once sync.Once
 }
@@ -189,10 +192,12 @@ func startProcess(u Upstream) (*process, error) {
 	if len(u.Env) > 0 {
 		cmd.Env = append(os.Environ(), u.Env...)
 	}
-	cmd.Stderr = u.Stderr
-	if cmd.Stderr == nil {
-		cmd.Stderr = os.Stderr
+	var stderr io.Writer = os.Stderr
+	if u.Stderr != nil {
+		stderr = u.Stderr
 	}
+	errEnd := &lastBytes{max: stderrNoteMax}
+	cmd.Stderr = io.MultiWriter(stderr, errEnd)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -213,7 +218,7 @@ func startProcess(u Upstream) (*process, error) {
 		outR.Close()
 		return nil, err
 	}
-	p := &process{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{})}
+	p := &process{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{}), errEnd: errEnd}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.exited)
@@ -257,4 +262,46 @@ func (p *process) state() string {
 		return ee.ProcessState.String()
 	}
 	return fmt.Sprint(p.err)
+}
+
+// stderrNoteMax is how much of the end of a dead upstream's stderr its
+// error quotes.
+const stderrNoteMax = 1024
+
+// stderrNote quotes the end of what the process wrote to stderr, for the
+// error that reports its death; "" when it wrote nothing.
+func (p *process) stderrNote() string {
+	tail := strings.TrimSpace(p.errEnd.String())
+	if tail == "" {
+		return ""
+	}
+	return "; the end of its stderr: " + strconv.Quote(tail)
+}
+
+// lastBytes keeps the last max bytes written to it, from a character
+// boundary.
+type lastBytes struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (l *lastBytes) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b = append(l.b, p...)
+	if len(l.b) > 2*l.max {
+		l.b = append(l.b[:0], l.b[len(l.b)-l.max:]...)
+	}
+	return len(p), nil
+}
+
+func (l *lastBytes) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.b[max(0, len(l.b)-l.max):]
+	for len(b) > 0 && !utf8.RuneStart(b[0]) {
+		b = b[1:]
+	}
+	return string(b)
 }

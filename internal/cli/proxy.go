@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -15,7 +17,7 @@ import (
 
 func init() {
 	register(commandInfo{name: "proxy", order: 85,
-		usage:   "proxy [--session ID] [--db PATH] [--budget N] [--budget-for TOOL=N] [--call-timeout DUR] [--http ADDR] (-- COMMAND... | --url URL [--header 'K: V'])",
+		usage:   "proxy [--session ID] [--db PATH] [--budget N] [--budget-for TOOL=N] [--call-timeout DUR] [--http ADDR] ([--env K=V] [--cwd DIR] -- COMMAND... | --url URL [--header 'K: V'] [--header-file FILE])",
 		summary: "serve an upstream MCP server's tools with large results previewed and retained",
 		make:    func(io IO) command { return &proxyCmd{base: base{io: io}} }})
 }
@@ -25,6 +27,9 @@ type proxyCmd struct {
 	base
 	url         string
 	headers     headerFlag
+	headerFile  string
+	env         envFlag
+	cwd         string
 	budget      int
 	budgetFor   budgetFlag
 	callTimeout time.Duration
@@ -42,6 +47,21 @@ func (h headerFlag) Set(v string) error {
 		return fmt.Errorf("want 'Name: value', got %q", v)
 	}
 	http.Header(h).Add(strings.TrimSpace(k), strings.TrimSpace(val))
+	return nil
+}
+
+// headersFrom adds to h the "Name: value" lines of text; blank lines and
+// lines starting with # are skipped.
+func headersFrom(h headerFlag, text, from string) error {
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if err := h.Set(line); err != nil {
+			return fmt.Errorf("%s line %d: %v", from, i+1, err)
+		}
+	}
 	return nil
 }
 
@@ -65,6 +85,10 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	c.headers, c.budgetFor = headerFlag{}, budgetFlag{}
 	fs.StringVar(&c.url, "url", "", "connect to the upstream's streamable HTTP endpoint `URL` instead of running a command")
 	fs.Var(c.headers, "header", "send `'Name: value'` with every request to --url (repeatable)")
+	fs.StringVar(&c.headerFile, "header-file", "", "read headers for --url from `FILE`, one 'Name: value' a line, so that a token is not on the command line (also: $SCROLLBACK_PROXY_HEADERS)")
+	c.env = envFlag{}
+	fs.Var(c.env, "env", "set `NAME=VALUE` in the upstream command's environment (repeatable)")
+	fs.StringVar(&c.cwd, "cwd", "", "run the upstream command in `DIR`")
 	fs.IntVar(&c.budget, "budget", scrollback.HistoryBudget, "show results up to `N` bytes whole; preview larger ones")
 	fs.Var(c.budgetFor, "budget-for", "the budget of one tool, `TOOL=N` (repeatable)")
 	fs.DurationVar(&c.callTimeout, "call-timeout", proxy.DefaultCallTimeout, "give up on an upstream call after `DUR`")
@@ -78,8 +102,10 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		return usagef("no upstream: put its command after --, e.g. scrollback proxy -- npx -y @modelcontextprotocol/server-filesystem /data, or give --url")
 	case c.url != "" && len(pos) > 0:
 		return usagef("give either --url or a command, not both")
-	case len(c.headers) > 0 && c.url == "":
-		return usagef("--header applies to --url only")
+	case (len(c.headers) > 0 || c.headerFile != "") && c.url == "":
+		return usagef("--header and --header-file apply to --url only")
+	case (len(c.env) > 0 || c.cwd != "") && c.url != "":
+		return usagef("--env and --cwd apply to an upstream command only, not to --url")
 	case c.budget < 1:
 		return usagef("--budget %d: give a positive number of bytes", c.budget)
 	case c.http == "" && c.tokenFile != "":
@@ -94,8 +120,27 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	}
 	defer st.Close()
 	eng := scrollback.New(st, scrollback.Options{File: fileOptions(c.io.Getenv)})
-	up := proxy.Upstream{Command: pos, Stderr: c.io.Stderr}
+	var env []string
+	for k, v := range c.env {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	up := proxy.Upstream{Command: pos, Stderr: c.io.Stderr, Env: env, Dir: c.cwd}
 	if c.url != "" {
+		if env := c.io.Getenv("SCROLLBACK_PROXY_HEADERS"); env != "" {
+			if err := headersFrom(c.headers, env, "$SCROLLBACK_PROXY_HEADERS"); err != nil {
+				return usagef("%v", err)
+			}
+		}
+		if c.headerFile != "" {
+			b, err := os.ReadFile(c.headerFile)
+			if err != nil {
+				return fmt.Errorf("--header-file: %w", err)
+			}
+			if err := headersFrom(c.headers, string(b), c.headerFile); err != nil {
+				return usagef("%v", err)
+			}
+		}
 		up = proxy.Upstream{URL: c.url, Header: http.Header(c.headers)}
 	}
 	p, err := proxy.New(eng, up, proxy.Options{Budget: c.budget, ToolBudgets: c.budgetFor, CallTimeout: c.callTimeout, Version: Version()})
