@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -222,6 +223,18 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 				var done func()
 				ctx, done = s.p.routeProgress(ctx, ss, pp.GetProgressToken())
 				defer done()
+			}
+			if params, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && !s.offers(params.Name) {
+				// A tool the proxy does not list: the upstream answers
+				// for it as it would directly (an error result, or a
+				// protocol error with its own code and data).
+				return forward(ctx, s.p, func(ctx context.Context, c *conn) (*mcp.CallToolResult, error) {
+					up := &mcp.CallToolParams{Name: params.Name, Arguments: params.Arguments, Meta: maps.Clone(params.Meta)}
+					if tok := ctx.Value(progressKey{}); tok != nil {
+						up.SetProgressToken(tok)
+					}
+					return c.cs.CallTool(ctx, up)
+				})
 			}
 			return next(ctx, method, req)
 		case "resources/read":
@@ -444,3 +457,13 @@ func mergeMeta(dst *mcp.Meta, m mcp.Meta) {
 }
 
 var _ = mcpserver.MetaSession
+
+// offers reports whether the server lists a tool of that name.
+func (s *server) offers(name string) bool {
+	if ownTools[name] {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tools[name]
+}

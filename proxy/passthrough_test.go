@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback/mcpserver"
@@ -162,6 +164,14 @@ func TestPassThrough(t *testing.T) {
 		defer cc.mu.Unlock()
 		return len(cc.logs) == 1 && cc.logs[0] == "hello from upstream"
 	})
+
+	// A tool the proxy does not list is the upstream's to answer: its
+	// JSON-RPC error keeps its code.
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}})
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("an unknown tool: got %v, want the upstream's own invalid-params error", err)
+	}
 
 	// Subscriptions.
 	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://r"}); err != nil {
