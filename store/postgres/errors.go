@@ -19,11 +19,13 @@ var (
 	// pool reconnects on its own.
 	ErrUnavailable = errors.New("postgres: database unavailable")
 
-	// ErrNewerSchema: the database was migrated by a newer scrollback.
-	ErrNewerSchema = errors.New("postgres: database schema is newer than this program")
+	// ErrNewerSchema: the database was written by a newer scrollback; the
+	// same value as store.ErrNewerSchema.
+	ErrNewerSchema = store.ErrNewerSchema
 
-	// ErrFull: the server ran out of disk space or another resource.
-	ErrFull = errors.New("postgres: database server is out of space or resources")
+	// ErrFull: the disk, a quota or the server's resources ran out; the
+	// same value as store.ErrFull, which every backend shares.
+	ErrFull = store.ErrFull
 )
 
 // Error is a failure of the database itself (not of a lookup: those are the
@@ -53,12 +55,12 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
+// Is reports that every failure of the database is store.ErrUnavailable:
+// the store cannot do the work, whatever the cause.
+func (e *Error) Is(target error) bool { return store.IsUnavailable(target, e.Err) }
+
 func trimPrefix(s string) string {
-	const p = "postgres: "
-	if len(s) > len(p) && s[:len(p)] == p {
-		return s[len(p):]
-	}
-	return s
+	return strings.TrimPrefix(strings.TrimPrefix(s, "postgres: "), "store: ")
 }
 
 // classified wraps a driver error in the sentinel that says what it means,

@@ -3,9 +3,12 @@ package sqlite
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	sqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/scrollback-dev/scrollback/store"
 )
 
 // Sentinel errors, matched with errors.Is against an *Error's cause.
@@ -14,15 +17,17 @@ var (
 	// file or its directory is not writable).
 	ErrReadOnly = errors.New("sqlite: database is read-only")
 
-	// ErrFull: the disk (or the file system's quota) is full.
-	ErrFull = errors.New("sqlite: database or disk is full")
+	// ErrFull: the disk, a quota or the server's resources ran out; the
+	// same value as store.ErrFull, which every backend shares.
+	ErrFull = store.ErrFull
 
 	// ErrBusy: another connection or process held the database lock for
 	// longer than the busy timeout.
 	ErrBusy = errors.New("sqlite: database is locked")
 
-	// ErrNewerSchema: the database was written by a newer scrollback.
-	ErrNewerSchema = errors.New("sqlite: database schema is newer than this program")
+	// ErrNewerSchema: the database was written by a newer scrollback; the
+	// same value as store.ErrNewerSchema.
+	ErrNewerSchema = store.ErrNewerSchema
 )
 
 // Error is a failure of the database itself (not of a lookup: those are the
@@ -47,12 +52,12 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
+// Is reports that every failure of the database is store.ErrUnavailable:
+// the store cannot do the work, whatever the cause.
+func (e *Error) Is(target error) bool { return store.IsUnavailable(target, e.Err) }
+
 func trimPrefix(s string) string {
-	const p = "sqlite: "
-	if len(s) > len(p) && s[:len(p)] == p {
-		return s[len(p):]
-	}
-	return s
+	return strings.TrimPrefix(strings.TrimPrefix(s, "sqlite: "), "store: ")
 }
 
 // classified wraps a driver error in the sentinel that says what it means,
