@@ -60,7 +60,8 @@ type Error struct {
 	Hint string // what would work instead; may be empty
 }
 
-// Error returns "filepager: OP PATH: DETAIL (HINT)".
+// Error returns "filepager: OP PATH: DETAIL", then "; HINT" when there is
+// one: the format of every scrollback error with a hint.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("filepager: ")
@@ -80,9 +81,8 @@ func (e *Error) Error() string {
 		b.WriteString(strings.TrimPrefix(e.Err.Error(), "filepager: "))
 	}
 	if e.Hint != "" {
-		b.WriteString(" (")
+		b.WriteString("; ")
 		b.WriteString(e.Hint)
-		b.WriteString(")")
 	}
 	return b.String()
 }
