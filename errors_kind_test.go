@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/scrollback-dev/scrollback"
@@ -125,3 +126,31 @@ func TestErrorKindsFromEngine(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// evictingStore is a real store whose copies all read as evicted under a
+// quota, as a backend with eviction reports them.
+type evictingStore struct{ store.Store }
+
+func (evictingStore) StatCopy(ctx context.Context, session, id string) (store.CopyInfo, error) {
+	return store.CopyInfo{}, fmt.Errorf("copy %s was evicted on 2026-01-02 15:04 UTC: %w", id, store.ErrEvicted)
+}
+
+// TestEvicted: reading an evicted copy is ErrEvicted, of kind "evicted",
+// says when, and says to re-run the source.
+func TestEvicted(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "scrollback.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sess, err := scrollback.New(evictingStore{st}, scrollback.Options{}).NewSession(ctx, scrollback.LocalOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = sess.ReadToolOutput(ctx, scrollback.ReadInput{ID: "out_aaaaaaaaaaaaaaaaaaaaaaaaaa"})
+	if !errors.Is(err, scrollback.ErrEvicted) || scrollback.ErrorKind(err) != scrollback.KindEvicted ||
+		!strings.Contains(err.Error(), "2026-01-02 15:04") || !strings.Contains(err.Error(), "re-run") {
+		t.Errorf("evicted copy: %v (kind %q)", err, scrollback.ErrorKind(err))
+	}
+}
