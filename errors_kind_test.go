@@ -12,6 +12,7 @@ import (
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/filepager"
 	"github.com/scrollback-dev/scrollback/grep"
+	"github.com/scrollback-dev/scrollback/preview"
 	"github.com/scrollback-dev/scrollback/runner"
 	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
@@ -50,6 +51,8 @@ func TestSentinelsAcrossPackages(t *testing.T) {
 		{runner.ErrEnv, scrollback.ErrArgument, scrollback.KindArgument},
 		{runner.ErrTimeout, scrollback.ErrArgument, scrollback.KindArgument},
 		{grep.ErrOption, scrollback.ErrArgument, scrollback.KindArgument},
+		{preview.ErrSize, scrollback.ErrArgument, scrollback.KindArgument},
+		{preview.ErrLines, scrollback.ErrArgument, scrollback.KindArgument},
 		{context.DeadlineExceeded, nil, scrollback.KindUnavailable},
 		{errors.New("validating \"arguments\": missing id"), nil, scrollback.KindArgument},
 	} {
