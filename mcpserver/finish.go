@@ -97,7 +97,7 @@ func prefixToolName(r *mcp.CallToolResult, req mcp.Request) {
 		return
 	}
 	tc, ok := r.Content[0].(*mcp.TextContent)
-	if !ok || strings.HasPrefix(tc.Text, ctr.Params.Name+":") || strings.HasPrefix(tc.Text, "unknown tool") {
+	if !ok || strings.HasPrefix(tc.Text, ctr.Params.Name+":") {
 		return
 	}
 	msg := tc.Text
