@@ -87,3 +87,34 @@ func TestFinishCutsLongMessages(t *testing.T) {
 		})
 	}
 }
+
+// FuzzCutMessage: a cut message is a prefix of the original ending on a
+// character boundary (valid text stays valid), followed by the note, and is
+// bounded whatever the original's length; a short message is untouched.
+func FuzzCutMessage(f *testing.F) {
+	f.Add("short", uint(0))
+	f.Add(strings.Repeat("é", 1500), uint(1))
+	f.Add(strings.Repeat("😀", 600), uint(3))
+	f.Fuzz(func(t *testing.T, s string, pad uint) {
+		msg := strings.Repeat("x", int(pad%(maxMessage+8))) + s
+		r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+		cutMessage(r)
+		got := r.Content[0].(*mcp.TextContent).Text
+		if len(msg) <= maxMessage {
+			if got != msg {
+				t.Fatalf("a %d-byte message was changed", len(msg))
+			}
+			return
+		}
+		head, _, ok := strings.Cut(got, "… [error message cut: ")
+		if !ok || !strings.HasPrefix(msg, head) || len(head) > maxMessage || len(got) > maxMessage+64 {
+			t.Fatalf("cut of a %d-byte message: %d bytes, head %d bytes", len(msg), len(got), len(head))
+		}
+		if utf8.ValidString(msg) && !utf8.ValidString(got) {
+			t.Fatalf("the cut split a character")
+		}
+		if !utf8.RuneStart(msg[len(head)]) {
+			t.Fatalf("the cut at %d is inside a character", len(head))
+		}
+	})
+}
