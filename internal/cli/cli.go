@@ -133,7 +133,9 @@ Usage:
 Every command takes --db PATH (else $SCROLLBACK_DB, else
 $XDG_STATE_HOME/scrollback/scrollback.db, else ~/.local/state/scrollback/scrollback.db)
 and, where it uses a session, --session ID (else $SCROLLBACK_SESSION, else the
-database's default session, created on first use).
+database's default session, created on first use). With --json, a failure is
+printed on stdout as {"error": {"kind": ..., "message": ...}} (kinds: not_found,
+evicted, offset, argument, sensitive, unavailable), with the same exit status.
 
 Run 'scrollback help COMMAND' for one command's usage.
 `)

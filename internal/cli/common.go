@@ -45,7 +45,7 @@ func (b *base) flags(name string, session, jsonFlag bool) *flag.FlagSet {
 		fs.StringVar(&b.session, "session", "", "session `ID` (default $SCROLLBACK_SESSION, else the database's default session)")
 	}
 	if jsonFlag {
-		fs.BoolVar(&b.json, "json", false, "print the result as JSON")
+		fs.BoolVar(&b.json, "json", false, "print the result as JSON; a failure as {\"error\": {\"kind\", \"message\"}}")
 	}
 	b.fs = fs
 	return fs
