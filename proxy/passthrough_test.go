@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http/httptest"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback/mcpserver"
@@ -165,12 +163,11 @@ func TestPassThrough(t *testing.T) {
 		return len(cc.logs) == 1 && cc.logs[0] == "hello from upstream"
 	})
 
-	// A tool the proxy does not list is the upstream's to answer: its
-	// JSON-RPC error keeps its code.
-	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}})
-	var je *jsonrpc.Error
-	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
-		t.Errorf("an unknown tool: got %v, want the upstream's own invalid-params error", err)
+	// A tool the proxy does not list is the upstream's to answer; its
+	// "unknown tool" becomes a tool error naming the tools there are.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}})
+	if err != nil || !res.IsError || !strings.Contains(text(res), `unknown tool "no_such_tool"`) || !strings.Contains(text(res), "ask") {
+		t.Errorf("an unknown tool: got %v %v, want a tool error naming the tools", err, res)
 	}
 
 	// Subscriptions.
