@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -229,7 +230,11 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 				// for it as it would directly (an error result, or a
 				// protocol error with its own code and data).
 				return forward(ctx, s.p, func(ctx context.Context, c *conn) (*mcp.CallToolResult, error) {
-					up := &mcp.CallToolParams{Name: params.Name, Arguments: params.Arguments, Meta: maps.Clone(params.Meta)}
+					var args any = params.Arguments
+					if a := bytes.TrimSpace(params.Arguments); len(a) == 0 || string(a) == "null" {
+						args = map[string]any{} // "arguments" absent: an empty object, as a client sends it
+					}
+					up := &mcp.CallToolParams{Name: params.Name, Arguments: args, Meta: maps.Clone(params.Meta)}
 					if tok := ctx.Value(progressKey{}); tok != nil {
 						up.SetProgressToken(tok)
 					}
