@@ -190,6 +190,19 @@ func (c *cutReader) process(in, out []byte) []byte {
 					}
 				}
 			}
+			if (c.kind == strText || c.kind == strStruct) && c.d.esc == 0 {
+				// Fast path: a run of plain bytes (no quote, backslash
+				// or newline), kept while the budget lasts, else cut.
+				j := i
+				for j < len(in) && in[j] != '"' && in[j] != '\\' && in[j] != '\n' {
+					j++
+				}
+				if j > i {
+					out = c.plainRun(in[i:j], out)
+					i = j - 1
+					continue
+				}
+			}
 			out = c.stringByte(b, out)
 			continue
 		}
@@ -375,6 +388,42 @@ func (c *cutReader) stringByte(b byte, out []byte) []byte {
 		return out
 	}
 	return append(out, b)
+}
+
+// plainRun takes a run of a text string's bytes that holds no quote,
+// backslash or newline: each byte is its own decoded byte.
+func (c *cutReader) plainRun(run []byte, out []byte) []byte {
+	cls := c.kind - strText
+	if !c.cutting {
+		room := c.headMax - c.seen[cls]
+		if room < 0 {
+			room = 0
+		}
+		n := min(int64(len(run)), room)
+		if n > 0 {
+			out = append(out, run[:n]...)
+			c.seen[cls] += n
+			c.headNL, c.d.high = false, false
+			run = run[n:]
+		}
+		if len(run) == 0 {
+			return out
+		}
+		// The budget is spent: go on byte by byte, so that the cut
+		// starts at a character.
+		for len(run) > 0 && !c.cutting {
+			out = c.stringByte(run[0], out)
+			run = run[1:]
+		}
+	}
+	c.cutDec += int64(len(run))
+	c.d.high = false
+	if c.ringOn {
+		for _, b := range run {
+			c.ring.write(b, b&0xC0 != 0x80)
+		}
+	}
+	return out
 }
 
 // endCut ends a cut text string: the token, then the kept tail when the

@@ -195,11 +195,18 @@ func (p *Proxy) routeProgress(ctx context.Context, ss *mcp.ServerSession, token 
 	p.relay.progress[tokenKey(up)] = progressRoute{ss: ss, token: token}
 	p.relay.mu.Unlock()
 	return context.WithValue(ctx, progressKey{}, up), func() {
-		p.relay.mu.Lock()
-		delete(p.relay.progress, tokenKey(up))
-		p.relay.mu.Unlock()
+		// The SDK may hand over a notification the upstream sent just
+		// before its response after the response: keep the route a moment.
+		time.AfterFunc(progressGrace, func() {
+			p.relay.mu.Lock()
+			delete(p.relay.progress, tokenKey(up))
+			p.relay.mu.Unlock()
+		})
 	}
 }
+
+// progressGrace is how long a progress route outlives its request.
+const progressGrace = 5 * time.Second
 
 // withTimeout bounds a forwarded request by the call timeout.
 func (p *Proxy) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
