@@ -11,6 +11,7 @@ import (
 
 	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
+	"github.com/scrollback-dev/scrollback/jsonq"
 	"github.com/scrollback-dev/scrollback/preview"
 	"github.com/scrollback-dev/scrollback/runner"
 	"github.com/scrollback-dev/scrollback/store"
@@ -271,6 +272,9 @@ func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
 		sh.Recovery = RecoveryAvailable
 		sh.OutputID = info.ID
 		f.ID = info.ID
+		if o, ok := jsonq.OutlineOf(r.data); ok {
+			f.Outline = o.Text(preview.OutlineBytes)
+		}
 	}
 	opts := preview.Options{Budget: r.budget, HeadBytes: r.head, TailBytes: r.tail}
 	p := preview.Render(r.data, opts, f)

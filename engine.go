@@ -32,14 +32,19 @@ type Options struct {
 	File          filepager.Options
 	// DefaultTimeout applies to commands that give no timeout; 0 = none.
 	DefaultTimeout time.Duration
+	// QueryTimeout stops a query_tool_output filter; 0 = QueryTimeout (5 s).
+	QueryTimeout time.Duration
+	// QueryMaxOutput bounds a filter's results in bytes; 0 = QueryMaxOutput.
+	QueryMaxOutput int
 }
 
 // Engine runs tools and keeps their retained copies in a Store. It is safe
 // for concurrent use.
 type Engine struct {
-	store store.Store
-	opts  Options
-	files *filepager.Pager
+	store   store.Store
+	opts    Options
+	files   *filepager.Pager
+	queries *queryCache // recent query_tool_output results, for paging
 }
 
 // New returns an Engine over st. The Engine does not own st: close st
@@ -54,7 +59,13 @@ func New(st store.Store, opts Options) *Engine {
 	if opts.File.PageBytes <= 0 {
 		opts.File.PageBytes = FilePageBytes
 	}
-	return &Engine{store: st, opts: opts, files: filepager.New(opts.File)}
+	if opts.QueryTimeout <= 0 {
+		opts.QueryTimeout = QueryTimeout
+	}
+	if opts.QueryMaxOutput <= 0 {
+		opts.QueryMaxOutput = QueryMaxOutput
+	}
+	return &Engine{store: st, opts: opts, files: filepager.New(opts.File), queries: &queryCache{max: QueryCacheBytes}}
 }
 
 // Store returns the engine's store.

@@ -36,7 +36,8 @@ type Entry struct {
 
 const (
 	maxMembers  = 1000 // root members an outline keeps
-	maxChildren = 8    // members of each root member it keeps
+	maxChildren = 8    // members of each object among the root's members it keeps
+	maxElements = 3    // first elements of each array among them it keeps (and the last)
 )
 
 // OutlineOf returns the outline of data when data is JSON: one value, or a
@@ -219,7 +220,11 @@ func (s *scanner) container(i, level int, e *Entry, o *Outline) (int, bool) {
 		}
 		var child *Entry
 		var member Entry
-		record := o != nil && (level == 0 && n < maxMembers || level == 1 && (n < maxChildren || !object))
+		keep := maxElements
+		if object {
+			keep = maxChildren
+		}
+		record := o != nil && (level == 0 && n < maxMembers || level == 1 && (n < keep || !object))
 		at := -1 // where a root member sits in o.Entries, its children after it
 		if record {
 			member = Entry{Offset: int64(i), Depth: level + 1}
@@ -258,7 +263,7 @@ func (s *scanner) container(i, level int, e *Entry, o *Outline) (int, bool) {
 			switch {
 			case level == 0:
 				o.Entries[at] = member
-			case n < maxChildren:
+			case n < keep:
 				kept = append(kept, member)
 			default:
 				last = &member

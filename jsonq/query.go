@@ -297,7 +297,7 @@ func copyError(r io.ReaderAt, size int64, se *syntaxError, complete bool, docs i
 	line := lineAt(r, se.offset)
 	if se.eof && !complete {
 		return &Error{Err: ErrCut, Offset: se.offset, Line: line,
-			Msg: fmt.Sprintf("the copy is one JSON document cut at the cap: it ends at byte %d (line %d) inside the document, so it cannot be queried whole", se.offset, line),
+			Msg:  fmt.Sprintf("the copy is one JSON document cut at the cap: it ends at byte %d (line %d) inside the document, so it cannot be queried whole", se.offset, line),
 			Hint: "read the part that was kept with read_tool_output or grep_tool_output, or re-run the tool with its own filters so that its output fits"}
 	}
 	what := "the end of the copy"

@@ -125,13 +125,13 @@ func TestListTools(t *testing.T) {
 		}
 		got[tool.Name] = tool
 	}
-	for _, own := range []string{"read_tool_output", "grep_tool_output", "run_code"} {
+	for _, own := range []string{"read_tool_output", "grep_tool_output", "query_tool_output", "run_code"} {
 		if got[own] == nil {
 			t.Errorf("the proxy does not offer %s", own)
 		}
 	}
-	if len(got) != len(up)+3 {
-		t.Errorf("the proxy offers %d tools, want the upstream's %d plus 3", len(got), len(up))
+	if len(got) != len(up)+4 {
+		t.Errorf("the proxy offers %d tools, want the upstream's %d plus 4", len(got), len(up))
 	}
 	for name, u := range up {
 		g := got[name]
