@@ -253,6 +253,7 @@ func (p *parser) array() (any, error) {
 }
 
 func (p *parser) literal(word string) error {
+	start := p.offset()
 	for i := 0; i < len(word); i++ {
 		c, ok := p.next()
 		if !ok {
@@ -260,7 +261,7 @@ func (p *parser) literal(word string) error {
 		}
 		if c != word[i] {
 			p.pos--
-			return p.fail("found " + describe(c) + " inside what should be " + strconv.Quote(word))
+			return &syntaxError{offset: start, msg: "found a bare word that is not a JSON value (true, false and null are the only ones)"}
 		}
 	}
 	return nil
