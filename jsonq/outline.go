@@ -40,6 +40,21 @@ const (
 	maxElements = 3    // first elements of each array among them it keeps (and the last)
 )
 
+// MayBeJSON reports whether data could have an outline: whether it starts,
+// after white space, with an object or an array. It looks at a few bytes.
+func MayBeJSON(data []byte) bool {
+	for _, c := range data {
+		switch c {
+		case ' ', '\n', '\r', '\t':
+			continue
+		case '{', '[':
+			return true
+		}
+		return false
+	}
+	return false
+}
+
 // OutlineOf returns the outline of data when data is JSON: one value, or a
 // stream of values, with nothing else but white space. ok is false for
 // anything else. It reads data once without decoding it.
@@ -74,6 +89,77 @@ func OutlineOf(data []byte) (o Outline, ok bool) {
 type scanner struct {
 	data  []byte
 	depth int
+	stack []byte // the closers skip expects, innermost last
+}
+
+// Byte classes for skip, outside strings.
+const (
+	cOther = iota // digits, signs, letters of true/false/null, ',', ':', white space
+	cQuote
+	cOpen
+	cClose
+	cBad // cannot appear outside a string in JSON
+)
+
+var (
+	outside  [256]uint8
+	inString [256]bool // bytes that end a run of plain string bytes: '"', '\\', control characters
+)
+
+func init() {
+	for c := range 256 {
+		outside[c] = cBad
+		inString[c] = c < 0x20 || c == '"' || c == '\\'
+	}
+	for _, c := range []byte("0123456789+-.eEtruefalsn,: \n\r\t") {
+		outside[c] = cOther
+	}
+	outside['"'] = cQuote
+	outside['['], outside['{'] = cOpen, cOpen
+	outside[']'], outside['}'] = cClose, cClose
+}
+
+// skip scans the object or array at i, below the levels an outline shows,
+// as fast as a table lookup a byte allows. It checks the structure: strings
+// (their escapes and the absence of control characters), brackets that
+// match, nesting within MaxDepth, and that only bytes JSON allows appear
+// between strings. It does not check the grammar of scalars, commas and
+// colons there: a copy malformed only that way gets an outline (whose
+// offsets are still right) and query_tool_output names the error.
+func (s *scanner) skip(i int) (int, bool) {
+	d := s.data
+	s.stack = s.stack[:0]
+	for i < len(d) {
+		switch outside[d[i]] {
+		case cOther:
+			i++
+		case cQuote:
+			end, ok := s.str(i)
+			if !ok {
+				return 0, false
+			}
+			i = end
+		case cOpen:
+			if s.depth+len(s.stack) >= MaxDepth {
+				return 0, false
+			}
+			s.stack = append(s.stack, d[i]+2) // '[' + 2 == ']', '{' + 2 == '}'
+			i++
+		case cClose:
+			n := len(s.stack)
+			if n == 0 || s.stack[n-1] != d[i] {
+				return 0, false
+			}
+			s.stack = s.stack[:n-1]
+			i++
+			if n == 1 {
+				return i, true
+			}
+		default:
+			return 0, false
+		}
+	}
+	return 0, false
 }
 
 func (s *scanner) space(i int) int {
@@ -144,11 +230,16 @@ func (s *scanner) word(i int, w string, e *Entry, kind string) (int, bool) {
 func (s *scanner) str(i int) (int, bool) {
 	d := s.data
 	for i++; i < len(d); {
-		c := d[i]
-		switch {
-		case c == '"':
+		for i < len(d) && !inString[d[i]] {
+			i++
+		}
+		if i >= len(d) {
+			return 0, false
+		}
+		switch d[i] {
+		case '"':
 			return i + 1, true
-		case c == '\\':
+		case '\\':
 			if i+1 >= len(d) {
 				return 0, false
 			}
@@ -164,14 +255,12 @@ func (s *scanner) str(i int) (int, bool) {
 				i += 6
 				continue
 			}
-			if strings.IndexByte(`"\/bfnrt`, d[i+1]) < 0 {
+			if strings.IndexByte(`"\\/bfnrt`, d[i+1]) < 0 {
 				return 0, false
 			}
 			i += 2
-		case c < 0x20:
-			return 0, false
 		default:
-			i++
+			return 0, false // a control character
 		}
 	}
 	return 0, false
@@ -179,10 +268,19 @@ func (s *scanner) str(i int) (int, bool) {
 
 // container scans an object or array starting at i.
 func (s *scanner) container(i, level int, e *Entry, o *Outline) (int, bool) {
+	if o == nil && e == nil {
+		return s.skip(i)
+	}
 	if s.depth++; s.depth > MaxDepth {
 		return 0, false
 	}
-	defer func() { s.depth-- }()
+	end, ok := s.members(i, level, e, o)
+	s.depth--
+	return end, ok
+}
+
+// members scans the members of the object or array at i.
+func (s *scanner) members(i, level int, e *Entry, o *Outline) (int, bool) {
 	object := s.data[i] == '{'
 	closer := byte(']')
 	if object {
@@ -193,10 +291,15 @@ func (s *scanner) container(i, level int, e *Entry, o *Outline) (int, bool) {
 		return i + 1, true
 	}
 	var kept []Entry // members recorded at level 1, for the outline
-	var last *Entry  // the last element of an array at level 1
+	var last Entry   // the last element of an array at level 1, past those kept
+	hasLast := false
 	var seen map[string]int
 	if object && level == 0 && o != nil {
 		seen = map[string]int{} // key -> its entry: a repeated key's last value wins, as in jq
+	}
+	var scratch *Entry // the member being scanned: one allocation per recorded container, not per member
+	if o != nil {
+		scratch = new(Entry)
 	}
 	n := 0
 	for {
@@ -219,7 +322,6 @@ func (s *scanner) container(i, level int, e *Entry, o *Outline) (int, bool) {
 			i = s.space(i + 1)
 		}
 		var child *Entry
-		var member Entry
 		keep := maxElements
 		if object {
 			keep = maxChildren
@@ -227,11 +329,11 @@ func (s *scanner) container(i, level int, e *Entry, o *Outline) (int, bool) {
 		record := o != nil && (level == 0 && n < maxMembers || level == 1 && (n < keep || !object))
 		at := -1 // where a root member sits in o.Entries, its children after it
 		if record {
-			member = Entry{Offset: int64(i), Depth: level + 1}
-			if e != nil {
-				member.Path = append(append([]any(nil), e.Path...), pathKey(object, key, n))
+			*scratch = Entry{Offset: int64(i), Depth: level + 1}
+			if e != nil && (level == 0 || n < keep) {
+				scratch.Path = append(append([]any(nil), e.Path...), pathKey(object, key, n))
 			}
-			child = &member
+			child = scratch
 			if level == 0 {
 				at = len(o.Entries)
 				o.Entries = append(o.Entries, Entry{})
@@ -259,6 +361,7 @@ func (s *scanner) container(i, level int, e *Entry, o *Outline) (int, bool) {
 			}
 		}
 		if record {
+			member := *scratch
 			member.Size = int64(end - i)
 			switch {
 			case level == 0:
@@ -266,7 +369,7 @@ func (s *scanner) container(i, level int, e *Entry, o *Outline) (int, bool) {
 			case n < keep:
 				kept = append(kept, member)
 			default:
-				last = &member
+				last, hasLast = member, true
 			}
 		} else if level == 0 && o != nil {
 			o.Omitted++
@@ -287,8 +390,9 @@ func (s *scanner) container(i, level int, e *Entry, o *Outline) (int, bool) {
 			e.Len = n
 		}
 		if level == 1 && o != nil {
-			if last != nil {
-				kept = append(kept, *last)
+			if hasLast {
+				last.Path = append(append([]any(nil), e.Path...), n-1)
+				kept = append(kept, last)
 			}
 			o.Entries = append(o.Entries, kept...)
 		}
