@@ -130,15 +130,34 @@ func (s *scanner) skip(i int) (int, bool) {
 	d := s.data
 	s.stack = s.stack[:0]
 	for i < len(d) {
-		switch outside[d[i]] {
-		case cOther:
+		cl := outside[d[i]]
+		if cl == cOther {
 			i++
+			continue
+		}
+		switch cl {
 		case cQuote:
-			end, ok := s.str(i)
-			if !ok {
-				return 0, false
+			// A string, inline: this loop is most of an outline's time.
+			for i++; ; {
+				for i < len(d) && !inString[d[i]] {
+					i++
+				}
+				if i >= len(d) {
+					return 0, false
+				}
+				if d[i] == '"' {
+					i++
+					break
+				}
+				if d[i] != '\\' {
+					return 0, false // a control character
+				}
+				end, ok := s.escape(i)
+				if !ok {
+					return 0, false
+				}
+				i = end
 			}
-			i = end
 		case cOpen:
 			if s.depth+len(s.stack) >= MaxDepth {
 				return 0, false
@@ -160,6 +179,30 @@ func (s *scanner) skip(i int) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// escape checks the escape sequence at i (a backslash) and returns where
+// it ends.
+func (s *scanner) escape(i int) (int, bool) {
+	d := s.data
+	if i+1 >= len(d) {
+		return 0, false
+	}
+	if d[i+1] == 'u' {
+		if i+6 > len(d) {
+			return 0, false
+		}
+		for _, h := range d[i+2 : i+6] {
+			if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+				return 0, false
+			}
+		}
+		return i + 6, true
+	}
+	if strings.IndexByte(`"\\/bfnrt`, d[i+1]) < 0 {
+		return 0, false
+	}
+	return i + 2, true
 }
 
 func (s *scanner) space(i int) int {
@@ -240,25 +283,11 @@ func (s *scanner) str(i int) (int, bool) {
 		case '"':
 			return i + 1, true
 		case '\\':
-			if i+1 >= len(d) {
+			end, ok := s.escape(i)
+			if !ok {
 				return 0, false
 			}
-			if d[i+1] == 'u' {
-				if i+6 > len(d) {
-					return 0, false
-				}
-				for _, h := range d[i+2 : i+6] {
-					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
-						return 0, false
-					}
-				}
-				i += 6
-				continue
-			}
-			if strings.IndexByte(`"\\/bfnrt`, d[i+1]) < 0 {
-				return 0, false
-			}
-			i += 2
+			i = end
 		default:
 			return 0, false // a control character
 		}
