@@ -407,3 +407,23 @@ func TestRunCodeCallsUpstream(t *testing.T) {
 		t.Errorf("the bridge's copy (%d bytes) is not the result", len(got))
 	}
 }
+
+// TestQueryProxiedJSON: an upstream's large JSON result is outlined in its
+// preview, and the proxy's own query_tool_output runs jq over the copy.
+func TestQueryProxiedJSON(t *testing.T) {
+	_, _, cs := inProcess(t, Options{})
+	res := call(t, cs, "records", map[string]any{"n": 3000})
+	id, _, _ := meta(t, res)
+	if pv := text(res); !strings.Contains(pv, `query_tool_output {"id":"`+id+`"`) || !strings.Contains(pv, "  .records: array of 3000, at ") {
+		t.Errorf("the preview does not outline the JSON copy:\n%s", tail(pv, 1500))
+	}
+	res = call(t, cs, "query_tool_output", map[string]any{"id": id, "filter": "(.records | length), .records[2999].name"})
+	if res.IsError || !strings.HasPrefix(text(res), "3000\n\"name-2999\"\n") {
+		t.Errorf("query_tool_output through the proxy: %s", text(res))
+	}
+	var q scrollback.QueryResult
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &q); err != nil || q.TotalBytes != int64(len("3000\n\"name-2999\"\n")) || !q.Complete {
+		t.Errorf("structuredContent %s: %v", raw, err)
+	}
+}
