@@ -36,6 +36,9 @@ type Options struct {
 	QueryTimeout time.Duration
 	// QueryMaxOutput bounds a filter's results in bytes; 0 = QueryMaxOutput.
 	QueryMaxOutput int
+	// QueryMaxMemory bounds the heap's growth while a filter runs; 0 =
+	// jsonq.DefaultMaxMemory (512 MiB), < 0 = no limit.
+	QueryMaxMemory int64
 }
 
 // Engine runs tools and keeps their retained copies in a Store. It is safe

@@ -57,7 +57,7 @@ type QueryResult struct {
 // engine (up to QueryCacheBytes in all), so paging runs the filter once.
 //
 // An invalid filter, a copy that is not JSON, a filter that fails, and a
-// filter stopped by the time limit or the output limit are *Error values
+// filter stopped by the time, output or memory limit are *Error values
 // wrapping ErrArgument, whose message says which.
 func (s *Session) QueryToolOutput(ctx context.Context, in QueryInput) (QueryResult, error) {
 	const op = "query_tool_output"
@@ -83,6 +83,7 @@ func (s *Session) QueryToolOutput(ctx context.Context, in QueryInput) (QueryResu
 		r, err := jsonq.Run(ctx, f, store.ReaderAt(ctx, s.e.store, s.info.ID, in.ID), info.TotalBytes, jsonq.Options{
 			Timeout:   s.e.opts.QueryTimeout,
 			MaxOutput: s.e.opts.QueryMaxOutput,
+			MaxMemory: s.e.opts.QueryMaxMemory,
 			Complete:  info.Complete,
 		})
 		if err != nil {

@@ -11,8 +11,9 @@
 //
 // A filter reads nothing but the copy: input, inputs, env and $ENV are
 // refused when the filter is compiled, no module loader is configured, and
-// the filter runs under a time limit and an output limit (Options), which
-// stop it with ErrTimeLimit or ErrOutputLimit. Documents nesting deeper
+// the filter runs under a time limit, an output limit and a memory limit
+// (Options), which stop it with ErrTimeLimit, ErrOutputLimit or
+// ErrMemoryLimit. Documents nesting deeper
 // than MaxDepth and number literals longer than MaxNumberLen (or beyond
 // float64's range) are errors that name their offset, never a crash, and so
 // are results nesting deeper than MaxDepth.

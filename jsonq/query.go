@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/itchyny/gojq"
@@ -20,6 +23,9 @@ import (
 const (
 	DefaultTimeout   = 5 * time.Second
 	DefaultMaxOutput = 8 << 20 // the copy cap: results as large as the copy itself
+	// DefaultMaxMemory is how far the heap may grow during a run: room for
+	// an 8 MiB document's decoded values many times over.
+	DefaultMaxMemory = 512 << 20
 )
 
 // Sentinel errors, wrapped by the *Error that Compile and Run return.
@@ -30,6 +36,7 @@ var (
 	ErrRuntime     = errors.New("jsonq: the filter failed")
 	ErrTimeLimit   = errors.New("jsonq: the filter ran past the time limit")
 	ErrOutputLimit = errors.New("jsonq: the results passed the output limit")
+	ErrMemoryLimit = errors.New("jsonq: the filter passed the memory limit")
 )
 
 // Error is a failure to compile or run a filter, with what would be right.
@@ -139,6 +146,11 @@ type Options struct {
 	Timeout time.Duration
 	// MaxOutput is the most bytes of results; 0 means DefaultMaxOutput.
 	MaxOutput int
+	// MaxMemory is how many bytes the heap may grow while the filter runs
+	// before it is stopped; 0 means DefaultMaxMemory, < 0 no limit. The
+	// heap is the process's: concurrent work counts too, so the limit is a
+	// guard against runaway filters, not an accounting.
+	MaxMemory int64
 	// Complete tells whether the copy holds everything the tool produced.
 	// When it does not, a stream that stops parsing after a whole document
 	// is filtered as far as it goes, and one document cut short is ErrCut.
@@ -171,6 +183,15 @@ func Run(ctx context.Context, f *Filter, r io.ReaderAt, size int64, opts Options
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, ErrTimeLimit)
 	defer cancel()
+	maxMem := opts.MaxMemory
+	if maxMem == 0 {
+		maxMem = DefaultMaxMemory
+	}
+	ctx, cancelMem := context.WithCancelCause(ctx)
+	defer cancelMem(nil)
+	if maxMem > 0 {
+		defer watchMemory(uint64(maxMem), func() { cancelMem(ErrMemoryLimit) })()
+	}
 	defer func() {
 		// gojq is not meant to panic; if it does on some input, that is
 		// one failed query, not a crashed server.
@@ -190,6 +211,9 @@ func Run(ctx context.Context, f *Filter, r io.ReaderAt, size int64, opts Options
 		if !more {
 			break
 		}
+		if ctx.Err() != nil {
+			return nil, stopped(ctx, timeout, maxMem)
+		}
 		start := p.offset()
 		v, err := p.value()
 		if err != nil {
@@ -205,7 +229,7 @@ func Run(ctx context.Context, f *Filter, r io.ReaderAt, size int64, opts Options
 			return nil, copyError(r, size, se, opts.Complete, res.Documents)
 		}
 		res.Documents++
-		if err := filterOne(ctx, f, v, &out, maxOut, timeout, res); err != nil {
+		if err := filterOne(ctx, f, v, &out, maxOut, timeout, maxMem, res); err != nil {
 			return nil, err
 		}
 	}
@@ -214,11 +238,11 @@ func Run(ctx context.Context, f *Filter, r io.ReaderAt, size int64, opts Options
 }
 
 // filterOne runs f on one document, appending its results to out.
-func filterOne(ctx context.Context, f *Filter, v any, out *bytes.Buffer, maxOut int, timeout time.Duration, res *Result) error {
+func filterOne(ctx context.Context, f *Filter, v any, out *bytes.Buffer, maxOut int, timeout time.Duration, maxMem int64, res *Result) error {
 	iter := f.code.RunWithContext(ctx, v)
 	for {
 		if err := ctx.Err(); err != nil {
-			return stopped(ctx, timeout)
+			return stopped(ctx, timeout, maxMem)
 		}
 		v, ok := iter.Next()
 		if !ok {
@@ -230,7 +254,7 @@ func filterOne(ctx context.Context, f *Filter, v any, out *bytes.Buffer, maxOut 
 				return nil // halt: stop quietly, as jq does
 			}
 			if ctx.Err() != nil {
-				return stopped(ctx, timeout)
+				return stopped(ctx, timeout, maxMem)
 			}
 			return &Error{Err: ErrRuntime, Msg: "the filter failed: " + err.Error(),
 				Hint: `guard steps that may not apply, e.g. .items[]? or select(type == "object")`}
@@ -254,7 +278,11 @@ func filterOne(ctx context.Context, f *Filter, v any, out *bytes.Buffer, maxOut 
 	}
 }
 
-func stopped(ctx context.Context, timeout time.Duration) error {
+func stopped(ctx context.Context, timeout time.Duration, maxMem int64) error {
+	if errors.Is(context.Cause(ctx), ErrMemoryLimit) {
+		return &Error{Err: ErrMemoryLimit, Msg: fmt.Sprintf("the filter grew memory past the limit (%d MiB) and was stopped", maxMem>>20),
+			Hint: "avoid collecting large arrays ([...], group_by, sort over everything); stream results with .[] and select, or take a few with limit(n; ...)"}
+	}
 	if errors.Is(context.Cause(ctx), ErrTimeLimit) {
 		return &Error{Err: ErrTimeLimit, Msg: fmt.Sprintf("the filter ran past the time limit (%s) and was stopped", timeout),
 			Hint: "a filter that never ends (repeat, range over a huge count) must be bounded, e.g. with limit(n; ...) or first(...)"}
@@ -331,3 +359,54 @@ func lineAt(r io.ReaderAt, off int64) int64 {
 
 // gojqMarshal writes v as gojq writes a result.
 func gojqMarshal(v any) ([]byte, error) { return gojq.Marshal(v) }
+
+// watchMemory samples the heap every few milliseconds and calls stop once
+// it has grown more than limit bytes since the call (after a collection,
+// so that garbage is not blamed). It returns the function that ends the
+// watch.
+func watchMemory(limit uint64, stop func()) (end func()) {
+	base := heapBytes()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if h := heapBytes(); h <= base || h-base <= limit {
+					continue
+				}
+				runtime.GC()
+				if h := heapBytes(); h > base && h-base > limit {
+					stop()
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+var (
+	heapMu     sync.Mutex
+	heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+)
+
+// heapBytes reads the bytes held by heap objects, live or not yet swept.
+func heapBytes() uint64 {
+	heapMu.Lock()
+	defer heapMu.Unlock()
+	metrics.Read(heapSample)
+	if heapSample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return heapSample[0].Value.Uint64()
+}

@@ -149,6 +149,14 @@ func TestLimits(t *testing.T) {
 	}
 }
 
+// A filter that collects more than the memory limit is stopped, saying so.
+func TestMemoryLimit(t *testing.T) {
+	_, err := run(t, "[range(1e9)] | length", "null", Options{MaxMemory: 16 << 20, Timeout: time.Minute, Complete: true})
+	if !errors.Is(err, ErrMemoryLimit) || !strings.Contains(err.Error(), "memory past the limit (16 MiB)") {
+		t.Fatalf("err = %v, want the memory limit", err)
+	}
+}
+
 // A parent context's cancellation is not reported as the time limit.
 func TestCancel(t *testing.T) {
 	f, _ := Compile("last(range(1e18))")
