@@ -12,7 +12,7 @@ const queryToolOutputDoc = `Run a jq filter over a retained copy that holds JSON
 
 The results come back as compact JSON, one a line, at most 4096 bytes a call: hasMore=true means more follows at nextOffset (call again with the same id and filter and that offset; the filter is not run again). totalBytes is the length of all the results. complete=false means the copy itself lacks part of what the tool produced, so a result not found may still have existed: say it is uncertain rather than absent.
 
-The filter sees only the copy: input, inputs, env and $ENV are refused. It stops after a time limit (5 s) or when its results pass an output limit, and the error says which; a copy that is not JSON is an error naming the byte offset and line where parsing stopped.`
+The filter sees only the copy: input, inputs, env and $ENV are refused. It is stopped at a time limit (5 s), an output limit (8 MiB of results) or a memory limit, and the error says which; a copy that is not JSON is an error naming the byte offset and line where parsing stopped.`
 
 func addQueryToolOutput(srv *mcp.Server, b *Binding) {
 	register(srv, b, &mcp.Tool{

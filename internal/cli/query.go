@@ -26,7 +26,7 @@ type queryCmd struct {
 func (c *queryCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("query", true, true)
 	fs.Int64Var(&c.offset, "offset", 0, "print results from UTF-8 byte `N` of the results (a nextOffset); then one page is printed")
-	fs.IntVar(&c.limit, "limit", scrollback.PageLimit, "print one page of at most `N` bytes of results, 1 to 4096 (default: all results, or one page with --json)")
+	fs.IntVar(&c.limit, "limit", scrollback.PageLimit, "print one page of at most `N` bytes of results, 1 to 4096; without --limit, --offset or --json every result is printed")
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
