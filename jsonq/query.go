@@ -21,8 +21,11 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultTimeout   = 5 * time.Second
-	DefaultMaxOutput = 8 << 20 // the copy cap: results as large as the copy itself
+	// DefaultTimeout is how long a filter may run.
+	DefaultTimeout = 5 * time.Second
+	// DefaultMaxOutput bounds the results: the copy cap, results as large
+	// as the copy itself.
+	DefaultMaxOutput = 8 << 20
 	// DefaultMaxMemory is how far the heap may grow during a run: room for
 	// an 8 MiB document's decoded values many times over.
 	DefaultMaxMemory = 512 << 20
@@ -30,12 +33,22 @@ const (
 
 // Sentinel errors, wrapped by the *Error that Compile and Run return.
 var (
-	ErrFilter      = errors.New("jsonq: invalid filter")
-	ErrSyntax      = errors.New("jsonq: the copy is not valid JSON")
-	ErrCut         = errors.New("jsonq: the copy is a JSON document cut short")
-	ErrRuntime     = errors.New("jsonq: the filter failed")
-	ErrTimeLimit   = errors.New("jsonq: the filter ran past the time limit")
+	// ErrFilter: the filter does not parse or compile, or calls a builtin
+	// that would read outside the copy.
+	ErrFilter = errors.New("jsonq: invalid filter")
+	// ErrSyntax: the copy is not JSON (or exceeds MaxDepth or
+	// MaxNumberLen); Error.Offset and Error.Line say where.
+	ErrSyntax = errors.New("jsonq: the copy is not valid JSON")
+	// ErrCut: an incomplete copy is one document that ends before it does.
+	ErrCut = errors.New("jsonq: the copy is a JSON document cut short")
+	// ErrRuntime: the filter raised an error, or a result cannot be
+	// written (nesting deeper than MaxDepth).
+	ErrRuntime = errors.New("jsonq: the filter failed")
+	// ErrTimeLimit: the filter ran past Options.Timeout.
+	ErrTimeLimit = errors.New("jsonq: the filter ran past the time limit")
+	// ErrOutputLimit: the results passed Options.MaxOutput bytes.
 	ErrOutputLimit = errors.New("jsonq: the results passed the output limit")
+	// ErrMemoryLimit: the heap grew past Options.MaxMemory during the run.
 	ErrMemoryLimit = errors.New("jsonq: the filter passed the memory limit")
 )
 
