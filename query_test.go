@@ -134,7 +134,7 @@ func TestQueryErrors(t *testing.T) {
 		{"env", doc, "env", scrollback.ErrArgument, []string{"env", "not available"}},
 		{"runtime", doc, ".a.b", scrollback.ErrArgument, []string{"expected an object"}},
 		{"time limit", doc, "last(range(1e18))", scrollback.ErrArgument, []string{"time limit (5s)"}},
-		{"output limit", doc, "repeat(.)", scrollback.ErrArgument, []string{"output limit (8388608 bytes)"}},
+		{"output limit", doc, `"x" * 100000 | repeat(.)`, scrollback.ErrArgument, []string{"output limit (8388608 bytes)"}},
 		{"not JSON", text, ".", scrollback.ErrArgument, []string{"byte 8 (line 2)", `"not json here\n"`}},
 		{"cut document", cut.ID, ".", scrollback.ErrArgument, []string{"cut at the cap"}},
 		{"no such id", "out_aaaaaaaaaaaaaaaaaaaaaaaaaa", ".", scrollback.ErrNoOutput, nil},
