@@ -14,7 +14,8 @@ import (
 // reading a preview knows where "summary" is before paging to it.
 type Outline struct {
 	// Documents is 1 for one document; for JSON Lines or another stream of
-	// documents it counts them, and Entries is empty.
+	// documents it counts them, and Entries outline the first document
+	// (its root and members, with offsets in the copy).
 	Documents int
 	// Entries are the root (Depth 0), its members in document order (Depth
 	// 1) and, for members that are arrays or objects, their first few
@@ -77,11 +78,12 @@ func OutlineOf(data []byte) (o Outline, ok bool) {
 		}
 		o.Documents++
 	}
-	if o.Documents > 1 {
-		o.Entries, o.Omitted = nil, 0
-		return o, true
-	}
 	o.Entries = append([]Entry{root}, slices.DeleteFunc(o.Entries, func(e Entry) bool { return e.Depth < 0 })...)
+	if o.Documents > 1 {
+		// A stream: the first document's members show what each record
+		// holds; below them would be one record's detail, left out.
+		o.Entries = slices.DeleteFunc(o.Entries, func(e Entry) bool { return e.Depth > 1 })
+	}
 	return o, true
 }
 
@@ -462,17 +464,17 @@ func keyString(q []byte) string {
 // members. Members that do not fit are counted on a last line.
 func (o Outline) Text(budget int) string {
 	var b strings.Builder
-	if o.Documents > 1 {
-		b.WriteString("JSON: a stream of ")
-		b.WriteString(strconv.Itoa(o.Documents))
-		b.WriteString(" documents (JSON Lines); a filter runs on each\n")
-		return b.String()
-	}
 	if len(o.Entries) == 0 {
 		return ""
 	}
 	root := o.Entries[0]
-	b.WriteString("JSON ")
+	if o.Documents > 1 {
+		b.WriteString("JSON Lines: a stream of ")
+		b.WriteString(strconv.Itoa(o.Documents))
+		b.WriteString(" documents; a filter runs on each. The first, ")
+	} else {
+		b.WriteString("JSON ")
+	}
 	kindText(&b, root)
 	b.WriteString(", ")
 	b.WriteString(strconv.FormatInt(root.Size, 10))

@@ -37,9 +37,11 @@ func TestOutline(t *testing.T) {
 			t.Errorf("outline for %q, which is not a JSON document", notJSON)
 		}
 	}
-	o, ok = OutlineOf([]byte("{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n"))
-	if !ok || o.Documents != 3 || !strings.Contains(o.Text(1024), "stream of 3 documents") {
-		t.Errorf("JSON Lines: %+v %v", o, ok)
+	o, ok = OutlineOf([]byte("{\"a\":1,\"b\":{\"c\":[1]}}\n{\"a\":2}\n{\"a\":3}\n"))
+	want := "JSON Lines: a stream of 3 documents; a filter runs on each. The first, object of 2 keys, 21 bytes:\n" +
+		"  .a: number, at 5, 1 byte\n  .b: object of 1 key, at 11, 9 bytes\n"
+	if text := o.Text(1024); !ok || o.Documents != 3 || text != want {
+		t.Errorf("JSON Lines: %v %q", ok, text)
 	}
 }
 
