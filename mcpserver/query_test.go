@@ -96,21 +96,25 @@ func TestQueryToolOutput(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args map[string]any
+		kind string
 		want []string
 	}{
-		{"bad filter", map[string]any{"id": rc.OutputID, "filter": ".items[ | length"}, []string{"query_tool_output", "not valid jq", "line 1, column"}},
-		{"env", map[string]any{"id": rc.OutputID, "filter": "$ENV"}, []string{"$ENV", "not available"}},
-		{"runtime error", map[string]any{"id": rc.OutputID, "filter": ".items.x"}, []string{"expected an object but got: array"}},
-		{"not JSON", map[string]any{"id": plain.OutputID, "filter": "."}, []string{"not valid JSON", "byte 0 (line 1)", `"line 1\nline 2`}},
-		{"unknown id", map[string]any{"id": "out_aaaaaaaaaaaaaaaaaaaaaaaaaa", "filter": "."}, []string{"no retained output with that id in this session"}},
-		{"missing filter", map[string]any{"id": rc.OutputID}, []string{"filter"}},
-		{"limit", map[string]any{"id": rc.OutputID, "filter": ".", "limit": 0}, []string{"limit 0 is out of range"}},
-		{"offset", map[string]any{"id": rc.OutputID, "filter": ".summary", "offset": 1000}, []string{"past the end of the results"}},
+		{"bad filter", map[string]any{"id": rc.OutputID, "filter": ".items[ | length"}, "argument", []string{"query_tool_output", "not valid jq", "line 1, column"}},
+		{"env", map[string]any{"id": rc.OutputID, "filter": "$ENV"}, "argument", []string{"$ENV", "not available"}},
+		{"runtime error", map[string]any{"id": rc.OutputID, "filter": ".items.x"}, "argument", []string{"expected an object but got: array"}},
+		{"not JSON", map[string]any{"id": plain.OutputID, "filter": "."}, "argument", []string{"not valid JSON", "byte 0 (line 1)", `"line 1\nline 2`}},
+		{"unknown id", map[string]any{"id": "out_aaaaaaaaaaaaaaaaaaaaaaaaaa", "filter": "."}, "not_found", []string{"no retained output with that id in this session"}},
+		{"missing filter", map[string]any{"id": rc.OutputID}, "argument", []string{"filter"}},
+		{"limit", map[string]any{"id": rc.OutputID, "filter": ".", "limit": 0}, "argument", []string{"limit 0 is out of range"}},
+		{"offset", map[string]any{"id": rc.OutputID, "filter": ".summary", "offset": 1000}, "offset", []string{"past the end of the results"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := call(t, cs, "query_tool_output", tc.args)
 			if !res.IsError {
 				t.Fatalf("no tool error: %q", text(res, 0))
+			}
+			if res.Meta[MetaErrorKind] != tc.kind {
+				t.Errorf("error kind %v, want %s", res.Meta[MetaErrorKind], tc.kind)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(text(res, 0), w) {
