@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scrollback-dev/scrollback/codemode"
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
 	"github.com/scrollback-dev/scrollback/store"
 )
 
@@ -80,22 +81,28 @@ func (s *Session) copyCap() int {
 // saveNested is the bridge's save: a nested result becomes a copy of this
 // session.
 func (s *Session) saveNested(ctx context.Context, c codemode.Copy) (string, error) {
-	src := fmt.Sprintf("run_code call %d: %s(%s)", c.Call, c.Tool, c.Args)
-	if len(src) > 200 {
-		src = src[:197] + "..."
-	}
-	info, err := s.e.store.SaveCopy(ctx, s.info.ID, store.CopyMeta{Tool: c.Tool, Source: src, Complete: c.Complete}, bytes.NewReader(c.Text))
+	info, err := s.e.store.SaveCopy(ctx, s.info.ID, store.CopyMeta{Tool: c.Tool, Source: nestedSource(c), Complete: c.Complete}, bytes.NewReader(c.Text))
 	if err != nil {
 		return "", err
 	}
 	return info.ID, nil
 }
 
+// nestedSource names a nested call's copy in the copy list: the call, cut
+// to 200 bytes at a character boundary.
+func nestedSource(c codemode.Copy) string {
+	src := fmt.Sprintf("run_code call %d: %s(%s)", c.Call, c.Tool, c.Args)
+	if len(src) > 200 {
+		src = utf8x.Cut(src, 197) + "..."
+	}
+	return src
+}
+
 // codeSource names a script in the copy list: its first line.
 func codeSource(code string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(code), "\n")
 	if len(line) > 120 {
-		line = line[:117] + "..."
+		line = utf8x.Cut(line, 117) + "..."
 	}
 	return "run_code: " + line
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
@@ -326,14 +325,10 @@ func stderrBlock(stderr []byte, status string, shownHead, shownTail []byte, budg
 	}
 	if len(stderr) > max {
 		// Keep the end, starting at a line if one starts near the cut.
-		cut := len(stderr) - max
-		for cut < len(stderr) && !utf8.RuneStart(stderr[cut]) {
-			cut++
+		stderr = utf8x.Tail(stderr, max)
+		if i := bytes.IndexByte(stderr, '\n'); i >= 0 && i < max/4 {
+			stderr = stderr[i+1:]
 		}
-		if i := bytes.IndexByte(stderr[cut:], '\n'); i >= 0 && i < max/4 {
-			cut += i + 1
-		}
-		stderr = stderr[cut:]
 	}
 	shown := utf8x.ValidString(stderr)
 	return fmt.Sprintf(header, status, len(stderr)) + shown + "\n[scrollback: end of stderr]\n"

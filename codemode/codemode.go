@@ -537,8 +537,7 @@ func (r *run) appendLog(line string) {
 		r.logs.WriteString(line)
 		return
 	}
-	n := utf8x.CutEnd([]byte(line), room, true)
-	r.logs.WriteString(line[:n])
+	r.logs.WriteString(utf8x.Cut(line, room))
 	r.logFull = true
 	r.logsDropped++
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -134,6 +135,21 @@ func FuzzPages(f *testing.F) {
 		}
 		if _, err := p.Read(ctx, Request{Path: path, Line: max(lines, 1) + 1}); !errors.Is(err, ErrLine) {
 			t.Fatalf("line %d of %d: err = %v", lines+1, lines, err)
+		}
+	})
+}
+
+// FuzzShortPath checks that a long path in an error keeps its start and end
+// cut at character boundaries: from valid UTF-8, the result is valid UTF-8.
+func FuzzShortPath(f *testing.F) {
+	f.Add(strings.Repeat("é", 200))
+	f.Add(strings.Repeat("a", 127) + "🙂" + strings.Repeat("b", 200))
+	f.Fuzz(func(t *testing.T, p string) {
+		if !utf8.ValidString(p) {
+			return
+		}
+		if got := shortPath(p); !utf8.ValidString(got) || len(got) > maxPathInError+40 {
+			t.Fatalf("shortPath(%q) = %q", p, got)
 		}
 	})
 }

@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
 )
 
 // MetaSession is the _meta key of every tool result: the id of the
@@ -179,11 +179,7 @@ func cutMessage(r *mcp.CallToolResult) {
 	if !ok || len(tc.Text) <= maxMessage {
 		return
 	}
-	cut := maxMessage
-	for cut > 0 && !utf8.RuneStart(tc.Text[cut]) {
-		cut--
-	}
-	r.Content[0] = &mcp.TextContent{Text: fmt.Sprintf("%s… [error message cut: %d bytes in all]", tc.Text[:cut], len(tc.Text))}
+	r.Content[0] = &mcp.TextContent{Text: fmt.Sprintf("%s… [error message cut: %d bytes in all]", utf8x.Cut(tc.Text, maxMessage), len(tc.Text))}
 }
 
 // ToolNames lists the session tools this package offers, in the order

@@ -3,7 +3,8 @@ package preview
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
 )
 
 // level is how much the footer says. The budget picks the richest level
@@ -225,9 +226,5 @@ func oneLine(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	cut := max - 3
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
+	return utf8x.Cut(s, max-3) + "..."
 }

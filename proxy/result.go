@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
 	"github.com/scrollback-dev/scrollback/mcpserver"
 	"github.com/scrollback-dev/scrollback/preview"
 )
@@ -76,13 +77,7 @@ func appendMax(b []byte, s string, max int) []byte {
 	if room <= 0 {
 		return b
 	}
-	if len(s) > room {
-		for room > 0 && s[room]&0xC0 == 0x80 {
-			room--
-		}
-		s = s[:room]
-	}
-	return append(b, s...)
+	return append(b, utf8x.Cut(s, room)...)
 }
 
 // wasCut reports whether cutReader cut a string, whose note ends it.
