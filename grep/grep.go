@@ -49,7 +49,8 @@ import (
 // Defaults and bounds.
 const (
 	// ChunkSize is how many bytes Search reads at once; reads are aligned to
-	// it. It equals store.ChunkSize.
+	// it. It equals store.ChunkSize, so that each read is one stored chunk
+	// (TestChunkSizeIsStores checks it; grep does not import store).
 	ChunkSize = 64 << 10
 	// DefaultMaxLine is the default Options.MaxLine: how much of one line the
 	// pattern sees.

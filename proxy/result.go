@@ -169,8 +169,11 @@ func (p *Proxy) shape(ctx context.Context, b *mcpserver.Binding, tool string, ar
 		})
 	} else {
 		pv := preview.Render(text, preview.Options{Budget: budget}, preview.Footer{Unavailable: err.Error()})
-		shown = scrollback.Shown{Preview: pv.Text, Truncated: pv.Truncated, TotalBytes: int64(len(text)), Complete: complete,
-			Recovery: scrollback.RecoveryUnavailable, RecoveryError: err.Error()}
+		shown = scrollback.Shown{
+			ShownText: scrollback.ShownText{Preview: pv.Text, Truncated: pv.Truncated},
+			ShownCopy: scrollback.ShownCopy{TotalBytes: int64(len(text)), Complete: complete,
+				Recovery: scrollback.RecoveryUnavailable, RecoveryError: err.Error()},
+		}
 	}
 
 	out := &mcp.CallToolResult{IsError: res.IsError, Meta: mcp.Meta{}}
