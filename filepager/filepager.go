@@ -65,6 +65,7 @@ type Pager struct {
 	denyErr error
 	cache   indexCache
 	scanned atomic.Int64 // bytes read while locating lines, for tests
+	step    int64        // line-index checkpoint spacing: defaultStep; tests shrink it
 }
 
 // New returns a Pager with the given options, defaults filled in. Problems
@@ -82,7 +83,7 @@ func New(opts Options) *Pager {
 	if opts.Home == "" {
 		opts.Home, _ = os.UserHomeDir()
 	}
-	p := &Pager{opts: opts}
+	p := &Pager{opts: opts, step: defaultStep}
 	if opts.Root != "" {
 		root, err := filepath.Abs(expandHome(opts.Root, opts.Home))
 		if err == nil {
@@ -411,16 +412,16 @@ func nthNewline(b []byte, n int64) int {
 // index known for this file version.
 func (p *Pager) scanner(ctx context.Context, f io.ReaderAt, path string, size, mtime int64) *scanner {
 	ix := p.cache.get(path)
-	if ix == nil || !ix.matches(size, mtime) {
+	if ix == nil || !ix.matches(size, mtime) || ix.step != p.step {
 		ix = nil
 		if p.opts.IndexDir != "" {
-			ix = loadIndex(p.opts.IndexDir, path, size, mtime)
+			ix = loadIndex(p.opts.IndexDir, path, size, mtime, p.step)
 			if ix != nil {
 				p.cache.put(ix)
 			}
 		}
 		if ix == nil {
-			ix = newIndex(path, size, mtime)
+			ix = newIndex(path, size, mtime, p.step)
 		}
 	}
 	return &scanner{ctx: ctx, f: f, ix: ix.clone(), scanned: new(int64)}

@@ -43,16 +43,13 @@ func FuzzPages(f *testing.F) {
 		if len(data) > 4096 {
 			data = data[:4096]
 		}
-		old := step
-		step = int64(spacing)%32 + 1
-		defer func() { step = old }()
 
 		path := filepath.Join(t.TempDir(), "f")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		pageBytes := int(budget)%64 + 4
-		p := New(Options{PageBytes: pageBytes})
+		p := newWithStep(Options{PageBytes: pageBytes}, int64(spacing)%32+1)
 		ctx := context.Background()
 		if bytes.IndexByte(data[:min(len(data), sniffBytes)], 0) >= 0 {
 			if _, err := p.Read(ctx, Request{Path: path}); !errors.Is(err, ErrBinary) {
