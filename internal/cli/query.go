@@ -13,7 +13,12 @@ func init() {
 	register(commandInfo{name: "query", order: 26,
 		usage:   "query [--session ID] [--offset N] [--limit N] [--json] OUTPUT_ID FILTER",
 		summary: "run a jq filter over a retained copy that holds JSON (one document or JSON Lines)",
-		make:    func(io IO) command { return &queryCmd{base: base{io: io}} }})
+		examples: []example{
+			{"print one field of a large JSON result", "scrollback query out_alvhvxtb4mjeowolp7r7ar5afq '.summary'"},
+			{"pick records out of JSON Lines", `scrollback query out_alvhvxtb4mjeowolp7r7ar5afq 'select(.level == "error") | .msg'`},
+			{"page through many results, 4096 bytes at a time", "scrollback query --limit 4096 --offset 0 out_alvhvxtb4mjeowolp7r7ar5afq '.items[].id'"},
+		},
+		make: func(io IO) command { return &queryCmd{base: base{io: io}} }})
 }
 
 // queryCmd is `scrollback query`: jq over a retained copy.
@@ -25,8 +30,8 @@ type queryCmd struct {
 
 func (c *queryCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("query", true, true)
-	fs.Int64Var(&c.offset, "offset", 0, "print results from UTF-8 byte `N` of the results (a nextOffset); then one page is printed")
-	fs.IntVar(&c.limit, "limit", scrollback.PageLimit, "print one page of at most `N` bytes of results, 1 to 4096; without --limit, --offset or --json every result is printed")
+	fs.Int64Var(&c.offset, "offset", 0, "print one page of results from byte `N` of the results, a nextOffset (default 0; without --offset, --limit or --json every result is printed)")
+	fs.IntVar(&c.limit, "limit", scrollback.PageLimit, fmt.Sprintf("print one page of at most `N` bytes of results, 1 to %d (default %d)", scrollback.PageLimit, scrollback.PageLimit))
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
