@@ -14,7 +14,12 @@ func init() {
 	register(commandInfo{name: "wrap", order: 86,
 		usage:   "wrap [--dry-run] [--unwrap] [--command PATH] [--gemini] FILE",
 		summary: "put every MCP server of a client's JSON configuration behind scrollback proxy (or, with --unwrap, take them out again)",
-		make:    func(io IO) command { return &wrapCmd{base: base{io: io}} }})
+		examples: []example{
+			{"show what wrapping Claude Code's project servers would change", "scrollback wrap --dry-run .mcp.json"},
+			{"put every Cursor server behind the proxy (a backup is written first)", "scrollback wrap ~/.cursor/mcp.json"},
+			{"take the proxy out again", "scrollback wrap --unwrap .vscode/mcp.json"},
+		},
+		make: func(io IO) command { return &wrapCmd{base: base{io: io}} }})
 }
 
 // wrapCmd is `scrollback wrap`: rewrite an MCP client's configuration.
@@ -26,9 +31,9 @@ type wrapCmd struct {
 
 func (c *wrapCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("wrap", false, false)
-	fs.BoolVar(&c.dryRun, "dry-run", false, "print the changes as a diff and write nothing")
-	fs.BoolVar(&c.unwrap, "unwrap", false, "restore the servers wrapped before")
-	fs.StringVar(&c.command, "command", "scrollback", "how the client should start scrollback: a `PATH` or a name on its PATH")
+	fs.BoolVar(&c.dryRun, "dry-run", false, "print the changes as a diff and write nothing (default: write them, after a backup)")
+	fs.BoolVar(&c.unwrap, "unwrap", false, "restore the servers wrapped before (default: wrap)")
+	fs.StringVar(&c.command, "command", "scrollback", "how the client should start scrollback: a `PATH` or a name on its PATH (default scrollback)")
 	fs.BoolVar(&c.gemini, "gemini", false, `read FILE as Gemini CLI settings, where "url" means SSE (default: when FILE is under .gemini/)`)
 	pos, err := c.parse(args)
 	if err != nil {
