@@ -1,11 +1,9 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
-	"github.com/scrollback-dev/scrollback/mcpserver"
 )
 
 // relay routes what the upstream sends on its own (progress, log
@@ -231,22 +228,6 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 				var done func()
 				ctx, done = s.p.routeProgress(ctx, ss, pp.GetProgressToken())
 				defer done()
-			}
-			if params, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && !s.offers(params.Name) {
-				// A tool the proxy does not list: the upstream answers
-				// for it as it would directly (an error result, or a
-				// protocol error with its own code and data).
-				return forward(ctx, s.p, func(ctx context.Context, c *conn) (*mcp.CallToolResult, error) {
-					var args any = params.Arguments
-					if a := bytes.TrimSpace(params.Arguments); len(a) == 0 || string(a) == "null" {
-						args = map[string]any{} // "arguments" absent: an empty object, as a client sends it
-					}
-					up := &mcp.CallToolParams{Name: params.Name, Arguments: args, Meta: maps.Clone(params.Meta)}
-					if tok := ctx.Value(progressKey{}); tok != nil {
-						up.SetProgressToken(tok)
-					}
-					return c.cs.CallTool(ctx, up)
-				})
 			}
 			return next(ctx, method, req)
 		case "resources/read":
@@ -466,16 +447,4 @@ func mergeMeta(dst *mcp.Meta, m mcp.Meta) {
 	for k, v := range m {
 		(*dst)[k] = v
 	}
-}
-
-var _ = mcpserver.MetaSession
-
-// offers reports whether the server lists a tool of that name.
-func (s *server) offers(name string) bool {
-	if ownTools[name] {
-		return true
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.tools[name]
 }
