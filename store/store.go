@@ -40,6 +40,10 @@ var (
 
 	// ErrOffset: a read offset is negative or past the end of the copy.
 	ErrOffset = errors.New("store: offset out of range")
+
+	// ErrEvicted: the copy existed in this session but was evicted under a
+	// storage quota. Backends return an *EvictedError, which says when.
+	ErrEvicted = errors.New("store: copy evicted under a storage quota")
 )
 
 // Session is one conversation's state: the owner it belongs to and, when it
@@ -51,6 +55,10 @@ type Session struct {
 	CreatedAt time.Time `json:"created_at"`
 	Copies    int       `json:"copies"`     // number of retained copies (as listed)
 	Bytes     int64     `json:"totalBytes"` // sum of their sizes (as listed)
+	// LastUsedAt is when a copy was last saved into or read from the
+	// session (its creation time before that). Retention deletes sessions
+	// by it. Reads may be recorded a little late: a backend batches them.
+	LastUsedAt time.Time `json:"last_used_at"`
 }
 
 // CopyMeta describes a copy being saved; it is stored beside the bytes.

@@ -77,6 +77,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 			tt.fn(t, newStore(t))
 		})
 	}
+	runHousekeeping(t, newStore)
 }
 
 // Owners used throughout the suite.
