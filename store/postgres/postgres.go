@@ -363,21 +363,21 @@ func finishCopy(ctx context.Context, tx pgx.Tx, pk int64, info *store.CopyInfo, 
 // chunkSource feeds COPY FROM one chunk row at a time from r, reusing one
 // buffer, so memory does not grow with the copy.
 type chunkSource struct {
-	ctx   context.Context
-	r     io.Reader
-	copy  int64
-	buf   []byte
-	zbuf  []byte // the current row's compressed bytes, when compressed
-	row   []byte // what the current row stores: buf[:n] or zbuf
-	codec int16
-	n     int   // bytes in buf for the current row
-	seq   int32 // the current row's chunk number
-	rows  int32 // rows yielded so far
+	ctx    context.Context
+	r      io.Reader
+	copy   int64
+	buf    []byte
+	zbuf   []byte // the current row's compressed bytes, when compressed
+	row    []byte // what the current row stores: buf[:n] or zbuf
+	codec  int16
+	n      int   // bytes in buf for the current row
+	seq    int32 // the current row's chunk number
+	rows   int32 // rows yielded so far
 	total  int64
 	stored int64
 	lines  lineCounter
-	eof   bool
-	err   error // the reader's or the context's error, which aborts the save
+	eof    bool
+	err    error // the reader's or the context's error, which aborts the save
 }
 
 // maxEmptyReads is how many (0, nil) reads in a row count as a stuck reader,
