@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
@@ -108,6 +109,10 @@ func (s *Session) readError(op, id string, err error) error {
 	if errors.Is(err, store.ErrCopyNotFound) {
 		return &Error{Op: op, Err: ErrNoOutput, Msg: ErrNoOutput.Error() + ": " + quoteArg(id),
 			Hint: "ids come from the output_id of a result in this same session; list them with `scrollback ls`"}
+	}
+	if errors.Is(err, store.ErrEvicted) {
+		// The message says when, and that the source must be re-run.
+		return &Error{Op: op, Err: err, Msg: strings.TrimPrefix(err.Error(), "store: ")}
 	}
 	return &Error{Op: op, Err: err, Msg: "reading the retained copy failed: " + err.Error()}
 }

@@ -34,6 +34,7 @@ type base struct {
 	db      string
 	session string
 	json    bool
+	storageFlags
 }
 
 // flags makes the subcommand's flag set with the shared flags on it.
@@ -41,6 +42,7 @@ func (b *base) flags(name string, session, jsonFlag bool) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(b.io.Stderr)
 	fs.StringVar(&b.db, "db", "", "database `PATH` (default $SCROLLBACK_DB, else the state directory)")
+	b.addLimitFlags(fs)
 	if session {
 		fs.StringVar(&b.session, "session", "", "session `ID` (default $SCROLLBACK_SESSION, else the database's default session)")
 	}
@@ -104,13 +106,26 @@ func (b *base) dbTarget() (string, error) {
 	return DefaultDBPath(b.io.Getenv)
 }
 
-// openStore opens the store named by --db / $SCROLLBACK_DB / the default.
+// openStore opens the store named by --db / $SCROLLBACK_DB / the default,
+// with the quotas of --session-quota and --db-cap (or their environment
+// variables) in force.
 func (b *base) openStore(ctx context.Context) (store.Store, error) {
+	limits, err := b.limits(b.io.Getenv)
+	if err != nil {
+		return nil, err
+	}
 	target, err := b.dbTarget()
 	if err != nil {
 		return nil, err
 	}
-	return OpenStore(ctx, target)
+	st, err := OpenStore(ctx, target)
+	if err != nil {
+		return nil, err
+	}
+	if h, ok := st.(store.Housekeeper); ok {
+		h.SetLimits(limits)
+	}
+	return st, nil
 }
 
 // OpenStore opens a store by its location: a postgres:// or postgresql://
