@@ -54,6 +54,12 @@ type Options struct {
 	// MaxOpenConns bounds the connection pool (each connection has its own
 	// page cache). Default 8.
 	MaxOpenConns int
+
+	// RawChunks stores new chunks uncompressed, as version 1 did. Reads
+	// of compressed chunks still work. By default a chunk is compressed
+	// with zstd when that saves space; this is the reference the
+	// benchmarks measure compression against.
+	RawChunks bool
 }
 
 // Defaults for Options.
@@ -67,6 +73,7 @@ const (
 type DB struct {
 	path     string
 	readOnly bool
+	raw      bool // Options.RawChunks
 	db       *sql.DB
 
 	// writeSem admits one write transaction of this process at a time, so
@@ -127,7 +134,7 @@ func Open(path string, opts *Options) (*DB, error) {
 	db.SetMaxIdleConns(o.MaxOpenConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 
-	d := &DB{path: abs, readOnly: o.ReadOnly, db: db, writeSem: make(chan struct{}, 1),
+	d := &DB{path: abs, readOnly: o.ReadOnly, raw: o.RawChunks, db: db, writeSem: make(chan struct{}, 1),
 		limits: store.DefaultLimits(), reads: map[string]readMark{}}
 	if err := d.init(); err != nil {
 		db.Close()
@@ -508,7 +515,7 @@ func (d *DB) SaveCopy(ctx context.Context, session string, meta store.CopyMeta, 
 		if err != nil {
 			return err
 		}
-		stored, err := writeChunks(ctx, tx, pk, r, &info)
+		stored, err := writeChunks(ctx, tx, pk, r, &info, d.raw)
 		if err != nil {
 			return err
 		}
@@ -549,7 +556,7 @@ func insertCopy(ctx context.Context, tx *sql.Tx, info *store.CopyInfo) (int64, e
 
 // writeChunks streams r into the copy's chunks, counting its bytes and
 // lines into info, and returns the bytes the chunks take stored.
-func writeChunks(ctx context.Context, tx *sql.Tx, pk int64, r io.Reader, info *store.CopyInfo) (stored int64, err error) {
+func writeChunks(ctx context.Context, tx *sql.Tx, pk int64, r io.Reader, info *store.CopyInfo, raw bool) (stored int64, err error) {
 	insert, err := tx.PrepareContext(ctx, `INSERT INTO chunks (copy, seq, codec, data) VALUES (?, ?, ?, ?)`)
 	if err != nil {
 		return 0, err
@@ -568,7 +575,10 @@ func writeChunks(ctx context.Context, tx *sql.Tx, pk int64, r io.Reader, info *s
 			return 0, err
 		}
 		if n > 0 {
-			data, codec := chunkcodec.Encode(zbuf, buf[:n])
+			data, codec := buf[:n], chunkcodec.Raw
+			if !raw {
+				data, codec = chunkcodec.Encode(zbuf, buf[:n])
+			}
 			if _, err := insert.ExecContext(ctx, pk, seq, codec, data); err != nil {
 				return 0, err
 			}

@@ -38,7 +38,7 @@ func encoder() *zstd.Encoder {
 		// output at a few hundred MB/s; one frame per chunk, no checksum
 		// (SQLite and PostgreSQL keep the bytes intact; a damaged frame
 		// still fails to decode).
-		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault),
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest),
 			zstd.WithEncoderCRC(false), zstd.WithWindowSize(1<<17))
 		if err != nil {
 			panic("chunkcodec: " + err.Error()) // only for invalid options
