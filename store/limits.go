@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 )
 
@@ -91,4 +92,40 @@ type Housekeeper interface {
 	// cutoff, with its copies, gives the space back where the backend
 	// can, and returns how many sessions it deleted.
 	DeleteIdle(ctx context.Context, cutoff time.Time) (int, error)
+}
+
+// Streamer is implemented by backends that can save a copy while it is
+// still being produced (both of scrollback's): a command's retained head
+// goes to the store as it arrives, so that little is left to save when the
+// command ends. Front ends type-assert a Store to it.
+type Streamer interface {
+	// BeginCopy starts a copy in session that nobody can see (Stat, Read,
+	// List, stats, quotas) until it is finished. It returns
+	// ErrSessionNotFound when the session does not exist. A pending copy
+	// whose writer goes away (a crash) is deleted by a later Open once it
+	// has been idle for StalePending.
+	BeginCopy(ctx context.Context, session string) (PendingCopy, error)
+}
+
+// StalePending is how long a pending copy may go without an Append before
+// a later Open deletes it as abandoned. A writer that comes back after that
+// gets an error from Append or Finish and saves the copy whole instead.
+const StalePending = 10 * time.Minute
+
+// PendingCopy is a copy being saved in pieces. Its methods are not safe
+// for concurrent use.
+type PendingCopy interface {
+	// Append stores p as the copy's next bytes, in its own short write,
+	// so that other writers never wait for the producer. len(p) must be a
+	// multiple of ChunkSize.
+	Append(ctx context.Context, p []byte) error
+
+	// Finish stores the rest of the copy from r after what was appended,
+	// makes it visible with meta, and enforces the limits as SaveCopy
+	// does, all in one write: on any error nothing becomes visible.
+	Finish(ctx context.Context, meta CopyMeta, r io.Reader) (CopyInfo, error)
+
+	// Abort deletes what was appended. Calling it after Finish does
+	// nothing.
+	Abort(ctx context.Context) error
 }

@@ -95,13 +95,13 @@ func (db *DB) evict(ctx context.Context, tx pgx.Tx, session string, keep int64) 
 // keep is left. A copy another save evicted meanwhile is skipped.
 func evictOver(ctx context.Context, tx pgx.Tx, limit, keep int64, scope, arg string) error {
 	var used int64
-	if err := tx.QueryRow(ctx, "SELECT coalesce(sum(stored_bytes), 0)::bigint FROM copies WHERE "+scope, arg).Scan(&used); err != nil {
+	if err := tx.QueryRow(ctx, "SELECT coalesce(sum(stored_bytes), 0)::bigint FROM copies WHERE NOT pending AND "+scope, arg).Scan(&used); err != nil {
 		return err
 	}
 	if used <= limit {
 		return nil
 	}
-	rows, err := tx.Query(ctx, "SELECT pk, stored_bytes FROM copies WHERE "+scope+" AND pk <> $2 ORDER BY last_read_at, pk", arg, keep)
+	rows, err := tx.Query(ctx, "SELECT pk, stored_bytes FROM copies WHERE NOT pending AND "+scope+" AND pk <> $2 ORDER BY last_read_at, pk", arg, keep)
 	if err != nil {
 		return err
 	}
@@ -158,18 +158,18 @@ func (db *DB) Stats(ctx context.Context, session string) (store.Stats, error) {
 		if session == "" {
 			return db.pool.QueryRow(ctx, `SELECT
 	(SELECT count(*) FROM sessions),
-	(SELECT count(*) FROM copies),
-	(SELECT coalesce(sum(total_bytes), 0)::bigint FROM copies),
-	(SELECT coalesce(sum(stored_bytes), 0)::bigint FROM copies),
+	(SELECT count(*) FROM copies WHERE NOT pending),
+	(SELECT coalesce(sum(total_bytes), 0)::bigint FROM copies WHERE NOT pending),
+	(SELECT coalesce(sum(stored_bytes), 0)::bigint FROM copies WHERE NOT pending),
 	(SELECT value FROM counters WHERE name = 'evictions'),
 	(SELECT value FROM counters WHERE name = 'retention_deletions'),
 	pg_database_size(current_database())`).Scan(
 				&st.Sessions, &st.Copies, &st.LogicalBytes, &st.StoredBytes, &st.Evictions, &st.RetentionDeletions, &st.FileBytes)
 		}
 		return db.pool.QueryRow(ctx, `SELECT count(*),
-	(SELECT count(*) FROM copies WHERE session = $1),
-	(SELECT coalesce(sum(total_bytes), 0)::bigint FROM copies WHERE session = $1),
-	(SELECT coalesce(sum(stored_bytes), 0)::bigint FROM copies WHERE session = $1),
+	(SELECT count(*) FROM copies WHERE session = $1 AND NOT pending),
+	(SELECT coalesce(sum(total_bytes), 0)::bigint FROM copies WHERE session = $1 AND NOT pending),
+	(SELECT coalesce(sum(stored_bytes), 0)::bigint FROM copies WHERE session = $1 AND NOT pending),
 	(SELECT count(*) FROM evicted WHERE session = $1),
 	pg_database_size(current_database())
 FROM sessions WHERE id = $1`, session).Scan(

@@ -84,6 +84,10 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		}
 		return nil, e
 	}
+	if err := deleteAbandoned(ctx, pool); err != nil {
+		pool.Close()
+		return nil, db.wrap("delete abandoned copies", err)
+	}
 	return db, nil
 }
 
@@ -118,7 +122,7 @@ func (db *DB) retry(ctx context.Context, fn func() error) error {
 
 const sessionQuery = `
 SELECT s.id, s.owner, s.parent, s.created_at, count(c.pk), coalesce(sum(c.total_bytes), 0)::bigint, s.last_used_at
-FROM sessions s LEFT JOIN copies c ON c.session = s.id
+FROM sessions s LEFT JOIN copies c ON c.session = s.id AND NOT c.pending
 WHERE s.owner = $1 AND ($2 = '' OR s.id = $2)
 GROUP BY s.id
 ORDER BY s.created_at, s.id`
@@ -148,7 +152,7 @@ func (db *DB) CreateSession(ctx context.Context, owner string) (store.Session, e
 func (db *DB) DefaultSession(ctx context.Context, owner string) (store.Session, error) {
 	const get = `
 SELECT s.id, s.owner, s.parent, s.created_at, count(c.pk), coalesce(sum(c.total_bytes), 0)::bigint, s.last_used_at
-FROM default_sessions d JOIN sessions s ON s.id = d.session LEFT JOIN copies c ON c.session = s.id
+FROM default_sessions d JOIN sessions s ON s.id = d.session LEFT JOIN copies c ON c.session = s.id AND NOT c.pending
 WHERE d.owner = $1
 GROUP BY s.id`
 	for range 10 {
@@ -279,42 +283,50 @@ func (db *DB) SaveCopy(ctx context.Context, session string, meta store.CopyMeta,
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 
-	pk, err := insertCopy(ctx, tx, &info)
+	pk, err := insertCopy(ctx, tx, &info, false)
 	if err != nil {
 		return store.CopyInfo{}, db.wrap("save copy", err)
 	}
-	stored, err := writeChunks(ctx, tx, pk, r, &info)
-	var ie *inputError
-	if errors.As(err, &ie) {
-		return store.CopyInfo{}, fmt.Errorf("postgres: save copy: %w", err)
-	}
-	if err != nil {
-		return store.CopyInfo{}, db.wrap("save copy", err)
-	}
-	if err := finishCopy(ctx, tx, pk, &info, stored); err != nil {
-		return store.CopyInfo{}, db.wrap("save copy", err)
-	}
-	if err := db.flushReads(ctx, tx); err != nil {
-		return store.CopyInfo{}, db.wrap("save copy", err)
-	}
-	if err := db.evict(ctx, tx, session, pk); err != nil {
-		return store.CopyInfo{}, db.wrap("save copy", err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return store.CopyInfo{}, db.wrap("save copy", err)
+	w := &chunkWriter{pk: pk}
+	if err := db.finishTx(ctx, tx, w, r, &info); err != nil {
+		return store.CopyInfo{}, err
 	}
 	return info, nil
 }
 
-// insertCopy adds the copy's row, empty, and returns its key, or
-// store.ErrSessionNotFound when the session does not exist.
-func insertCopy(ctx context.Context, tx pgx.Tx, info *store.CopyInfo) (int64, error) {
+// finishTx streams the rest of the copy from r, records its totals and
+// meta, makes it visible, writes down the reads noted so far, evicts what
+// the limits require, and commits.
+func (db *DB) finishTx(ctx context.Context, tx pgx.Tx, w *chunkWriter, r io.Reader, info *store.CopyInfo) error {
+	err := w.copyFrom(ctx, tx, r)
+	var ie *inputError
+	if errors.As(err, &ie) {
+		return fmt.Errorf("postgres: save copy: %w", err)
+	}
+	if err != nil {
+		return db.wrap("save copy", err)
+	}
+	if err := finishCopy(ctx, tx, w, info); err != nil {
+		return db.wrap("save copy", err)
+	}
+	if err := db.flushReads(ctx, tx); err != nil {
+		return db.wrap("save copy", err)
+	}
+	if err := db.evict(ctx, tx, info.Session, w.pk); err != nil {
+		return db.wrap("save copy", err)
+	}
+	return db.wrap("save copy", tx.Commit(ctx))
+}
+
+// insertCopy adds the copy's row, empty (and pending, if so), and returns
+// its key, or store.ErrSessionNotFound when the session does not exist.
+func insertCopy(ctx context.Context, tx pgx.Tx, info *store.CopyInfo, pending bool) (int64, error) {
 	var pk int64
 	err := tx.QueryRow(ctx, `
-INSERT INTO copies (session, id, tool, source, total_bytes, lines, complete, omitted_bytes, omitted_lines)
-VALUES ($1, $2, $3, $4, 0, 0, $5, $6, $7)
+INSERT INTO copies (session, id, tool, source, total_bytes, lines, complete, omitted_bytes, omitted_lines, pending)
+VALUES ($1, $2, $3, $4, 0, 0, $5, $6, $7, $8)
 RETURNING pk, created_at`,
-		info.Session, info.ID, []byte(info.Tool), []byte(info.Source), info.Complete, info.OmittedBytes, info.OmittedLines,
+		info.Session, info.ID, []byte(info.Tool), []byte(info.Source), info.Complete, info.OmittedBytes, info.OmittedLines, pending,
 	).Scan(&pk, &info.CreatedAt)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23503" { // foreign_key_violation: no such session
@@ -323,24 +335,37 @@ RETURNING pk, created_at`,
 	return pk, err
 }
 
-// writeChunks streams r into the copy's chunks with COPY FROM, counting its
-// bytes and lines into info, and returns what the chunks take stored.
-func writeChunks(ctx context.Context, tx pgx.Tx, pk int64, r io.Reader, info *store.CopyInfo) (int64, error) {
-	src := &chunkSource{ctx: ctx, r: r, copy: pk, buf: make([]byte, store.ChunkSize), zbuf: make([]byte, 0, store.ChunkSize)}
+// chunkWriter writes a copy's chunks with COPY FROM and counts what it
+// wrote; a pending copy keeps one across its appends.
+type chunkWriter struct {
+	pk     int64
+	seq    int32
+	total  int64
+	stored int64
+	lines  lineCounter
+}
+
+// copyFrom streams r into the copy's next chunks, one reused buffer at a
+// time.
+func (w *chunkWriter) copyFrom(ctx context.Context, tx pgx.Tx, r io.Reader) error {
+	src := &chunkSource{ctx: ctx, r: r, copy: w.pk, rows: w.seq, buf: make([]byte, store.ChunkSize), zbuf: make([]byte, 0, store.ChunkSize)}
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, []string{"copy", "seq", "codec", "data"}, src)
 	if src.err != nil {
 		// The reader failed or ctx ended; COPY was aborted because of it.
 		// Report the cause, not the server's "COPY failed".
 		if errors.Is(src.err, context.Canceled) || errors.Is(src.err, context.DeadlineExceeded) {
-			return 0, src.err
+			return src.err
 		}
-		return 0, &inputError{src.err}
+		return &inputError{src.err}
 	}
 	if err != nil {
-		return 0, err
+		return err
 	}
-	info.TotalBytes, info.Lines = src.total, src.lines.Lines()
-	return src.stored, nil
+	w.seq = src.rows
+	w.total += src.total
+	w.stored += src.stored
+	w.lines.add(&src.lines)
+	return nil
 }
 
 // inputError is a failure of the reader handed to SaveCopy, reported as
@@ -350,10 +375,16 @@ type inputError struct{ err error }
 func (e *inputError) Error() string { return "reading the output: " + e.err.Error() }
 func (e *inputError) Unwrap() error { return e.err }
 
-// finishCopy records the copy's totals and marks its session used.
-func finishCopy(ctx context.Context, tx pgx.Tx, pk int64, info *store.CopyInfo, stored int64) error {
-	if _, err := tx.Exec(ctx, "UPDATE copies SET total_bytes = $1, lines = $2, stored_bytes = $3 WHERE pk = $4",
-		info.TotalBytes, info.Lines, stored, pk); err != nil {
+// finishCopy records the copy's totals and meta, makes it visible and
+// marks its session used.
+func finishCopy(ctx context.Context, tx pgx.Tx, w *chunkWriter, info *store.CopyInfo) error {
+	info.TotalBytes, info.Lines = w.total, w.lines.Lines()
+	if err := tx.QueryRow(ctx, `
+UPDATE copies SET total_bytes = $1, lines = $2, stored_bytes = $3, tool = $4, source = $5, complete = $6,
+	omitted_bytes = $7, omitted_lines = $8, created_at = clock_timestamp(), last_read_at = clock_timestamp(), pending = false
+WHERE pk = $9 RETURNING created_at`,
+		info.TotalBytes, info.Lines, w.stored, []byte(info.Tool), []byte(info.Source), info.Complete,
+		info.OmittedBytes, info.OmittedLines, w.pk).Scan(&info.CreatedAt); err != nil {
 		return err
 	}
 	_, err := tx.Exec(ctx, "UPDATE sessions SET last_used_at = greatest(last_used_at, $1) WHERE id = $2", info.CreatedAt, info.Session)
@@ -446,6 +477,14 @@ type lineCounter struct {
 	any      bool
 }
 
+// add counts what o counted after what c did.
+func (c *lineCounter) add(o *lineCounter) {
+	c.newlines += o.newlines
+	if o.any {
+		c.last, c.any = o.last, true
+	}
+}
+
 func (c *lineCounter) Write(p []byte) {
 	for _, b := range p {
 		if b == '\n' {
@@ -482,7 +521,7 @@ func (db *DB) StatCopy(ctx context.Context, session, id string) (store.CopyInfo,
 	}
 	var c store.CopyInfo
 	err := db.retry(ctx, func() (err error) {
-		c, err = scanCopy(db.pool.QueryRow(ctx, "SELECT "+copyColumns+" FROM copies WHERE session = $1 AND id = $2", session, id))
+		c, err = scanCopy(db.pool.QueryRow(ctx, "SELECT "+copyColumns+" FROM copies WHERE session = $1 AND id = $2 AND NOT pending", session, id))
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -499,7 +538,7 @@ func (db *DB) ListCopies(ctx context.Context, session string) ([]store.CopyInfo,
 	}
 	var list []store.CopyInfo
 	err := db.retry(ctx, func() error {
-		rows, err := db.pool.Query(ctx, "SELECT "+copyColumns+" FROM copies WHERE session = $1 ORDER BY created_at, pk", session)
+		rows, err := db.pool.Query(ctx, "SELECT "+copyColumns+" FROM copies WHERE session = $1 AND NOT pending ORDER BY created_at, pk", session)
 		if err != nil {
 			return err
 		}
@@ -520,7 +559,7 @@ SELECT c.total_bytes, k.seq, k.codec,
 	                 FOR ($4::bigint - greatest($3::bigint, k.seq::bigint * $7::bigint))::int)
 	ELSE k.data END
 FROM copies c LEFT JOIN chunks k ON k.copy = c.pk AND k.seq BETWEEN $5::bigint AND $6::bigint
-WHERE c.session = $1 AND c.id = $2
+WHERE c.session = $1 AND c.id = $2 AND NOT c.pending
 ORDER BY k.seq`
 
 // piece returns where, within chunk seq, the bytes of [off, end) start and

@@ -80,6 +80,10 @@ ALTER TABLE copies ALTER COLUMN last_read_at SET NOT NULL,
 	ALTER COLUMN last_read_at SET DEFAULT clock_timestamp();
 CREATE INDEX copies_lru ON copies (last_read_at, pk);
 CREATE INDEX copies_session_lru ON copies (session, last_read_at, pk);
+-- A copy being saved in pieces (store.PendingCopy) is pending until
+-- finished: no query but its own sees it. last_read_at is its heartbeat.
+ALTER TABLE copies ADD COLUMN pending BOOLEAN NOT NULL DEFAULT false;
+CREATE INDEX copies_pending ON copies (last_read_at) WHERE pending;
 
 ALTER TABLE sessions ADD COLUMN last_used_at TIMESTAMPTZ;
 UPDATE sessions SET last_used_at = greatest(created_at,

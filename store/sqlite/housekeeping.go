@@ -66,16 +66,16 @@ func (d *DB) flushReads(ctx context.Context, tx *sql.Tx) error {
 func (d *DB) evict(ctx context.Context, tx *sql.Tx, session string, keep int64) error {
 	if q := d.limits.SessionQuota; q > 0 {
 		if err := evictOver(ctx, tx, q, keep,
-			`SELECT coalesce(sum(stored_bytes), 0) FROM copies WHERE session = ?1`,
-			`SELECT pk, id, session, stored_bytes FROM copies WHERE session = ?1 AND pk != ?2 ORDER BY last_read_at, pk`,
+			`SELECT coalesce(sum(stored_bytes), 0) FROM copies WHERE session = ?1 AND NOT pending`,
+			`SELECT pk, id, session, stored_bytes FROM copies WHERE session = ?1 AND pk != ?2 AND NOT pending ORDER BY last_read_at, pk`,
 			session); err != nil {
 			return err
 		}
 	}
 	if c := d.limits.DBCap; c > 0 {
 		return evictOver(ctx, tx, c, keep,
-			`SELECT coalesce(sum(stored_bytes), 0) FROM copies WHERE ?1 = ?1`,
-			`SELECT pk, id, session, stored_bytes FROM copies WHERE ?1 = ?1 AND pk != ?2 ORDER BY last_read_at, pk`,
+			`SELECT coalesce(sum(stored_bytes), 0) FROM copies WHERE ?1 = ?1 AND NOT pending`,
+			`SELECT pk, id, session, stored_bytes FROM copies WHERE ?1 = ?1 AND pk != ?2 AND NOT pending ORDER BY last_read_at, pk`,
 			"")
 	}
 	return nil
@@ -134,9 +134,9 @@ func (d *DB) Stats(ctx context.Context, session string) (store.Stats, error) {
 	if session == "" {
 		err = d.db.QueryRowContext(ctx, `SELECT
 			(SELECT count(*) FROM sessions),
-			(SELECT count(*) FROM copies),
-			(SELECT coalesce(sum(total_bytes), 0) FROM copies),
-			(SELECT coalesce(sum(stored_bytes), 0) FROM copies),
+			(SELECT count(*) FROM copies WHERE NOT pending),
+			(SELECT coalesce(sum(total_bytes), 0) FROM copies WHERE NOT pending),
+			(SELECT coalesce(sum(stored_bytes), 0) FROM copies WHERE NOT pending),
 			(SELECT value FROM counters WHERE name = 'evictions'),
 			(SELECT value FROM counters WHERE name = 'retention_deletions')`).Scan(
 			&st.Sessions, &st.Copies, &st.LogicalBytes, &st.StoredBytes, &st.Evictions, &st.RetentionDeletions)
@@ -145,9 +145,9 @@ func (d *DB) Stats(ctx context.Context, session string) (store.Stats, error) {
 			return store.Stats{}, store.ErrSessionNotFound
 		}
 		err = d.db.QueryRowContext(ctx, `SELECT count(*),
-			(SELECT count(*) FROM copies WHERE session = ?1),
-			(SELECT coalesce(sum(total_bytes), 0) FROM copies WHERE session = ?1),
-			(SELECT coalesce(sum(stored_bytes), 0) FROM copies WHERE session = ?1),
+			(SELECT count(*) FROM copies WHERE session = ?1 AND NOT pending),
+			(SELECT coalesce(sum(total_bytes), 0) FROM copies WHERE session = ?1 AND NOT pending),
+			(SELECT coalesce(sum(stored_bytes), 0) FROM copies WHERE session = ?1 AND NOT pending),
 			(SELECT count(*) FROM evicted WHERE session = ?1)
 			FROM sessions WHERE id = ?1`, session).Scan(
 			&st.Sessions, &st.Copies, &st.LogicalBytes, &st.StoredBytes, &st.Evictions)

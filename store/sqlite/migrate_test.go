@@ -2,11 +2,13 @@ package sqlite_test
 
 import (
 	"bytes"
+	"database/sql"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
@@ -82,5 +84,40 @@ func TestMigrateV1(t *testing.T) {
 	got := make([]byte, 4096)
 	if n, err := db.ReadCopyAt(ctx, session, info.ID, got, 100_000); err != nil || !bytes.Equal(got[:n], want.Bytes()[100_000:104_096]) {
 		t.Errorf("ReadCopyAt(new copy) = %d, %v; want its bytes", n, err)
+	}
+}
+
+// TestAbandonedPendingDeleted: a pending copy whose writer died (no append
+// for store.StalePending) is deleted by the next Open; a fresh one stays.
+func TestAbandonedPendingDeleted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db")
+	db := open(t, path, nil)
+	ctx := t.Context()
+	sess, _ := db.CreateSession(ctx, "me")
+	for range 2 {
+		p, err := db.BeginCopy(ctx, sess.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Append(ctx, payload(1, store.ChunkSize)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`UPDATE copies SET last_read_at = ? WHERE pk = (SELECT min(pk) FROM copies)`,
+		time.Now().Add(-store.StalePending-time.Minute).UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	db = open(t, path, nil)
+	var copies, chunks int
+	raw.QueryRow(`SELECT count(*) FROM copies`).Scan(&copies)
+	raw.QueryRow(`SELECT count(*) FROM chunks`).Scan(&chunks)
+	if copies != 1 || chunks != 1 {
+		t.Errorf("after reopening: %d copies, %d chunks; want the fresh pending copy only (1, 1)", copies, chunks)
 	}
 }

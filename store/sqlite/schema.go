@@ -67,6 +67,10 @@ UPDATE copies SET last_read_at = created_at,
 	stored_bytes = (SELECT coalesce(sum(length(data)), 0) FROM chunks WHERE copy = copies.pk);
 CREATE INDEX copies_lru ON copies (last_read_at, pk);
 CREATE INDEX copies_session_lru ON copies (session, last_read_at, pk);
+-- A copy being saved in pieces (store.PendingCopy) is pending until
+-- finished: no query but its own sees it. last_read_at is its heartbeat.
+ALTER TABLE copies ADD COLUMN pending INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX copies_pending ON copies (last_read_at) WHERE pending;
 
 ALTER TABLE sessions ADD COLUMN last_used_at INTEGER NOT NULL DEFAULT 0;
 UPDATE sessions SET last_used_at = max(created_at,

@@ -203,6 +203,9 @@ func (d *DB) init() error {
 		if err := migrate(ctx, d.db); err != nil {
 			return err
 		}
+		if err := deleteAbandoned(ctx, d.db); err != nil {
+			return err
+		}
 	}
 	var err error
 	// One row per chunk covering [off, end), each with the copy's size and
@@ -219,12 +222,12 @@ func (d *DB) init() error {
 				min(?6 - k.seq*` + c + `, length(k.data)) - max(?5 - k.seq*` + c + `, 0))
 			ELSE k.data END
 		FROM copies c LEFT JOIN chunks k ON k.copy = c.pk AND k.seq BETWEEN ?3 AND ?4
-		WHERE c.session = ?1 AND c.id = ?2
+		WHERE c.session = ?1 AND c.id = ?2 AND NOT c.pending
 		ORDER BY k.seq`)
 	if err != nil {
 		return err
 	}
-	d.statCopy, err = d.db.Prepare(`SELECT ` + copyCols + ` FROM copies WHERE session = ? AND id = ?`)
+	d.statCopy, err = d.db.Prepare(`SELECT ` + copyCols + ` FROM copies WHERE session = ? AND id = ? AND NOT pending`)
 	return err
 }
 
@@ -379,7 +382,7 @@ func (d *DB) defaultSession(ctx context.Context, q querier, owner string) (store
 
 const sessionQuery = `
 	SELECT s.id, s.owner, s.parent, s.created_at, count(c.pk), coalesce(sum(c.total_bytes), 0), s.last_used_at
-	FROM sessions s LEFT JOIN copies c ON c.session = s.id`
+	FROM sessions s LEFT JOIN copies c ON c.session = s.id AND NOT c.pending`
 
 func scanSession(sc interface{ Scan(...any) error }) (store.Session, error) {
 	var s store.Session
@@ -511,21 +514,15 @@ func (d *DB) SaveCopy(ctx context.Context, session string, meta store.CopyMeta, 
 		OmittedLines: meta.OmittedLines,
 	}
 	err := d.write(ctx, "save copy", func(tx *sql.Tx) error {
-		pk, err := insertCopy(ctx, tx, &info)
+		pk, err := insertCopy(ctx, tx, &info, false)
 		if err != nil {
 			return err
 		}
-		stored, err := writeChunks(ctx, tx, pk, r, &info, d.raw)
-		if err != nil {
+		w := &chunkWriter{pk: pk, raw: d.raw}
+		if err := w.copyFrom(ctx, tx, r); err != nil {
 			return err
 		}
-		if err := finishCopy(ctx, tx, pk, &info, stored); err != nil {
-			return err
-		}
-		if err := d.flushReads(ctx, tx); err != nil {
-			return err
-		}
-		return d.evict(ctx, tx, session, pk)
+		return d.finish(ctx, tx, w, &info)
 	})
 	if err != nil {
 		return store.CopyInfo{}, err
@@ -533,9 +530,10 @@ func (d *DB) SaveCopy(ctx context.Context, session string, meta store.CopyMeta, 
 	return info, nil
 }
 
-// insertCopy adds the copy's row, empty, and returns its key; it returns
-// store.ErrSessionNotFound when the session does not exist.
-func insertCopy(ctx context.Context, tx *sql.Tx, info *store.CopyInfo) (int64, error) {
+// insertCopy adds the copy's row, empty (and pending, if so), and returns
+// its key; it returns store.ErrSessionNotFound when the session does not
+// exist.
+func insertCopy(ctx context.Context, tx *sql.Tx, info *store.CopyInfo, pending bool) (int64, error) {
 	var one int
 	err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, info.Session).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -546,66 +544,103 @@ func insertCopy(ctx context.Context, tx *sql.Tx, info *store.CopyInfo) (int64, e
 	}
 	at := now()
 	info.CreatedAt = fromNanos(at)
-	res, err := tx.ExecContext(ctx, `INSERT INTO copies (`+copyCols+`, stored_bytes, last_read_at) VALUES (?, ?, ?, ?, 0, 0, ?, ?, ?, ?, 0, ?)`,
-		info.ID, info.Session, info.Tool, info.Source, info.Complete, info.OmittedBytes, info.OmittedLines, at, at)
+	res, err := tx.ExecContext(ctx, `INSERT INTO copies (`+copyCols+`, stored_bytes, last_read_at, pending) VALUES (?, ?, ?, ?, 0, 0, ?, ?, ?, ?, 0, ?, ?)`,
+		info.ID, info.Session, info.Tool, info.Source, info.Complete, info.OmittedBytes, info.OmittedLines, at, at, pending)
 	if err != nil {
 		return 0, err
 	}
 	return res.LastInsertId()
 }
 
-// writeChunks streams r into the copy's chunks, counting its bytes and
-// lines into info, and returns the bytes the chunks take stored.
-func writeChunks(ctx context.Context, tx *sql.Tx, pk int64, r io.Reader, info *store.CopyInfo, raw bool) (stored int64, err error) {
-	insert, err := tx.PrepareContext(ctx, `INSERT INTO chunks (copy, seq, codec, data) VALUES (?, ?, ?, ?)`)
-	if err != nil {
-		return 0, err
-	}
-	defer insert.Close()
-
-	buf := make([]byte, store.ChunkSize)
-	zbuf := make([]byte, 0, store.ChunkSize)
-	var last byte
-	for seq := int64(0); ; seq++ {
-		n, rerr := fill(r, buf)
-		if rerr != nil && rerr != io.EOF {
-			return 0, &inputError{rerr}
-		}
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
-		if n > 0 {
-			data, codec := buf[:n], chunkcodec.Raw
-			if !raw {
-				data, codec = chunkcodec.Encode(zbuf, buf[:n])
-			}
-			if _, err := insert.ExecContext(ctx, pk, seq, codec, data); err != nil {
-				return 0, err
-			}
-			stored += int64(len(data))
-			info.TotalBytes += int64(n)
-			info.Lines += int64(bytes.Count(buf[:n], newline))
-			last = buf[n-1]
-		}
-		if rerr == io.EOF {
-			break
-		}
-	}
-	if info.TotalBytes > 0 && last != '\n' {
-		info.Lines++
-	}
-	return stored, nil
+// chunkWriter writes a copy's chunks, compressed where that saves space,
+// and counts what it wrote; a pending copy keeps one across its appends.
+type chunkWriter struct {
+	pk     int64
+	raw    bool // Options.RawChunks
+	seq    int64
+	total  int64
+	lines  int64 // newlines so far
+	last   byte
+	stored int64
+	zbuf   []byte
 }
 
-// finishCopy records the copy's totals and marks its session used.
-func finishCopy(ctx context.Context, tx *sql.Tx, pk int64, info *store.CopyInfo, stored int64) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE copies SET total_bytes = ?, lines = ?, stored_bytes = ? WHERE pk = ?`,
-		info.TotalBytes, info.Lines, stored, pk); err != nil {
+// write stores chunk (at most store.ChunkSize bytes) as the next one.
+func (w *chunkWriter) write(ctx context.Context, insert *sql.Stmt, chunk []byte) error {
+	if len(chunk) == 0 {
+		return nil
+	}
+	data, codec := chunk, chunkcodec.Raw
+	if !w.raw {
+		if w.zbuf == nil {
+			w.zbuf = make([]byte, 0, store.ChunkSize)
+		}
+		data, codec = chunkcodec.Encode(w.zbuf, chunk)
+	}
+	if _, err := insert.ExecContext(ctx, w.pk, w.seq, codec, data); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE sessions SET last_used_at = max(last_used_at, ?) WHERE id = ?`,
-		info.CreatedAt.UnixNano(), info.Session)
-	return err
+	w.seq++
+	w.stored += int64(len(data))
+	w.total += int64(len(chunk))
+	w.lines += int64(bytes.Count(chunk, newline))
+	w.last = chunk[len(chunk)-1]
+	return nil
+}
+
+func prepareInsert(ctx context.Context, tx *sql.Tx) (*sql.Stmt, error) {
+	return tx.PrepareContext(ctx, `INSERT INTO chunks (copy, seq, codec, data) VALUES (?, ?, ?, ?)`)
+}
+
+// copyFrom streams r into chunks, one reused buffer at a time, so memory
+// does not grow with the copy.
+func (w *chunkWriter) copyFrom(ctx context.Context, tx *sql.Tx, r io.Reader) error {
+	insert, err := prepareInsert(ctx, tx)
+	if err != nil {
+		return err
+	}
+	defer insert.Close()
+	buf := make([]byte, store.ChunkSize)
+	for {
+		n, rerr := fill(r, buf)
+		if rerr != nil && rerr != io.EOF {
+			return &inputError{rerr}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := w.write(ctx, insert, buf[:n]); err != nil {
+			return err
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+	}
+}
+
+// finish records the copy's totals and meta, makes it visible, marks its
+// session used, writes down the reads noted so far and evicts what the
+// limits require.
+func (d *DB) finish(ctx context.Context, tx *sql.Tx, w *chunkWriter, info *store.CopyInfo) error {
+	info.TotalBytes, info.Lines = w.total, w.lines
+	if w.total > 0 && w.last != '\n' {
+		info.Lines++
+	}
+	at := now()
+	info.CreatedAt = fromNanos(at)
+	if _, err := tx.ExecContext(ctx, `UPDATE copies SET total_bytes = ?, lines = ?, stored_bytes = ?, tool = ?, source = ?,
+		complete = ?, omitted_bytes = ?, omitted_lines = ?, created_at = ?, last_read_at = ?, pending = 0 WHERE pk = ?`,
+		info.TotalBytes, info.Lines, w.stored, info.Tool, info.Source, info.Complete, info.OmittedBytes, info.OmittedLines,
+		at, at, w.pk); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_used_at = max(last_used_at, ?) WHERE id = ?`, at, info.Session); err != nil {
+		return err
+	}
+	if err := d.flushReads(ctx, tx); err != nil {
+		return err
+	}
+	return d.evict(ctx, tx, info.Session, w.pk)
 }
 
 var newline = []byte{'\n'}
@@ -755,7 +790,7 @@ func (d *DB) ListCopies(ctx context.Context, session string) ([]store.CopyInfo, 
 	if !store.ValidID(store.SessionPrefix, session) {
 		return nil, nil
 	}
-	rows, err := d.db.QueryContext(ctx, `SELECT `+copyCols+` FROM copies WHERE session = ? ORDER BY pk`, session)
+	rows, err := d.db.QueryContext(ctx, `SELECT `+copyCols+` FROM copies WHERE session = ? AND NOT pending ORDER BY pk`, session)
 	if err != nil {
 		return nil, d.readErr("list copies", err)
 	}

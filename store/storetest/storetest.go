@@ -78,6 +78,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		})
 	}
 	runHousekeeping(t, newStore)
+	runPending(t, newStore)
 }
 
 // Owners used throughout the suite.
