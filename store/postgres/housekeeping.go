@@ -3,9 +3,12 @@ package postgres
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/scrollback-dev/scrollback/store"
 )
 
@@ -32,9 +35,13 @@ func (db *DB) pendingReads() bool {
 	return len(db.reads) > 0
 }
 
-// flushReads writes the noted reads down in tx, in two statements
-// whatever their number.
-func (db *DB) flushReads(ctx context.Context, tx pgx.Tx) error {
+// flushReads writes the noted reads down: each copy's last read, then
+// each session's last use, each in one statement of its own, outside any
+// save's transaction, keys sorted, so that it never holds one row while
+// waiting for another that a save holds (which could deadlock). A failure
+// loses the reads, which only makes those copies a little more likely to
+// be evicted.
+func (db *DB) flushReads(ctx context.Context) error {
 	db.readsMu.Lock()
 	reads := db.reads
 	if len(reads) == 0 {
@@ -43,21 +50,36 @@ func (db *DB) flushReads(ctx context.Context, tx pgx.Tx) error {
 	}
 	db.reads = map[string]readMark{}
 	db.readsMu.Unlock()
-	ids := make([]string, 0, len(reads))
-	sessions := make([]string, 0, len(reads))
-	ats := make([]time.Time, 0, len(reads))
-	for id, m := range reads {
-		ids, sessions, ats = append(ids, id), append(sessions, m.session), append(ats, m.at)
+	ids := slices.Sorted(maps.Keys(reads))
+	ats := make([]time.Time, len(ids))
+	last := map[string]time.Time{}
+	for i, id := range ids {
+		m := reads[id]
+		ats[i] = m.at
+		if m.at.After(last[m.session]) {
+			last[m.session] = m.at
+		}
 	}
-	if _, err := tx.Exec(ctx, `
+	if _, err := db.pool.Exec(ctx, `
 UPDATE copies c SET last_read_at = greatest(c.last_read_at, v.at)
 FROM unnest($1::text[], $2::timestamptz[]) AS v(id, at) WHERE c.id = v.id`, ids, ats); err != nil {
 		return err
 	}
-	_, err := tx.Exec(ctx, `
+	sessions := slices.Sorted(maps.Keys(last))
+	sats := make([]time.Time, len(sessions))
+	for i, s := range sessions {
+		sats[i] = last[s]
+	}
+	return markUsed(ctx, db.pool, sessions, sats)
+}
+
+// markUsed moves the sessions' last use forward to the given times, in one
+// statement, in the order given (sorted, so concurrent calls lock rows in
+// the same order).
+func markUsed(ctx context.Context, pool *pgxpool.Pool, sessions []string, ats []time.Time) error {
+	_, err := pool.Exec(ctx, `
 UPDATE sessions s SET last_used_at = greatest(s.last_used_at, v.at)
-FROM (SELECT session, max(at) AS at FROM unnest($1::text[], $2::timestamptz[]) AS u(session, at) GROUP BY session) v
-WHERE s.id = v.session`, sessions, ats)
+FROM unnest($1::text[], $2::timestamptz[]) AS v(id, at) WHERE s.id = v.id`, sessions, ats)
 	return err
 }
 
@@ -188,11 +210,11 @@ FROM sessions WHERE id = $1`, session).Scan(
 // copies, and counts them as retention deletions. The rows' space is reused
 // once autovacuum has seen them.
 func (db *DB) DeleteIdle(ctx context.Context, cutoff time.Time) (int, error) {
+	if err := db.flushReads(ctx); err != nil {
+		return 0, db.wrap("delete idle sessions", err)
+	}
 	var n int64
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		if err := db.flushReads(ctx, tx); err != nil {
-			return err
-		}
 		return tx.QueryRow(ctx, `
 WITH gone AS (DELETE FROM sessions WHERE last_used_at < $1 RETURNING 1)
 UPDATE counters SET value = value + (SELECT count(*) FROM gone) WHERE name = 'retention_deletions'

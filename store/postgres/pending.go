@@ -84,6 +84,7 @@ func (p *pendingCopy) Finish(ctx context.Context, meta store.CopyMeta, r io.Read
 	info := p.info
 	info.Tool, info.Source, info.Complete = meta.Tool, meta.Source, meta.Complete
 	info.OmittedBytes, info.OmittedLines = meta.OmittedBytes, meta.OmittedLines
+	p.db.flushReads(ctx) // first, as SaveCopy does
 	tx, err := p.db.pool.Begin(ctx)
 	if err != nil {
 		return store.CopyInfo{}, p.db.wrap("save copy", err)

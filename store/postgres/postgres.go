@@ -98,7 +98,7 @@ func (db *DB) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		// Best effort: a lost read time only makes that copy a little more
 		// likely to be evicted.
-		pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error { return db.flushReads(ctx, tx) })
+		db.flushReads(ctx)
 		cancel()
 	}
 	db.pool.Close()
@@ -277,6 +277,10 @@ func (db *DB) SaveCopy(ctx context.Context, session string, meta store.CopyMeta,
 		ID: db.newID(store.CopyPrefix), Session: session, Tool: meta.Tool, Source: meta.Source,
 		Complete: meta.Complete, OmittedBytes: meta.OmittedBytes, OmittedLines: meta.OmittedLines,
 	}
+	// The reads noted so far go first, so that the evictions see them; in
+	// statements of their own, before the transaction holds anything
+	// (see flushReads).
+	db.flushReads(ctx)
 	tx, err := db.pool.Begin(ctx)
 	if err != nil {
 		return store.CopyInfo{}, db.wrap("save copy", err)
@@ -309,13 +313,17 @@ func (db *DB) finishTx(ctx context.Context, tx pgx.Tx, w *chunkWriter, r io.Read
 	if err := finishCopy(ctx, tx, w, info); err != nil {
 		return db.wrap("save copy", err)
 	}
-	if err := db.flushReads(ctx, tx); err != nil {
-		return db.wrap("save copy", err)
-	}
 	if err := db.evict(ctx, tx, info.Session, w.pk); err != nil {
 		return db.wrap("save copy", err)
 	}
-	return db.wrap("save copy", tx.Commit(ctx))
+	if err := tx.Commit(ctx); err != nil {
+		return db.wrap("save copy", err)
+	}
+	// The session's last use, after the commit: a save holds no session
+	// row, so concurrent saves and reads cannot deadlock over them. A
+	// failure here only leaves the last use a save behind.
+	markUsed(ctx, db.pool, []string{info.Session}, []time.Time{info.CreatedAt})
+	return nil
 }
 
 // insertCopy adds the copy's row, empty (and pending, if so), and returns
@@ -375,8 +383,7 @@ type inputError struct{ err error }
 func (e *inputError) Error() string { return "reading the output: " + e.err.Error() }
 func (e *inputError) Unwrap() error { return e.err }
 
-// finishCopy records the copy's totals and meta, makes it visible and
-// marks its session used.
+// finishCopy records the copy's totals and meta and makes it visible.
 func finishCopy(ctx context.Context, tx pgx.Tx, w *chunkWriter, info *store.CopyInfo) error {
 	info.TotalBytes, info.Lines = w.total, w.lines.Lines()
 	if err := tx.QueryRow(ctx, `
@@ -387,8 +394,7 @@ WHERE pk = $9 RETURNING created_at`,
 		info.OmittedBytes, info.OmittedLines, w.pk).Scan(&info.CreatedAt); err != nil {
 		return err
 	}
-	_, err := tx.Exec(ctx, "UPDATE sessions SET last_used_at = greatest(last_used_at, $1) WHERE id = $2", info.CreatedAt, info.Session)
-	return err
+	return nil
 }
 
 // chunkSource feeds COPY FROM one chunk row at a time from r, reusing one
