@@ -1,9 +1,16 @@
 package cli
 
 import (
+	"bytes"
+	"errors"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/scrollback-dev/scrollback/store"
+	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
 func TestParseSize(t *testing.T) {
@@ -64,4 +71,50 @@ func FuzzParseSize(f *testing.F) {
 			t.Fatalf("ParseSize(%q) = %d: negative", s, n)
 		}
 	})
+}
+
+// syncBuffer is a bytes.Buffer safe for the retention goroutine to write
+// while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// The servers' background retention deletes idle sessions without being
+// asked, and stop waits for it.
+func TestStartRetention(t *testing.T) {
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "r.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := t.Context()
+	idle, _ := db.CreateSession(ctx, "me")
+	time.Sleep(5 * time.Millisecond) // the session is now idle for longer than the period
+	var log syncBuffer
+	stop := startRetention(ctx, db, time.Millisecond, &log)
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(log.String(), "deleted 1 session"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("background retention did not run; log %q", log.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop()
+	if _, err := db.GetSession(ctx, "me", idle.ID); !errors.Is(err, store.ErrSessionNotFound) {
+		t.Errorf("GetSession(idle) = %v, want deleted", err)
+	}
+	// Retention 0 starts nothing.
+	startRetention(ctx, db, 0, &log)()
 }
