@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/store"
@@ -134,4 +138,80 @@ func firstDiff(a, b []byte) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// plainStore hides store.Streamer: the copy is saved only after the
+// command ends, as before spilling.
+type plainStore struct{ store.Store }
+
+// BenchmarkCapture100MiB runs `cat` of a 100 MiB text file through
+// RunCommand, with the head saved while the command runs (spill) and only
+// after it ends (nospill), beside the same cat into a pipe (pipe, the
+// reference). The three alternate within each iteration, so that a busy
+// machine slows them alike. Reports each median wall time and the ratios
+// to the pipe; target: spill at most 1.5x pipe.
+func BenchmarkCapture100MiB(b *testing.B) {
+	f := filepath.Join(b.TempDir(), "out.txt")
+	var block bytes.Buffer
+	for i := 1; i <= 12000; i++ {
+		fmt.Fprintf(&block, "%09d the quick brown fox jumps over the lazy dog, row %d of the block\n", i, i)
+	}
+	data := bytes.Repeat(block.Bytes(), 100<<20/block.Len()+1)[:100<<20]
+	if err := os.WriteFile(f, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	newSess := func(st store.Store) *scrollback.Session {
+		sess, err := scrollback.New(st, scrollback.Options{}).NewSession(context.Background(), scrollback.LocalOwner)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return sess
+	}
+	db, err := sqlite.Open(filepath.Join(b.TempDir(), "bench.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	spill, nospill := newSess(db), newSess(plainStore{db})
+	capture := func(sess *scrollback.Session) {
+		res, err := sess.RunCommand(context.Background(), scrollback.RunCommandInput{Command: "cat '" + f + "'"})
+		if err != nil || res.OutputID == "" {
+			b.Fatalf("RunCommand = %v, %v", res.Recovery, err)
+		}
+	}
+	runs := []struct {
+		name  string
+		run   func()
+		times []time.Duration
+	}{
+		{"pipe", func() {
+			if err := exec.Command("/bin/sh", "-c", "cat '"+f+"' | cat >/dev/null").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}, nil},
+		{"spill", func() { capture(spill) }, nil},
+		{"nospill", func() { capture(nospill) }, nil},
+	}
+	i := 0
+	for b.Loop() {
+		for k := range runs {
+			r := &runs[(i+k)%len(runs)]
+			start := time.Now()
+			r.run()
+			r.times = append(r.times, time.Since(start))
+		}
+		i++
+	}
+	p50 := func(ts []time.Duration) float64 {
+		slices.Sort(ts)
+		return float64(ts[len(ts)/2].Microseconds()) / 1000
+	}
+	pipe := p50(runs[0].times)
+	for _, r := range runs {
+		m := p50(r.times)
+		b.ReportMetric(m, r.name+"-p50-ms")
+		if r.name != "pipe" {
+			b.ReportMetric(m/pipe, r.name+"/pipe")
+		}
+	}
 }
