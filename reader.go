@@ -111,8 +111,8 @@ func (s *Session) readError(op, id string, err error) error {
 			Hint: "ids come from the output_id of a result in this same session; list them with `scrollback ls`"}
 	}
 	if errors.Is(err, store.ErrEvicted) {
-		// The message says when, and that the source must be re-run.
-		return &Error{Op: op, Err: err, Msg: strings.TrimPrefix(err.Error(), "store: ")}
+		return &Error{Op: op, Err: err, Msg: "retained output " + quoteArg(id) + " is gone: " + strings.TrimPrefix(err.Error(), "store: "),
+			Hint: "re-run the command or call that made it to see its output again"}
 	}
 	return &Error{Op: op, Err: err, Msg: "reading the retained copy failed: " + err.Error()}
 }

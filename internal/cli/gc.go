@@ -13,7 +13,13 @@ func init() {
 	register(commandInfo{name: "gc", order: 76,
 		usage:   "gc [--retention DUR] [--json]",
 		summary: "delete sessions unused for longer than the retention period (default 30d), with their copies, now",
-		make:    func(io IO) command { return &gcCmd{base: base{io: io}} }})
+		about: "A session is used when a copy is saved into it or read from it. scrollback mcp and proxy do the same\n" +
+			"in the background, at most once an hour.",
+		examples: []example{
+			{"delete sessions unused for 30 days", "scrollback gc"},
+			{"keep a week", "scrollback gc --retention 7d"},
+		},
+		make: func(io IO) command { return &gcCmd{base: base{io: io}} }})
 }
 
 // gcCmd is `scrollback gc`: retention applied at once, as the long-running

@@ -13,7 +13,13 @@ func init() {
 	register(commandInfo{name: "stats", order: 75,
 		usage:   "stats [--session ID] [--json]",
 		summary: "show what the database holds: sessions, copies, logical and stored bytes, compression, file size, evictions and retention deletions",
-		make:    func(io IO) command { return &statsCmd{base: base{io: io}} }})
+		about: "Numbers are for the whole database unless --session names one session. Stored bytes are what the copies take\n" +
+			"after compression; the quotas (--session-quota, --db-cap) count them.",
+		examples: []example{
+			{"how much the database holds and how well it compresses", "scrollback stats"},
+			{"one session's numbers, as JSON", "scrollback stats --session s_... --json"},
+		},
+		make: func(io IO) command { return &statsCmd{base: base{io: io}} }})
 }
 
 // statsCmd is `scrollback stats`: the whole database's numbers, or one
@@ -29,7 +35,8 @@ type statsJSON struct {
 }
 
 func (c *statsCmd) Run(ctx context.Context, args []string) error {
-	c.flags("stats", true, true)
+	fs := c.flags("stats", false, true)
+	fs.StringVar(&c.session, "session", "", "show one session `ID` only (default: the whole database)")
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
@@ -48,7 +55,7 @@ func (c *statsCmd) Run(ctx context.Context, args []string) error {
 	}
 	s, err := h.Stats(ctx, c.session)
 	if err != nil {
-		if errorsIsSessionNotFound(err) {
+		if errors.Is(err, store.ErrSessionNotFound) {
 			return fmt.Errorf("no session %q: list them with `scrollback session list`", c.session)
 		}
 		return err
