@@ -303,7 +303,7 @@ func (e *inputError) Unwrap() error { return e.err }
 // are returned as they are.
 func isLookup(err error) bool {
 	return errors.Is(err, store.ErrSessionNotFound) || errors.Is(err, store.ErrCopyNotFound) ||
-		errors.Is(err, store.ErrOffset)
+		errors.Is(err, store.ErrOffset) || errors.Is(err, store.ErrEvicted)
 }
 
 // readErr wraps an error from a read-only query.
