@@ -84,6 +84,9 @@ type DB struct {
 	readChunks *sql.Stmt
 	statCopy   *sql.Stmt
 
+	// chunks keeps the last few decompressed chunks, for paging forward.
+	chunks chunkcodec.Cache
+
 	// limits are the quotas SaveCopy enforces (SetLimits).
 	limits store.Limits
 
@@ -750,6 +753,11 @@ func (d *DB) readCopyAt(ctx context.Context, session, id string, p []byte, off i
 			return n, fmt.Errorf("copy %s is damaged: chunk %d missing", id, (off+int64(n))/C)
 		}
 		if codec.Int64 != chunkcodec.Raw {
+			from := max(off-seq.Int64*C, 0)
+			if m, ok := d.chunks.ReadAt(id, seq.Int64, p[n:], from); ok {
+				n += m
+				continue
+			}
 			if zbuf == nil {
 				zbuf = chunkBufs.Get().([]byte)
 				defer chunkBufs.Put(zbuf)
@@ -758,7 +766,7 @@ func (d *DB) readCopyAt(ctx context.Context, session, id string, p []byte, off i
 			if err != nil {
 				return n, fmt.Errorf("copy %s is damaged: chunk %d: %w", id, seq.Int64, err)
 			}
-			from := max(off-seq.Int64*C, 0)
+			d.chunks.Put(id, seq.Int64, whole)
 			if from > int64(len(whole)) {
 				return n, fmt.Errorf("copy %s is damaged: chunk %d is short", id, seq.Int64)
 			}

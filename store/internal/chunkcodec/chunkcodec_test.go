@@ -110,3 +110,33 @@ func BenchmarkEncode64KiB(b *testing.B) {
 		Encode(dst, data)
 	}
 }
+
+func TestCache(t *testing.T) {
+	var c Cache
+	p := make([]byte, 4)
+	if _, ok := c.ReadAt("out_a", 0, p, 0); ok {
+		t.Fatal("empty cache hit")
+	}
+	c.Put("out_a", 0, []byte("hello world"))
+	if n, ok := c.ReadAt("out_a", 0, p, 6); !ok || string(p[:n]) != "worl" {
+		t.Errorf("ReadAt = %q, %v; want worl, true", p[:n], ok)
+	}
+	if _, ok := c.ReadAt("out_a", 1, p, 0); ok {
+		t.Error("hit for another chunk of the copy")
+	}
+	if _, ok := c.ReadAt("out_b", 0, p, 0); ok {
+		t.Error("hit for another copy's chunk")
+	}
+	if n, ok := c.ReadAt("out_a", 0, p, 20); !ok || n != 0 {
+		t.Errorf("ReadAt past the chunk = %d, %v; want 0, true", n, ok)
+	}
+	for i := range cacheSize {
+		c.Put("out_c", int64(i), []byte{byte(i)})
+	}
+	if _, ok := c.ReadAt("out_a", 0, p, 0); ok {
+		t.Error("the oldest entry was not replaced")
+	}
+	if n, ok := c.ReadAt("out_c", 3, p, 0); !ok || n != 1 || p[0] != 3 {
+		t.Errorf("ReadAt(out_c, 3) = %d, %v, %v", n, ok, p[:n])
+	}
+}
