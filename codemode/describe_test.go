@@ -24,7 +24,7 @@ func TestTypeScript(t *testing.T) {
 		{`{"type":"object"}`, `{ [key: string]: any }`},
 		{`{"type":"object","additionalProperties":{"type":"integer"}}`, `{ [key: string]: number }`},
 		{`{"type":"object","properties":{"b":{"type":"string","description":"first\nline"},"a-b":{"type":"boolean"}},"required":["b"]}`,
-			"{\n  // first line\n  b: string;\n  \"a-b\"?: boolean;\n}"},
+			"{\n  b: string; // first line\n  \"a-b\"?: boolean;\n}"},
 		{`{"type":"object","properties":{"o":{"type":"object","properties":{"x":{"type":"number"}},"required":["x"]}}}`,
 			"{\n  o?: {\n    x: number;\n  };\n}"},
 		{`{"type":"weird"}`, `any`},
@@ -48,9 +48,39 @@ func TestTypeScriptDepth(t *testing.T) {
 
 func TestDescribeSkipsRunCode(t *testing.T) {
 	d := Describe([]Tool{{Name: Name}, {Name: "a", Description: "does\n a"}, {Name: "b"}})
-	want := "// does a\ntools.a(args: any): any;\n\ntools.b(args: any): any;\n"
+	want := "declare const tools: {\n  // does a\n  a(input: any): Promise<any>;\n  b(input: any): Promise<any>;\n};\n"
 	if d != want {
 		t.Errorf("Describe = %q, want %q", d, want)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	in := json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"the copy's id"},"n":{"type":"integer","description":"` + strings.Repeat("long words here ", 10) + `"},"o":{"type":"object","properties":{"x":{"type":"number","description":"not shown"}}}},"required":["id"]}`)
+	out := json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"not shown"},"rows":{"type":"array","items":{"type":"object","properties":{"k":{"type":"string"}},"required":["k"]}}},"required":["text"]}`)
+	got := Describe([]Tool{{Name: "read_page", Description: "Read a page.", InputSchema: in, OutputSchema: out}, {Name: "x-y"}})
+	want := `declare const tools: {
+  // Read a page.
+  read_page(input: {
+    id: string; // the copy's id
+    n?: number; // long words here long words here long words here long words here long...
+    o?: {
+      x?: number;
+    };
+  }): Promise<ReadPageResult>;
+  "x-y"(input: any): Promise<any>;
+};
+type ReadPageResult = { text: string; rows?: { k: string }[] };
+`
+	if got != want {
+		t.Errorf("Describe =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestResultName(t *testing.T) {
+	for in, want := range map[string]string{"run_command": "RunCommandResult", "search.issues": "SearchIssuesResult", "9lives": "Tool9livesResult", "ünï": "NResult", "": "ToolResult"} {
+		if got := resultName(in); got != want {
+			t.Errorf("resultName(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 
