@@ -14,7 +14,7 @@ import (
 func init() {
 	register(commandInfo{name: "code", order: 15,
 		usage:   "code [--session ID] [--timeout DUR] [--json] FILE|-",
-		summary: "run JavaScript that calls the tools (Code Mode); print its value, logs and retained copies",
+		summary: "run TypeScript or JavaScript that calls the tools (Code Mode); print its value, logs and retained copies",
 		make:    func(io IO) command { return &codeCmd{base: base{io: io}} }})
 }
 
