@@ -195,19 +195,25 @@ func TestMemoryWatch(t *testing.T) {
 		heap      []uint64 // readings after the base, in MiB; the last repeats
 		afterGC   uint64   // what the heap reads once collected, in MiB
 		interrupt bool
+		jump      bool // readings in quick succession count as one huge allocation
 	}{
-		{"under the limit", []uint64{10, 50, 90}, 0, false},
-		{"garbage, collected", []uint64{50, 110}, 20, false},
-		{"live past the limit", []uint64{50, 110}, 105, true},
-		{"past the slack: no waiting for a stalled collector", []uint64{50, 200}, 0, true},
-		{"past the slack, garbage, collected", []uint64{50, 200}, 20, false},
+		{"under the limit", []uint64{10, 50, 90}, 0, false, false},
+		{"garbage, collected", []uint64{50, 110}, 20, false, false},
+		{"live past the limit", []uint64{50, 110}, 105, true, false},
+		{"past the slack: no waiting for a stalled collector", []uint64{50, 200}, 0, true, false},
+		{"past the slack, garbage, collected", []uint64{50, 200}, 20, false, false},
+		{"one huge allocation past the slack", []uint64{50, 200}, 20, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			jumpIn := time.Duration(0) // readings are never close enough for a jump
+			if tt.jump {
+				jumpIn = time.Hour
+			}
 			var reads atomic.Int64
 			var collected atomic.Bool
 			gcDone := make(chan struct{})
-			m := &memoryWatch{limit: 100 * mib, slack: 25 * mib, patience: time.Millisecond, every: time.Microsecond,
+			m := &memoryWatch{limit: 100 * mib, slack: 25 * mib, patience: time.Millisecond, jumpWindow: jumpIn, every: time.Microsecond,
 				heap: func() uint64 {
 					n := reads.Add(1) - 2 // the first read is the base
 					if n < 0 {
@@ -218,7 +224,12 @@ func TestMemoryWatch(t *testing.T) {
 					}
 					return tt.heap[min(int(n), len(tt.heap)-1)] * mib
 				},
-				live: func() uint64 { return tt.afterGC * mib },
+				live: func() uint64 {
+					if collected.Load() {
+						return tt.afterGC * mib
+					}
+					return 0
+				},
 				collect: func() {
 					if tt.name == "past the slack: no waiting for a stalled collector" {
 						<-gcDone // a collector stalled by the script

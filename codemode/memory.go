@@ -19,7 +19,13 @@ import (
 // collector's stop-the-world phases for as long as the copy takes, and the
 // script doubles again while the collector waits. So when the heap is past
 // the limit plus a slack and the collection has been running longer than
-// patience, the watch interrupts without the verdict.
+// patience, or the heap grew by the slack in one step (64 MiB within a few
+// milliseconds: one huge allocation, whose copy is still running), the
+// watch interrupts without the verdict: the world stops for a collection
+// while the huge copy runs, the watch with it, and the script must not
+// start its next doubling before the watch has spoken. (A collection's
+// live figure alone is no verdict: what others allocate while it marks
+// counts as live.)
 //
 // Its fields are the test seams: a test gives its own heap reading,
 // collector and timings.
@@ -27,7 +33,10 @@ type memoryWatch struct {
 	limit    uint64        // bytes the heap may grow past its size at start
 	slack    uint64        // past limit+slack, a slow collection is not waited for
 	patience time.Duration // how long a collection may take before that
-	every    time.Duration // how often the heap is read
+	// jumpWindow: growth by the slack within this time is one huge
+	// allocation, and is not waited on either.
+	jumpWindow time.Duration
+	every      time.Duration // how often the heap is read
 	// heap reads the bytes held by heap objects, live or not yet swept.
 	heap func() uint64
 	// live reads the bytes the last completed collection found live.
@@ -43,11 +52,12 @@ type memoryWatch struct {
 const (
 	sampleEvery = time.Millisecond
 	patience    = 250 * time.Millisecond
+	jumpWindow  = 5 * time.Millisecond
 	maxSlack    = 64 << 20
 )
 
 func newMemoryWatch(limit int64) *memoryWatch {
-	return &memoryWatch{limit: uint64(limit), slack: maxSlack, patience: patience,
+	return &memoryWatch{limit: uint64(limit), slack: maxSlack, patience: patience, jumpWindow: jumpWindow,
 		every: sampleEvery, heap: heapBytes, live: liveBytes, collect: runtime.GC}
 }
 
@@ -66,35 +76,42 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 		defer t.Stop()
 		var collected chan struct{} // non-nil while a collection runs
 		var since time.Time         // when it began
+		prev, prevAt := base, time.Now()
 		for {
 			select {
 			case <-done:
 				return
 			case <-collected:
-				// The verdict is what the collection found live, not a
-				// new heap reading: others may have made more garbage
-				// since it ended.
+				// The verdict: what the collection found live, or the
+				// heap read now, whichever is less. Both overstate the
+				// script's data: others' allocations during the marking
+				// count as live, and their garbage since is in the heap.
 				collected = nil
-				if l := m.live(); l > base && l-base > m.limit {
+				if min(m.liveGrown(base), m.heapGrown(base)) > m.limit {
 					hit = true
 					interrupt()
 					return
 				}
 			case <-t.C:
 				now := time.Now() // not the tick's time: a late tick must not count as patience
-				g := m.grown(base)
+				h := m.heap()
+				g := h - min(h, base)
+				// One allocation of at least the slack since a reading
+				// moments ago: the script is in one huge native step.
+				jump := h > prev && h-prev >= m.slack && now.Sub(prevAt) <= m.jumpWindow
+				prev, prevAt = h, now
 				switch {
 				case g <= m.limit:
+				case g > m.limit+m.slack && (jump || collected != nil && now.Sub(since) > m.patience):
+					hit = true
+					interrupt()
+					return
 				case collected == nil:
 					collected, since = make(chan struct{}), now
 					go func(c chan struct{}) {
 						m.collect()
 						close(c)
 					}(collected)
-				case g > m.limit+m.slack && now.Sub(since) > m.patience:
-					hit = true
-					interrupt()
-					return
 				}
 			}
 		}
@@ -106,13 +123,17 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 	}
 }
 
-// grown returns how far the heap has grown past base.
-func (m *memoryWatch) grown(base uint64) uint64 {
+// heapGrown returns how far the heap is past base.
+func (m *memoryWatch) heapGrown(base uint64) uint64 {
 	h := m.heap()
-	if h < base {
-		return 0
-	}
-	return h - base
+	return h - min(h, base)
+}
+
+// liveGrown returns how far the live heap, as the last collection found
+// it, is past base.
+func (m *memoryWatch) liveGrown(base uint64) uint64 {
+	l := m.live()
+	return l - min(l, base)
 }
 
 // heapBytes reads the bytes held by heap objects, live or not yet swept.
