@@ -132,3 +132,36 @@ func FuzzCapText(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCutComment: a cut description is one line, at most n bytes, valid
+// UTF-8 when the input is, and a prefix of the folded input (plus "...").
+func FuzzCutComment(f *testing.F) {
+	f.Add("bytes of the output's start to show (0: none); more. And more", 20)
+	f.Add("héllo wörld, ünïcödé everywhere in this description", 13)
+	f.Add("\xff\xfe broken", 5)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		n = 8 + int(uint(n)%200)
+		got := cutComment(s, n)
+		if len(got) > n || strings.ContainsAny(got, "\n\r") {
+			t.Fatalf("cutComment(%q, %d) = %q", s, n, got)
+		}
+		if utf8.ValidString(s) && !utf8.ValidString(got) {
+			t.Fatalf("split a character: %q", got)
+		}
+		if !strings.HasPrefix(oneLine(s), strings.TrimSuffix(got, "...")) {
+			t.Fatalf("%q is not a prefix of %q", got, oneLine(s))
+		}
+	})
+}
+
+// FuzzColumnOf: any byte column gives a character column within the line.
+func FuzzColumnOf(f *testing.F) {
+	f.Add("const s = 'héllo'; const = 1", 30)
+	f.Add("", -4)
+	f.Fuzz(func(t *testing.T, line string, col int) {
+		c := columnOf(line, col)
+		if c < 1 || c > len(line)+1 {
+			t.Fatalf("columnOf(%q, %d) = %d", line, col, c)
+		}
+	})
+}
