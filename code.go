@@ -36,9 +36,10 @@ type RunCodeResult struct {
 
 // RunCode runs in.Code, the body of an async function in TypeScript or
 // JavaScript, with the session's tools (run_command, read_file,
-// read_tool_output, grep_tool_output) and extra (an upstream server's tools,
-// behind the proxy) callable as tools.NAME(args), with or without await.
-// A nested result longer than the preview budget is saved as a retained copy of this session before the script
+// read_tool_output, grep_tool_output, query_tool_output) and extra (an
+// upstream server's tools, behind the proxy) callable as tools.NAME(args),
+// with or without await. A nested result longer than the preview budget is
+// saved as a retained copy of this session before the script
 // receives it, and listed in Retained; so is a nested command's own copy.
 // The return value is previewed like any result. A script that fails is a
 // result with Error set, not an error: an error means bad arguments.
@@ -111,9 +112,9 @@ func (s *Session) CodeTools() []codemode.Tool { return codeTools(s) }
 // declaration of the tools it can call (the session's tools plus extra).
 // For the session's tools alone it stays under 4 KiB.
 func CodeDescription(extra ...codemode.Tool) string {
-	return `Run TypeScript or JavaScript that calls the tools below, to do in one step what would take many calls. The code is the body of an async function: ` + "`const r = await tools.run_command({command: \"ls\"}); return r.preview`" + ` (await is optional). Return a value: a string is shown as itself, anything else as JSON; console.log goes to logs. No file, network or process access; stops after timeout_ms (default 30 s).
+	return `Run TypeScript or JavaScript that calls the tools below, in one step; the code is the body of an async function: ` + "`const r = await tools.run_command({command: \"ls\"}); return r.preview`" + `. Return a value (a string as itself, else JSON); console.log goes to logs. No file, network or process access; stops after timeout_ms (default 30 s).
 
-A nested result over the 24 KiB budget is kept: saved as a retained copy before the script sees it, and listed in retained (output_id) whatever the script returns. A preview is not the whole result: before claiming a field, line or record does not exist, read the copies (read_tool_output, grep_tool_output) and check the source's pagination; if you cannot, say it is uncertain, not absent.
+A nested result over 24 KiB is kept: saved as a copy before the script sees it, and listed in retained (output_id). A preview is not the whole result: before claiming something does not exist, read the copies (read_tool_output, grep_tool_output, query_tool_output) and check the source's pagination; if you cannot, say it is uncertain, not absent.
 
 ` + codemode.Describe(append(codeTools(nil), extra...))
 }
@@ -126,6 +127,7 @@ func codeTools(s *Session) []codemode.Tool {
 		codeTool(s, "read_file", "Read one page of a file, by line or byte offset.", (*Session).ReadFile),
 		codeTool(s, "read_tool_output", "Read one page (at most 4096 bytes) of a retained copy by UTF-8 byte offset; follow nextOffset.", (*Session).ReadToolOutput),
 		codeTool(s, "grep_tool_output", "Search a retained copy with an RE2 pattern; returns matching lines with their offsets.", (*Session).GrepToolOutput),
+		codeTool(s, "query_tool_output", "Run a jq filter over a retained copy that holds JSON (one document or JSON Lines); returns the results as compact JSON, one a line, paged by byte offset like read_tool_output.", (*Session).QueryToolOutput),
 	}
 }
 

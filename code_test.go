@@ -206,7 +206,7 @@ func TestCodeDescription(t *testing.T) {
 		"    env?: { [key: string]: string };",
 		"}): Promise<RunCommandResult>;",
 		"  read_tool_output(input: {",
-		"    limit?: null | number;",
+		"    limit?: number;",
 		"  grep_tool_output(input: {",
 		"  read_file(input: {",
 		"type RunCommandResult = { preview: string; truncated: boolean; output_id?: string; exit_code: null | number;",

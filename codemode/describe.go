@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
@@ -22,7 +23,8 @@ import (
 //	};
 //	type RunCommandResult = { preview: string; output_id?: string; ... };
 //
-// Each input is written out with its properties' descriptions (cut short);
+// Each input is written out with its properties' descriptions (cut short,
+// each given once; an optional property's type leaves out null);
 // each output schema becomes a named result type on one line, without
 // descriptions, to keep the declaration short. A tool without an output
 // schema returns Promise<any>. Object properties not listed in "required"
@@ -32,6 +34,7 @@ import (
 // them.
 func Describe(tools []Tool) string {
 	var b, results strings.Builder
+	seen := map[string]bool{} // a property comment is given once
 	b.WriteString("declare const tools: {\n")
 	for _, t := range tools {
 		if t.Name == Name || t.Name == "" {
@@ -44,7 +47,7 @@ func Describe(tools []Tool) string {
 		if !identifier.MatchString(name) {
 			name = fmt.Sprintf("%q", name)
 		}
-		in := printer{b: &b, comments: true, indent: 1}
+		in := printer{b: &b, comments: true, indent: 1, seen: seen}
 		fmt.Fprintf(&b, "  %s(input: ", name)
 		in.schema(t.InputSchema)
 		out := "any"
@@ -64,8 +67,8 @@ func Describe(tools []Tool) string {
 
 // Lengths at which Describe cuts a tool's and a property's description.
 const (
-	maxToolComment     = 160
-	maxPropertyComment = 72
+	maxToolComment     = 90
+	maxPropertyComment = 46
 )
 
 // resultName names a tool's result type: run_command -> RunCommandResult.
@@ -98,7 +101,8 @@ func cutComment(s string, n int) string {
 		return s
 	}
 	s = s[:utf8x.CutEnd([]byte(s), n-3, true)]
-	if i := max(strings.LastIndex(s, ". "), strings.LastIndex(s, "; ")); i > n/2 {
+	if i := max(strings.LastIndex(s, ". "), strings.LastIndex(s, "; "), strings.LastIndex(s, " ("), strings.LastIndex(s, ", ")); i > n/2 &&
+		!strings.HasSuffix(s[:i], "e.g") && !strings.HasSuffix(s[:i], "i.e") {
 		return s[:i]
 	}
 	return strings.TrimRight(s, " ,") + "..."
@@ -121,6 +125,7 @@ type printer struct {
 	inline   bool
 	comments bool
 	indent   int
+	seen     map[string]bool // comments already given, when not nil: each is given once
 }
 
 func (p printer) schema(schema json.RawMessage) {
@@ -301,10 +306,21 @@ func (p printer) writeObject(s *jsonSchema, depth int) {
 	for _, prop := range s.Properties {
 		b.WriteString(indent)
 		p.writeName(prop.name, required[prop.name])
-		p.write(prop.schema, depth+1)
+		ps := prop.schema
+		if !required[prop.name] && len(ps.Type) > 1 && slices.Contains(ps.Type, "null") {
+			// Optional already says it may be left out: "limit?: number",
+			// not "limit?: null | number".
+			c := *ps
+			c.Type = slices.DeleteFunc(slices.Clone(ps.Type), func(t string) bool { return t == "null" })
+			ps = &c
+		}
+		p.write(ps, depth+1)
 		b.WriteString(";")
-		if d := cutComment(prop.schema.Description, maxPropertyComment); p.comments && depth == 0 && d != "" {
+		if d := cutComment(prop.schema.Description, maxPropertyComment); p.comments && depth == 0 && d != "" && !p.seen[d] {
 			fmt.Fprintf(b, " // %s", d)
+			if p.seen != nil {
+				p.seen[d] = true
+			}
 		}
 		b.WriteString("\n")
 	}

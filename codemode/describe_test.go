@@ -62,7 +62,7 @@ func TestDescribe(t *testing.T) {
   // Read a page.
   read_page(input: {
     id: string; // the copy's id
-    n?: number; // long words here long words here long words here long words here long...
+    n?: number; // long words here long words here long words...
     o?: {
       x?: number;
     };
@@ -73,6 +73,16 @@ type ReadPageResult = { text: string; rows?: { k: string }[] };
 `
 	if got != want {
 		t.Errorf("Describe =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// An optional property's type leaves out null, and a comment already
+// given is not repeated.
+func TestDescribeShortens(t *testing.T) {
+	in := json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"the copy's id"},"limit":{"type":["null","integer"]}},"required":["id"]}`)
+	got := Describe([]Tool{{Name: "a", InputSchema: in}, {Name: "b", InputSchema: in}})
+	if strings.Count(got, "the copy's id") != 1 || strings.Contains(got, "null") || !strings.Contains(got, "limit?: number;") {
+		t.Errorf("Describe =\n%s", got)
 	}
 }
 

@@ -28,6 +28,7 @@ var tools = []tool{
 	{"read_tool_output", addReadToolOutput},
 	{"read_file", addReadFile},
 	{"grep_tool_output", addGrepToolOutput},
+	{"query_tool_output", addQueryToolOutput},
 	{"run_code", addRunCode},
 }
 
