@@ -300,7 +300,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.sdk.ServeHTTP(w, r)
 		return
 	}
-	body, id, ok := readMessage(w, r, h.maxBody)
+	body, id, method, ok := readMessage(w, r, h.maxBody)
 	if !ok {
 		return
 	}
@@ -326,17 +326,21 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		b = BindSession(s)
 	}
-	release, err := h.limits.openSession(owner, name)
-	if err != nil {
-		writeRPCError(w, http.StatusTooManyRequests, id, CodeLimit, err.Error())
-		return
+	hs := &httpSession{b: b, owner: owner, name: name, release: func() {}}
+	if method == "initialize" {
+		// Only an initialize makes a session that lasts; other requests
+		// without a session id (a discovery probe) end with their answer.
+		release, err := h.limits.openSession(owner, name)
+		if err != nil {
+			writeRPCError(w, http.StatusTooManyRequests, id, CodeLimit, err.Error())
+			return
+		}
+		h.obs.sessionOpened(name)
+		hs.release = sync.OnceFunc(func() {
+			release()
+			h.obs.sessionClosed(name)
+		})
 	}
-	h.obs.sessionOpened(name)
-	hs := &httpSession{b: b, owner: owner, name: name}
-	hs.release = sync.OnceFunc(func() {
-		release()
-		h.obs.sessionClosed(name)
-	})
 	r = r.WithContext(context.WithValue(r.Context(), httpSessionKey{}, hs))
 	h.sdk.ServeHTTP(w, r)
 	if !hs.claimed.Load() {

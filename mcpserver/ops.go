@@ -40,8 +40,14 @@ const (
 	CodeLimit = -32001
 )
 
-// ErrLimit is the error of a call or session refused by a limit.
-var ErrLimit = errors.New("mcpserver: limit reached")
+// Sentinel errors of the limits.
+var (
+	// ErrLimit is the error of a call or session refused by a limit.
+	ErrLimit = errors.New("mcpserver: limit reached")
+	// ErrStopping is the cause of the context of a call that Drain
+	// stopped: the server is shutting down.
+	ErrStopping = errors.New("mcpserver: the server is shutting down")
+)
 
 // HealthHandler answers GET /healthz: 200 while the process serves.
 func HealthHandler() http.Handler {
@@ -96,35 +102,37 @@ func StoreReady(ctx context.Context, st store.Store) error {
 // readMessage reads a POST body of at most limit bytes and checks that it
 // is JSON in UTF-8, answering for the SDK otherwise: 413 when too large,
 // 400 with a JSON-RPC parse error (-32700, id null) when it does not
-// parse. It returns the body and the message's id, when it has one.
-func readMessage(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, id jsonrpc.ID, ok bool) {
+// parse. It returns the body, and the message's id and method when it has
+// them.
+func readMessage(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, id json.RawMessage, method string, ok bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			writeRPCError(w, http.StatusRequestEntityTooLarge, id, jsonrpc.CodeInvalidRequest,
 				fmt.Sprintf("scrollback: the request body is over %d bytes, this server's limit (--max-body); send a smaller message", limit))
-			return nil, id, false
+			return nil, id, "", false
 		}
 		http.Error(w, "scrollback: reading the request body: "+err.Error(), http.StatusBadRequest)
-		return nil, id, false
+		return nil, id, "", false
 	}
 	if msg := parseProblem(body); msg != "" {
 		writeRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeParseError, msg)
-		return nil, id, false
+		return nil, id, "", false
 	}
 	if len(body) > 0 && body[0] == '{' {
 		var m struct {
-			ID json.RawMessage `json:"id"`
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
 		}
-		if json.Unmarshal(body, &m) == nil && len(m.ID) > 0 {
-			var v any
-			if json.Unmarshal(m.ID, &v) == nil {
-				id, _ = jsonrpc.MakeID(v)
+		if json.Unmarshal(body, &m) == nil {
+			method = m.Method
+			if len(m.ID) > 0 && (m.ID[0] == '"' || m.ID[0] == '-' || m.ID[0] >= '0' && m.ID[0] <= '9') {
+				id = m.ID
 			}
 		}
 	}
-	return body, id, true
+	return body, id, method, true
 }
 
 // parseProblem says what keeps msg from being a JSON message, or "".
@@ -152,16 +160,26 @@ func parseProblem(msg []byte) string {
 	return ""
 }
 
-// writeRPCError answers a request with a JSON-RPC error.
-func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, code int64, msg string) {
-	data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: code, Message: msg}})
-	if err != nil {
-		http.Error(w, msg, status)
-		return
-	}
+// writeRPCError answers a request with a JSON-RPC error; id is the
+// request's id as sent, or nil for null (the request's id is not known).
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int64, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(data)
+	w.Write(append(RPCError(id, code, msg), '\n'))
+}
+
+// RPCError encodes a JSON-RPC error response: id is the request's id as
+// sent, or nil for null, as JSON-RPC wants when the id is not known.
+func RPCError(id json.RawMessage, code int64, msg string) []byte {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	data, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   jsonrpc.Error   `json:"error"`
+	}{"2.0", id, jsonrpc.Error{Code: code, Message: msg}})
+	return data
 }
 
 // originCheck implements the Origin rule of the MCP transport: a request
@@ -220,7 +238,7 @@ type Limits struct {
 	idle     chan struct{} // closed when running empties while draining
 }
 
-type runningCall struct{ cancel context.CancelFunc }
+type runningCall struct{ cancel context.CancelCauseFunc }
 
 // NewLimits returns limits of maxInFlight calls and maxSessions sessions
 // per token; 0 means the default (DefaultMaxInFlight, DefaultMaxSessions),
@@ -275,11 +293,11 @@ func (l *Limits) enter(ctx context.Context, owner, name string) (context.Context
 		return nil, nil, fmt.Errorf("%w: token %q already has %d tool calls in flight, its limit (--max-in-flight); wait for one to finish and call again", ErrLimit, name, l.maxCalls)
 	}
 	l.calls[owner]++
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancelCause(ctx)
 	c := &runningCall{cancel: cancel}
 	l.running[c] = struct{}{}
 	return ctx, func() {
-		cancel()
+		cancel(nil)
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		if l.calls[owner]--; l.calls[owner] <= 0 {
@@ -318,7 +336,7 @@ func (l *Limits) Drain(ctx context.Context) (cancelled int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for c := range l.running {
-		c.cancel()
+		c.cancel(ErrStopping)
 		cancelled++
 	}
 	return cancelled

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -72,12 +73,22 @@ func register[In, Out any](srv *mcp.Server, b *Binding, t *mcp.Tool,
 			return nil, zero, err
 		}
 		out, err := call(s, ctx, in)
+		stopped := false
 		if err != nil {
-			return nil, zero, err
+			// A command stopped because the server is shutting down still
+			// has its whole result (killed, with the output before): the
+			// client gets it, saying why.
+			if _, ok := any(out).(scrollback.RunCommandResult); !ok || !errors.Is(context.Cause(ctx), ErrStopping) {
+				return nil, zero, err
+			}
+			stopped = true
 		}
 		res := &mcp.CallToolResult{Meta: mcp.Meta{MetaSession: s.ID()}}
 		for _, t := range text(in, out) {
 			res.Content = append(res.Content, &mcp.TextContent{Text: t})
+		}
+		if stopped {
+			res.Content = append(res.Content, &mcp.TextContent{Text: "scrollback: the server is shutting down and stopped this command after its drain period; its process group was killed. Run it again once the server is back."})
 		}
 		return res, out, nil
 	})
