@@ -116,7 +116,7 @@ func readMessage(w http.ResponseWriter, r *http.Request, limit int64) (body []by
 		http.Error(w, "scrollback: reading the request body: "+err.Error(), http.StatusBadRequest)
 		return nil, id, "", false
 	}
-	if msg := parseProblem(body); msg != "" {
+	if msg := ParseProblem(body); msg != "" {
 		writeRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeParseError, msg)
 		return nil, id, "", false
 	}
@@ -135,8 +135,9 @@ func readMessage(w http.ResponseWriter, r *http.Request, limit int64) (body []by
 	return body, id, method, true
 }
 
-// parseProblem says what keeps msg from being a JSON message, or "".
-func parseProblem(msg []byte) string {
+// ParseProblem says what keeps msg from being a JSON message (not UTF-8,
+// not JSON), as the message of a JSON-RPC parse error, or "".
+func ParseProblem(msg []byte) string {
 	if !utf8.Valid(msg) {
 		i := 0
 		for i < len(msg) {
