@@ -34,7 +34,6 @@ package grep
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -44,6 +43,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
+
+	"github.com/scrollback-dev/scrollback/internal/errkind"
 )
 
 // Defaults and bounds.
@@ -62,7 +63,7 @@ const (
 )
 
 // ErrOption is wrapped by the error Search returns for invalid Options.
-var ErrOption = errors.New("grep: invalid option")
+var ErrOption = errkind.New("grep: invalid option", errkind.Argument)
 
 // Options says where to search and how much to return. The zero value
 // searches the whole copy without context and returns every match.

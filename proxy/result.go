@@ -226,7 +226,12 @@ func (p *Proxy) codeValue(res *mcp.CallToolResult) (json.RawMessage, error) {
 	return json.Marshal(string(text))
 }
 
-// toolError is a tool result carrying err's message.
+// toolError is a tool error carrying err, which mcpserver.FinishResults
+// (installed on every server of the proxy) finishes as it finishes
+// scrollback's own: the session and the error's kind in _meta, the message
+// cut to size.
 func toolError(err error) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+	var r mcp.CallToolResult
+	r.SetError(err)
+	return &r
 }

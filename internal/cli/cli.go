@@ -89,7 +89,8 @@ func Main(ctx context.Context, args []string, io IO) int {
 		if c.name != args[0] {
 			continue
 		}
-		err := c.make(io).Run(ctx, args[1:])
+		cmd := c.make(io)
+		err := cmd.Run(ctx, args[1:])
 		var ee exitError
 		var ue usageError
 		switch {
@@ -100,9 +101,17 @@ func Main(ctx context.Context, args []string, io IO) int {
 		case errors.Is(err, flag.ErrHelp):
 			return 0
 		case errors.As(err, &ue):
+			if wantsJSON(cmd) {
+				printJSONError(io.Stdout, scrollback.KindArgument, ue.msg+"; usage: scrollback "+c.usage)
+				return 2
+			}
 			fmt.Fprintf(io.Stderr, "scrollback %s: %s\nusage: scrollback %s\n", c.name, ue.msg, c.usage)
 			return 2
 		default:
+			if wantsJSON(cmd) {
+				printJSONError(io.Stdout, scrollback.ErrorKind(err), errorText(c.name, err))
+				return 1
+			}
 			fmt.Fprintf(io.Stderr, "scrollback %s: %s\n", c.name, errorText(c.name, err))
 			return 1
 		}
@@ -124,10 +133,35 @@ Usage:
 Every command takes --db PATH (else $SCROLLBACK_DB, else
 $XDG_STATE_HOME/scrollback/scrollback.db, else ~/.local/state/scrollback/scrollback.db)
 and, where it uses a session, --session ID (else $SCROLLBACK_SESSION, else the
-database's default session, created on first use).
+database's default session, created on first use). With --json, a failure is
+printed on stdout as {"error": {"kind": ..., "message": ...}} (kinds: not_found,
+evicted, offset, argument, sensitive, unavailable), with the same exit status.
 
 Run 'scrollback help COMMAND' for one command's usage.
 `)
+}
+
+// wantsJSON reports whether cmd was given --json: then its error goes to
+// stdout as JSON instead of to stderr as text.
+func wantsJSON(cmd command) bool {
+	j, ok := cmd.(interface{ wantsJSON() bool })
+	return ok && j.wantsJSON()
+}
+
+// jsonError is what a command given --json prints on stdout when it fails:
+// {"error": {"kind": KIND, "message": MESSAGE}}, the kind one of the
+// contract's (scrollback.ErrorKind).
+type jsonError struct {
+	Error struct {
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func printJSONError(w io.Writer, kind, msg string) {
+	var e jsonError
+	e.Error.Kind, e.Error.Message = kind, msg
+	printJSON(w, e) // nowhere left to report a failure to write
 }
 
 // errorText is err for a person at a terminal: an engine error without the

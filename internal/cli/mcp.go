@@ -67,17 +67,7 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 // serveStdio serves one session on stdin and stdout: a new one unless
 // --session (or $SCROLLBACK_SESSION) names one to resume.
 func (c *mcpCmd) serveStdio(ctx context.Context, eng *scrollback.Engine, opts mcpserver.Options) error {
-	id := c.session
-	if id == "" {
-		id = c.io.Getenv("SCROLLBACK_SESSION")
-	}
-	var sess *scrollback.Session
-	var err error
-	if id == "" {
-		sess, err = eng.NewSession(ctx, scrollback.LocalOwner)
-	} else {
-		sess, err = eng.Session(ctx, scrollback.LocalOwner, id)
-	}
+	sess, err := c.openSession(ctx, eng, true)
 	if err != nil {
 		return err
 	}

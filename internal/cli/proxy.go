@@ -119,16 +119,7 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		return c.serveHTTP(ctx, p, eng)
 	}
 
-	id := c.session
-	if id == "" {
-		id = c.io.Getenv("SCROLLBACK_SESSION")
-	}
-	var sess *scrollback.Session
-	if id == "" {
-		sess, err = eng.NewSession(ctx, scrollback.LocalOwner)
-	} else {
-		sess, err = eng.Session(ctx, scrollback.LocalOwner, id)
-	}
+	sess, err := c.openSession(ctx, eng, true)
 	if err != nil {
 		return err
 	}

@@ -98,7 +98,7 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	}
 	defer st.Close()
 	eng := c.newEngine(st)
-	sess, err := c.openSession(ctx, eng)
+	sess, err := c.openSession(ctx, eng, false)
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func (c *sessionCmd) Run(ctx context.Context, args []string) error {
 	if len(rest) != n {
 		return usagef("session %s takes %d argument(s), got %d", verb, n, len(rest))
 	}
-	st, err := c.openStore(ctx)
+	eng, st, err := c.engine(ctx)
 	if err != nil {
 		return err
 	}
@@ -46,20 +46,20 @@ func (c *sessionCmd) Run(ctx context.Context, args []string) error {
 	owner := scrollback.LocalOwner
 	switch verb {
 	case "new":
-		s, err := st.CreateSession(ctx, owner)
+		s, err := eng.NewSession(ctx, owner)
 		if err != nil {
 			return err
 		}
-		return c.printSession(s)
+		return c.printSession(s.Info())
 	case "fork":
-		s, err := st.ForkSession(ctx, owner, rest[0])
+		s, err := eng.ForkSession(ctx, owner, rest[0])
 		if err != nil {
-			return sessionErr(rest[0], err)
+			return err
 		}
-		return c.printSession(s)
+		return c.printSession(s.Info())
 	case "delete", "rm":
-		if err := st.DeleteSession(ctx, owner, rest[0]); err != nil {
-			return sessionErr(rest[0], err)
+		if err := eng.DeleteSession(ctx, owner, rest[0]); err != nil {
+			return err
 		}
 		if c.json {
 			return printJSON(c.io.Stdout, map[string]string{"deleted": rest[0]})
@@ -67,7 +67,7 @@ func (c *sessionCmd) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.io.Stderr, "deleted session %s and its retained copies\n", rest[0])
 		return nil
 	default: // list
-		ss, err := st.ListSessions(ctx, owner)
+		ss, err := eng.ListSessions(ctx, owner)
 		if err != nil {
 			return err
 		}
@@ -93,12 +93,5 @@ func (c *sessionCmd) printSession(s store.Session) error {
 		return printJSON(c.io.Stdout, s)
 	}
 	_, err := fmt.Fprintln(c.io.Stdout, s.ID)
-	return err
-}
-
-func sessionErr(id string, err error) error {
-	if errorsIsSessionNotFound(err) {
-		return fmt.Errorf("no session %q: list yours with `scrollback session list`", id)
-	}
 	return err
 }
