@@ -258,10 +258,6 @@ func (o *Observer) middleware(b *Binding) mcp.Middleware {
 	}
 }
 
-// metaErrorKind is the _meta key of a tool error's kind (see the product
-// contract).
-const metaErrorKind = "scrollback/error_kind"
-
 // callOutcome names how a call ended, and counts the bytes of its result's
 // text.
 func callOutcome(ctx context.Context, res mcp.Result, err error) (string, int) {
@@ -288,7 +284,7 @@ func callOutcome(ctx context.Context, res mcp.Result, err error) (string, int) {
 	if !r.IsError {
 		return "ok", n
 	}
-	if kind, ok := r.Meta[metaErrorKind].(string); ok && kind != "" && len(kind) <= 32 {
+	if kind, ok := r.Meta[MetaErrorKind].(string); ok && kind != "" && len(kind) <= 32 {
 		return kind, n
 	}
 	return "tool_error", n

@@ -318,6 +318,7 @@ func TestMetricsAndLogs(t *testing.T) {
 	}{
 		{"scrollback_tool_calls_total", okCalls, 1},
 		{"scrollback_tool_calls_total", map[string]string{"tool": "read_tool_output", "outcome": "ok", "token": "alice"}, 1},
+		{"scrollback_tool_calls_total", map[string]string{"tool": "read_tool_output", "outcome": "not_found", "token": "alice"}, 1},
 		{"scrollback_tool_call_duration_seconds", map[string]string{"tool": "read_tool_output"}, 2},
 		{"scrollback_tool_call_duration_seconds", map[string]string{"tool": "run_command"}, 1},
 	} {
