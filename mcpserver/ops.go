@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/store"
 )
 
@@ -225,8 +226,10 @@ func ValidOrigin(o string) error {
 
 // Limits bounds what each token may hold at once: tool calls in flight and
 // MCP sessions open. A call or session over a limit is refused at once,
-// with an error that says which limit and what to do; nothing queues. It
-// also drains the calls in flight when the server stops. It is safe for
+// with an error that says which limit and what to do; nothing queues.
+// Without tokens (a loopback server, every session the local owner's) the
+// limits do not apply: there is no one client to hold to them. Limits also
+// drains the calls in flight when the server stops. It is safe for
 // concurrent use; one Limits may serve several handlers.
 type Limits struct {
 	maxCalls, maxSessions int
@@ -270,7 +273,7 @@ func (l *Limits) openSession(owner, name string) (release func(), err error) {
 	if l.draining {
 		return nil, fmt.Errorf("%w: the server is shutting down; connect to another instance or try again shortly", ErrLimit)
 	}
-	if l.maxSessions > 0 && l.sessions[owner] >= l.maxSessions {
+	if l.maxSessions > 0 && owner != scrollback.LocalOwner && l.sessions[owner] >= l.maxSessions {
 		return nil, fmt.Errorf("%w: token %q has %d MCP sessions open, its limit (--max-sessions); close some (HTTP DELETE with Mcp-Session-Id) or let idle ones expire", ErrLimit, name, l.maxSessions)
 	}
 	l.sessions[owner]++
@@ -290,7 +293,7 @@ func (l *Limits) enter(ctx context.Context, owner, name string) (context.Context
 	if l.draining {
 		return nil, nil, fmt.Errorf("%w: the server is shutting down and takes no new calls; call again on another instance or after it restarts", ErrLimit)
 	}
-	if l.maxCalls > 0 && l.calls[owner] >= l.maxCalls {
+	if l.maxCalls > 0 && owner != scrollback.LocalOwner && l.calls[owner] >= l.maxCalls {
 		return nil, nil, fmt.Errorf("%w: token %q already has %d tool calls in flight, its limit (--max-in-flight); wait for one to finish and call again", ErrLimit, name, l.maxCalls)
 	}
 	l.calls[owner]++

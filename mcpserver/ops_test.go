@@ -167,22 +167,47 @@ func TestInFlightLimit(t *testing.T) {
 // a JSON-RPC error; closing one makes room.
 func TestSessionLimit(t *testing.T) {
 	eng, _ := newEngine(t, filepager.Options{})
-	ts := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{Limits: NewLimits(0, 2)}))
+	ts := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{Limits: NewLimits(0, 2), Tokens: []string{"tok-a", "tok-b"}}))
 	t.Cleanup(ts.Close)
-	a := mustHTTPClient(t, ts.URL, nil)
-	mustHTTPClient(t, ts.URL, nil)
-	got, body := post(t, ts.URL+Path, nil)
-	if got != http.StatusTooManyRequests || !strings.Contains(body, "has 2 MCP sessions open") || !strings.Contains(body, `"code":-32001`) {
+	auth := map[string]string{"Authorization": "Bearer tok-a"}
+	a := mustHTTPClient(t, ts.URL, auth)
+	mustHTTPClient(t, ts.URL, auth)
+	got, body := post(t, ts.URL+Path, auth)
+	if got != http.StatusTooManyRequests || !strings.Contains(body, "has 2 MCP sessions open") || !strings.Contains(body, `"id":1`) || !strings.Contains(body, `"code":-32001`) {
 		t.Errorf("third session: %d %q", got, body)
 	}
+	mustHTTPClient(t, ts.URL, map[string]string{"Authorization": "Bearer tok-b"}) // another token's own count
 	a.Close()
 	waitFor(t, "a closed session's place", func() bool {
-		cs, err := httpClient(t, ts.URL, nil)
+		cs, err := httpClient(t, ts.URL, auth)
 		if err == nil {
 			cs.Close()
 		}
 		return err == nil
 	})
+}
+
+// TestLocalNotLimited: without tokens every session is the local owner's,
+// and the per-token limits do not apply.
+func TestLocalNotLimited(t *testing.T) {
+	eng, _ := newEngine(t, filepager.Options{})
+	limits := NewLimits(1, 1)
+	ts := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{Limits: limits}))
+	t.Cleanup(ts.Close)
+	a := mustHTTPClient(t, ts.URL, nil)
+	mustHTTPClient(t, ts.URL, nil)
+	release := filepath.Join(t.TempDir(), "release")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		call(t, a, "run_command", map[string]any{"command": fmt.Sprintf("while [ ! -e '%s' ]; do sleep 0.02; done", release)})
+	}()
+	waitFor(t, "the first call in flight", func() bool { return limits.InFlight() == 1 })
+	if res := call(t, a, "run_command", map[string]any{"command": "echo second"}); res.IsError {
+		t.Errorf("a second local call: %q", text(res, 0))
+	}
+	os.WriteFile(release, nil, 0o600)
+	<-done
 }
 
 // TestBadMessages: an oversize body gets 413, a body that is not JSON or
