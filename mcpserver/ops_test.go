@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -474,5 +475,33 @@ func TestDrain(t *testing.T) {
 	}
 	if !limits.Wait(context.Background()) {
 		t.Error("calls left in flight")
+	}
+}
+
+// TestWatchStore: the store's statistics, asked at each scrape, appear as
+// metrics; a failure to get them counts as a store error and hides none of
+// the other metrics.
+func TestWatchStore(t *testing.T) {
+	eng, _ := newEngine(t, filepager.Options{})
+	obs := NewObserver(nil)
+	var fail atomic.Bool
+	obs.WatchStore(func(context.Context) (StoreStats, error) {
+		if fail.Load() {
+			return StoreStats{}, errors.New("database down")
+		}
+		return StoreStats{RetainedBytes: 3000, StoredBytes: 1000, Evicted: 7}, nil
+	})
+	ts := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{Observer: obs}))
+	t.Cleanup(ts.Close)
+	fams := scrape(t, ts.URL, nil)
+	for name, want := range map[string]float64{"scrollback_store_retained_bytes": 3000, "scrollback_store_stored_bytes": 1000, "scrollback_store_evicted_copies_total": 7} {
+		if got := sample(fams, name, nil); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	fail.Store(true)
+	fams = scrape(t, ts.URL, nil)
+	if fams["scrollback_store_retained_bytes"] != nil || sample(fams, "scrollback_store_errors_total", map[string]string{"op": "stats"}) != 1 || fams["go_goroutines"] == nil {
+		t.Errorf("with the stats failing: %v", fams["scrollback_store_errors_total"])
 	}
 }
