@@ -13,11 +13,11 @@ import (
 
 // The contract's numbers. Every one is a default that Options can change.
 const (
-	PreviewBudget = preview.Budget        // 24 KiB: what run_command and run_code show at once
-	HistoryBudget = preview.HistoryBudget // 32 KiB, head and tail: results entering a history
-	PageLimit     = 4096                  // most bytes one read_tool_output call returns
-	CopyCap       = 8 << 20               // 8 MiB: the most one retained copy holds
-	FilePageBytes = 24 << 10              // 24 KiB: the most one read_file page holds
+	PreviewBudget = preview.Budget             // 24 KiB: what run_command and run_code show at once
+	HistoryBudget = preview.HistoryBudget      // 32 KiB, head and tail: results entering a history
+	PageLimit     = 4096                       // most bytes one read_tool_output call returns
+	CopyCap       = capture.DefaultCopy        // 8 MiB: the most one retained copy holds
+	FilePageBytes = filepager.DefaultPageBytes // 24 KiB: the most one read_file page holds
 )
 
 // LocalOwner owns the sessions of the CLI, of the stdio MCP server and of an

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/scrollback-dev/scrollback/internal/errkind"
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
 	"github.com/scrollback-dev/scrollback/store"
 )
 
@@ -131,11 +132,7 @@ func errorf(op string, err error, hint string, format string, args ...any) *Erro
 func quoteArg(s string) string {
 	const max = 80
 	if len(s) > max {
-		cut := max
-		for cut > 0 && s[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
+		return fmt.Sprintf("%q… (%d bytes)", utf8x.Cut(s, max), len(s))
 	}
 	return fmt.Sprintf("%q", s)
 }

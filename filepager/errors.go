@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/scrollback-dev/scrollback/internal/errkind"
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
 )
 
 // Sentinel errors. Every error returned by Pager.Read is an *Error whose Err
@@ -101,12 +101,5 @@ func shortPath(p string) string {
 		return p
 	}
 	half := maxPathInError / 2
-	head, tail := half, len(p)-half
-	for head > 0 && !utf8.RuneStart(p[head]) {
-		head--
-	}
-	for tail < len(p) && !utf8.RuneStart(p[tail]) {
-		tail++
-	}
-	return fmt.Sprintf("%s…(%d bytes)…%s", p[:head], len(p), p[tail:])
+	return fmt.Sprintf("%s…(%d bytes)…%s", utf8x.Cut(p, half), len(p), utf8x.Tail(p, half))
 }

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
 )
 
 // MetaErrorKind is the _meta key of every tool error scrollback makes: the
@@ -124,9 +124,5 @@ func cutMessage(r *mcp.CallToolResult) {
 	if !ok || len(tc.Text) <= maxMessage {
 		return
 	}
-	cut := maxMessage
-	for cut > 0 && !utf8.RuneStart(tc.Text[cut]) {
-		cut--
-	}
-	r.Content[0] = &mcp.TextContent{Text: fmt.Sprintf("%s… [error message cut: %d bytes in all]", tc.Text[:cut], len(tc.Text))}
+	r.Content[0] = &mcp.TextContent{Text: fmt.Sprintf("%s… [error message cut: %d bytes in all]", utf8x.Cut(tc.Text, maxMessage), len(tc.Text))}
 }

@@ -7,7 +7,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -33,9 +32,14 @@ type command interface {
 	Run(ctx context.Context, args []string) error
 }
 
+// commandInfo is one subcommand: what `scrollback help` lists and what its
+// help says. The flags come from the command's own flag set, so adding a
+// command is one register call with these fields filled in.
 type commandInfo struct {
 	name, usage, summary string
-	order                int // place in the help listing
+	about                string    // optional: a paragraph more, after the usage line
+	examples             []example // one or two, shown last in the help
+	order                int       // place in the help listing
 	make                 func(io IO) command
 }
 
@@ -70,7 +74,7 @@ func Main(ctx context.Context, args []string, io IO) int {
 		if len(args) > 1 {
 			for _, c := range commands {
 				if c.name == args[1] {
-					fmt.Fprintf(io.Stdout, "usage: scrollback %s\n\n%s.\n", c.usage, c.summary)
+					printHelp(io.Stdout, c, helpFlags(ctx, c, io))
 					return 0
 				}
 			}
@@ -93,12 +97,14 @@ func Main(ctx context.Context, args []string, io IO) int {
 		err := cmd.Run(ctx, args[1:])
 		var ee exitError
 		var ue usageError
+		var hr helpRequest
 		switch {
 		case err == nil:
 			return 0
 		case errors.As(err, &ee):
 			return ee.code
-		case errors.Is(err, flag.ErrHelp):
+		case errors.As(err, &hr):
+			printHelp(io.Stdout, c, hr.fs)
 			return 0
 		case errors.As(err, &ue):
 			if wantsJSON(cmd) {
@@ -137,7 +143,8 @@ database's default session, created on first use). With --json, a failure is
 printed on stdout as {"error": {"kind": ..., "message": ...}} (kinds: not_found,
 evicted, offset, argument, sensitive, unavailable), with the same exit status.
 
-Run 'scrollback help COMMAND' for one command's usage.
+Run 'scrollback help COMMAND' (or 'scrollback COMMAND --help') for what one
+command does, its flags and examples.
 `)
 }
 

@@ -39,13 +39,16 @@ type base struct {
 // flags makes the subcommand's flag set with the shared flags on it.
 func (b *base) flags(name string, session, jsonFlag bool) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(b.io.Stderr)
-	fs.StringVar(&b.db, "db", "", "database `PATH` (default $SCROLLBACK_DB, else the state directory)")
+	// parse turns a flag error into a usage error and --help into a
+	// helpRequest, and Main prints either: the flag package prints nothing.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.StringVar(&b.db, "db", "", "the database: a SQLite file `PATH` or a postgres:// URL (default $SCROLLBACK_DB, else $XDG_STATE_HOME/scrollback/scrollback.db)")
 	if session {
-		fs.StringVar(&b.session, "session", "", "session `ID` (default $SCROLLBACK_SESSION, else the database's default session)")
+		fs.StringVar(&b.session, "session", "", "use the session `ID` (default $SCROLLBACK_SESSION, else the database's default session)")
 	}
 	if jsonFlag {
-		fs.BoolVar(&b.json, "json", false, "print the result as JSON; a failure as {\"error\": {\"kind\", \"message\"}}")
+		fs.BoolVar(&b.json, "json", false, "print the result as JSON, a failure as {\"error\": {\"kind\", \"message\"}} (default text)")
 	}
 	b.fs = fs
 	return fs
@@ -59,7 +62,7 @@ func (b *base) parse(args []string) ([]string, error) {
 	for {
 		if err := b.fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
+				return nil, helpRequest{b.fs}
 			}
 			return nil, usageError{err.Error()}
 		}

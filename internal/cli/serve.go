@@ -59,17 +59,17 @@ const defaultDrain = 30 * time.Second
 
 // addFlags puts the HTTP serving flags on fs.
 func (h *httpServing) addFlags(fs *flag.FlagSet, example string) {
-	fs.StringVar(&h.http, "http", "", "serve streamable HTTP on `ADDR` (e.g. "+example+"; port 0 picks one) instead of stdio")
+	fs.StringVar(&h.http, "http", "", "serve streamable HTTP at /mcp on `ADDR`, e.g. "+example+" (port 0 picks one; default none: stdio)")
 	fs.StringVar(&h.tokenFile, "token-file", "", "with --http, require a bearer token from `FILE`: one a line, \"alice: TOKEN\" or a bare TOKEN; re-read on SIGHUP (default $SCROLLBACK_TOKEN)")
-	fs.DurationVar(&h.idle, "idle-timeout", mcpserver.DefaultIdleTimeout, "with --http, close MCP sessions idle for `DUR` (their copies stay)")
-	fs.StringVar(&h.metrics, "metrics", "", "with --http, also serve /metrics, /healthz and /readyz without a token on `ADDR` (e.g. 127.0.0.1:9090)")
-	fs.StringVar(&h.logFormat, "log-format", "text", "with --http, log one line per tool call to stderr as `text` or json")
-	fs.StringVar(&h.logLevel, "log-level", "info", "with --http, the least `LEVEL` logged: debug, info, warn or error")
-	fs.Int64Var(&h.maxBody, "max-body", mcpserver.DefaultMaxRequestBytes, "with --http, refuse request bodies over `BYTES` with 413")
-	fs.IntVar(&h.maxInFlight, "max-in-flight", mcpserver.DefaultMaxInFlight, "with --http, refuse a token's tool call over `N` in flight (-1: no limit)")
-	fs.IntVar(&h.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "with --http, refuse a token's MCP session over `N` open (-1: no limit)")
-	fs.Var(&h.origins, "allow-origin", "with --http, serve browser requests from `ORIGIN` (scheme://host[:port]) besides the server's own (repeatable)")
-	fs.DurationVar(&h.drain, "drain", defaultDrain, "with --http, on SIGTERM give calls in flight `DUR` to finish before their commands are killed")
+	fs.DurationVar(&h.idle, "idle-timeout", mcpserver.DefaultIdleTimeout, fmt.Sprintf("with --http, close MCP sessions idle for `DUR` (their copies stay; default %s)", mcpserver.DefaultIdleTimeout))
+	fs.StringVar(&h.metrics, "metrics", "", "with --http, also serve /metrics, /healthz and /readyz without a token on `ADDR`, e.g. 127.0.0.1:9090 (default none)")
+	fs.StringVar(&h.logFormat, "log-format", "text", "with --http, log one line per tool call to stderr as `FORMAT` text or json (default text)")
+	fs.StringVar(&h.logLevel, "log-level", "info", "with --http, the least `LEVEL` logged: debug, info, warn or error (default info)")
+	fs.Int64Var(&h.maxBody, "max-body", mcpserver.DefaultMaxRequestBytes, fmt.Sprintf("with --http, refuse request bodies over `BYTES` with 413 (default %d)", mcpserver.DefaultMaxRequestBytes))
+	fs.IntVar(&h.maxInFlight, "max-in-flight", mcpserver.DefaultMaxInFlight, fmt.Sprintf("with --http and tokens, refuse a token's tool call over `N` in flight; -1: no limit (default %d)", mcpserver.DefaultMaxInFlight))
+	fs.IntVar(&h.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, fmt.Sprintf("with --http and tokens, refuse a token's MCP session over `N` open; -1: no limit (default %d)", mcpserver.DefaultMaxSessions))
+	fs.Var(&h.origins, "allow-origin", "with --http, serve browser requests from `ORIGIN` (scheme://host[:port]) besides the server's own; repeatable (default none)")
+	fs.DurationVar(&h.drain, "drain", defaultDrain, fmt.Sprintf("with --http, on SIGTERM give calls in flight `DUR` to finish before their commands are killed (default %s)", defaultDrain))
 }
 
 // checkFlags refuses HTTP-only flags given without --http, and bad values.

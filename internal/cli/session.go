@@ -14,7 +14,11 @@ func init() {
 	register(commandInfo{name: "session", order: 70,
 		usage:   "session new | list | fork ID | delete ID   [--json]",
 		summary: "create, list, fork and delete sessions",
-		make:    func(io IO) command { return &sessionCmd{base: base{io: io}} }})
+		examples: []example{
+			{"start a new session and use it in this shell", "export SCROLLBACK_SESSION=$(scrollback session new)"},
+			{"list the sessions", "scrollback session list"},
+		},
+		make: func(io IO) command { return &sessionCmd{base: base{io: io}} }})
 }
 
 // sessionCmd is `scrollback session new | list | fork ID | delete ID`.
