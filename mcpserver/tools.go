@@ -79,7 +79,8 @@ func register[In, Out any](srv *mcp.Server, b *Binding, t *mcp.Tool,
 			// A command stopped because the server is shutting down still
 			// has its whole result (killed, with the output before): the
 			// client gets it, saying why.
-			if _, ok := any(out).(scrollback.RunCommandResult); !ok || !errors.Is(context.Cause(ctx), ErrStopping) {
+			rc, ok := any(out).(scrollback.RunCommandResult)
+			if !ok || rc.Signal == "" && rc.ExitCode == nil || !errors.Is(context.Cause(ctx), ErrStopping) {
 				return nil, zero, err
 			}
 			stopped = true
