@@ -36,7 +36,7 @@ type RunCodeResult struct {
 
 // RunCode runs in.Code, the body of a JavaScript function, with the
 // session's tools (run_command, read_file, read_tool_output,
-// grep_tool_output) and extra (an upstream server's tools, behind the proxy)
+// grep_tool_output, query_tool_output) and extra (an upstream server's tools, behind the proxy)
 // callable as tools.NAME(args). A nested result longer than the preview
 // budget is saved as a retained copy of this session before the script
 // receives it, and listed in Retained; so is a nested command's own copy.
@@ -112,7 +112,7 @@ func (s *Session) CodeTools() []codemode.Tool { return codeTools(s) }
 func CodeDescription(extra ...codemode.Tool) string {
 	return `Run JavaScript that calls tools, to do in one step what would take many tool calls. The code is the body of a function: call tools synchronously as tools.NAME({...}) (no await), use console.log for notes, and return a value (a string is shown as itself, anything else as JSON). The script has no file, network or process access of its own; it stops after timeout_ms (default 30 s), and its memory and tool calls are bounded.
 
-A nested result larger than the preview budget is saved as a retained copy before the script sees it, and listed in "retained" ({call, tool, output_id, totalBytes, complete}) whatever the script returns; a nested run_command result carries its own output_id, listed too. A preview is not the whole result: before claiming a field, line or record does not exist, read the retained copies with read_tool_output (or grep_tool_output) and check the source's own pagination; when the evidence cannot be obtained, say it is uncertain instead of absent.
+A nested result larger than the preview budget is saved as a retained copy before the script sees it, and listed in "retained" ({call, tool, output_id, totalBytes, complete}) whatever the script returns; a nested run_command result carries its own output_id, listed too. A preview is not the whole result: before claiming a field, line or record does not exist, read the retained copies with read_tool_output (or grep_tool_output, or query_tool_output for JSON) and check the source's own pagination; when the evidence cannot be obtained, say it is uncertain instead of absent.
 
 Callable tools:
 
@@ -127,6 +127,7 @@ func codeTools(s *Session) []codemode.Tool {
 		codeTool(s, "read_file", "Read one page of a file, by line or byte offset.", (*Session).ReadFile),
 		codeTool(s, "read_tool_output", "Read one page (at most 4096 bytes) of a retained copy by UTF-8 byte offset; follow nextOffset.", (*Session).ReadToolOutput),
 		codeTool(s, "grep_tool_output", "Search a retained copy with an RE2 pattern; returns matching lines with their offsets.", (*Session).GrepToolOutput),
+		codeTool(s, "query_tool_output", "Run a jq filter over a retained copy that holds JSON (one document or JSON Lines); returns the results as compact JSON, one a line, paged by byte offset like read_tool_output.", (*Session).QueryToolOutput),
 	}
 }
 

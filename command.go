@@ -10,6 +10,7 @@ import (
 
 	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
+	"github.com/scrollback-dev/scrollback/jsonq"
 	"github.com/scrollback-dev/scrollback/preview"
 	"github.com/scrollback-dev/scrollback/runner"
 	"github.com/scrollback-dev/scrollback/store"
@@ -260,6 +261,21 @@ func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
 		return sh
 	}
 	f := preview.Footer{Complete: r.complete, Status: r.status, Gap: r.gap}
+	// A JSON copy's outline is made while the copy is saved: scanning 8 MiB
+	// costs about as much as saving it, and the two need not wait for
+	// each other.
+	var outline chan string
+	if jsonq.MayBeJSON(r.data) {
+		outline = make(chan string, 1)
+		go func() {
+			o, ok := jsonq.OutlineOf(r.data)
+			if !ok {
+				outline <- ""
+				return
+			}
+			outline <- o.Text(preview.OutlineBytes)
+		}()
+	}
 	// The copy is saved even when the caller has gone away meanwhile (a
 	// client that disconnected mid-command): the session outlives the call.
 	info, err := s.e.store.SaveCopy(context.WithoutCancel(ctx), s.info.ID, store.CopyMeta{
@@ -277,6 +293,9 @@ func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
 		sh.Recovery = RecoveryAvailable
 		sh.OutputID = info.ID
 		f.ID = info.ID
+		if outline != nil {
+			f.Outline = <-outline
+		}
 	}
 	opts := preview.Options{Budget: r.budget, HeadBytes: r.head, TailBytes: r.tail}
 	p := preview.Render(r.data, opts, f)
