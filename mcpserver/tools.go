@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -74,12 +75,23 @@ func register[In, Out any](srv *mcp.Server, b *Binding, t *mcp.Tool,
 			return nil, zero, err
 		}
 		out, err := call(s, ctx, in)
+		stopped := false
 		if err != nil {
-			return nil, zero, err
+			// A command stopped because the server is shutting down still
+			// has its whole result (killed, with the output before): the
+			// client gets it, saying why.
+			rc, ok := any(out).(scrollback.RunCommandResult)
+			if !ok || rc.Signal == "" && rc.ExitCode == nil || !errors.Is(context.Cause(ctx), ErrStopping) {
+				return nil, zero, err
+			}
+			stopped = true
 		}
 		res := &mcp.CallToolResult{} // FinishResults adds the session to _meta
 		for _, t := range text(in, out) {
 			res.Content = append(res.Content, &mcp.TextContent{Text: t})
+		}
+		if stopped {
+			res.Content = append(res.Content, &mcp.TextContent{Text: "scrollback: the server is shutting down and stopped this command after its drain period; its process group was killed. Run it again once the server is back."})
 		}
 		return res, out, nil
 	})

@@ -321,13 +321,19 @@ func TestUpstreamErrorIsToolError(t *testing.T) {
 }
 
 func TestCrashRestarts(t *testing.T) {
-	_, _, cs := start(t, commandUpstream(t), Options{}, nil)
+	p, _, cs := start(t, commandUpstream(t), Options{}, nil)
+	if n := p.UpstreamRestarts(); n != 0 {
+		t.Errorf("restarts before a crash: %d", n)
+	}
 	res := call(t, cs, "crash", map[string]any{})
 	if !res.IsError || !strings.Contains(text(res), "failed during the call") || !strings.Contains(text(res), "exit status 3") {
 		t.Errorf("a crash gave %q", text(res))
 	}
 	if res := call(t, cs, "echo", map[string]any{"text": "back"}); res.IsError || text(res) != "back" {
 		t.Errorf("after a crash, echo gave %q (isError %t): the upstream was not restarted", text(res), res.IsError)
+	}
+	if n := p.UpstreamRestarts(); n != 1 {
+		t.Errorf("restarts after one crash: %d, want 1", n)
 	}
 }
 

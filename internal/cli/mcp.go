@@ -12,7 +12,7 @@ import (
 
 func init() {
 	register(commandInfo{name: "mcp", order: 80,
-		usage:   "mcp [--session ID] [--db PATH] [--root DIR]  |  mcp --http ADDR [--token-file F] [--db PATH] [--root DIR]",
+		usage:   "mcp [--session ID] [--db PATH] [--root DIR]  |  mcp --http ADDR [--token-file F] [--metrics ADDR] [--log-format text|json] [--drain DUR] [--db PATH] [--root DIR]",
 		summary: "serve the tools over MCP: stdio (one session), or streamable HTTP at /mcp",
 		examples: []example{
 			{"serve the tools to one agent over stdio, file reads confined to a project", "scrollback mcp --root ~/src/project"},
@@ -41,8 +41,8 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	if len(pos) != 0 {
 		return usagef("mcp takes no arguments, got %q", pos)
 	}
-	if c.http == "" && c.tokenFile != "" {
-		return usagef("--token-file applies to --http only: over stdio the client that starts the server is its only user")
+	if err := c.checkFlags(fs); err != nil {
+		return err
 	}
 	if c.http != "" && c.session != "" {
 		return usagef("--session applies to stdio only: over HTTP a client resumes a session with the %s header", mcpserver.SessionHeader)
@@ -57,6 +57,12 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.Close()
+	if c.http != "" {
+		if err := c.prepare(c.io); err != nil {
+			return err
+		}
+		st = c.observeStore(st)
+	}
 	defer startRetention(ctx, st, retention, c.io.Stderr)()
 	fo := fileOptions(c.io.Getenv)
 	fo.Root = c.root
@@ -82,10 +88,11 @@ func (c *mcpCmd) serveStdio(ctx context.Context, eng *scrollback.Engine, opts mc
 
 // serveHTTP serves streamable HTTP until ctx is done.
 func (c *mcpCmd) serveHTTP(ctx context.Context, eng *scrollback.Engine, opts mcpserver.Options) error {
+	ready := func(ctx context.Context) error { return mcpserver.StoreReady(ctx, eng.Store()) }
 	return c.serve(ctx, c.io, func(h mcpserver.HTTPOptions) http.Handler {
 		h.Options = opts
 		return mcpserver.NewHTTPHandler(eng, h)
-	}, "scrollback: serving MCP")
+	}, ready, "scrollback: serving MCP")
 }
 
 type nopWriteCloser struct{ io.Writer }
