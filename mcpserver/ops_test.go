@@ -25,6 +25,8 @@ import (
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/filepager"
+	"github.com/scrollback-dev/scrollback/store"
+	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
 // TestOrigin: a request whose Origin is neither the server's own nor an
@@ -507,3 +509,29 @@ func TestWatchStore(t *testing.T) {
 		t.Errorf("with the stats failing: %v", fams["scrollback_store_errors_total"])
 	}
 }
+
+// Observing a store keeps what it offers beyond the Store contract: an
+// HTTP server saves while commands run only through a Streamer, and applies
+// retention and stats only through a Housekeeper.
+func TestObservedStoreKeepsItsInterfaces(t *testing.T) {
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	obs := NewObserver(nil).Store(st)
+	if _, ok := obs.(store.Housekeeper); !ok {
+		t.Error("the observed store is no longer a store.Housekeeper")
+	}
+	if _, ok := obs.(store.Streamer); !ok {
+		t.Error("the observed store is no longer a store.Streamer")
+	}
+	if plain := NewObserver(nil).Store(bareStore{st}); plain == nil {
+		t.Error("no store")
+	} else if _, ok := plain.(store.Streamer); ok {
+		t.Error("a store without BeginCopy became a Streamer by being observed")
+	}
+}
+
+// bareStore hides everything but the Store contract.
+type bareStore struct{ store.Store }
