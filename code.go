@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scrollback-dev/scrollback/codemode"
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
 	"github.com/scrollback-dev/scrollback/store"
 )
 
@@ -23,22 +24,19 @@ type RunCodeInput struct {
 // RunCodeResult is the result of run_code. Preview through RecoveryError
 // show the script's return value as any result is shown; Retained lists
 // every copy made during the run, whatever the script returned.
+//
+// Its preview (of the return value: a string as itself, anything else as
+// JSON) and the copy's fields are Shown's.
 type RunCodeResult struct {
-	Preview       string          `json:"preview"` // the return value: a string as itself, anything else as JSON
-	Truncated     bool            `json:"truncated"`
-	OutputID      string          `json:"output_id,omitempty"` // copy of the return value, when it did not fit
-	TotalBytes    int64           `json:"totalBytes"`
-	Complete      bool            `json:"complete"`
-	Recovery      string          `json:"recovery"`
-	RecoveryError string          `json:"recovery_error,omitempty"`
-	Logs          string          `json:"logs"`            // console output, bounded
-	Error         *codemode.Error `json:"error,omitempty"` // why the script stopped: {kind, message, line, column}
-	Retained      []codemode.Ref  `json:"retained"`        // [{call, tool, output_id, totalBytes, complete}], [] when none
+	Shown
+	Logs     string          `json:"logs"`            // console output, bounded
+	Error    *codemode.Error `json:"error,omitempty"` // why the script stopped: {kind, message, line, column}
+	Retained []codemode.Ref  `json:"retained"`        // [{call, tool, output_id, totalBytes, complete}], [] when none
 }
 
 // RunCode runs in.Code, the body of a JavaScript function, with the
 // session's tools (run_command, read_file, read_tool_output,
-// grep_tool_output) and extra (an upstream server's tools, behind the proxy)
+// grep_tool_output, query_tool_output) and extra (an upstream server's tools, behind the proxy)
 // callable as tools.NAME(args). A nested result longer than the preview
 // budget is saved as a retained copy of this session before the script
 // receives it, and listed in Retained; so is a nested command's own copy.
@@ -59,12 +57,10 @@ func (s *Session) RunCode(ctx context.Context, in RunCodeInput, extra ...codemod
 		Budget:  s.e.opts.PreviewBudget,
 		CopyCap: s.copyCap(),
 	})
-	out := RunCodeResult{Logs: res.Logs, Error: res.Error, Retained: res.Retained, Complete: true, Recovery: RecoveryNotNeeded}
+	out := RunCodeResult{Logs: res.Logs, Error: res.Error, Retained: res.Retained}
+	out.Complete, out.Recovery = true, RecoveryNotNeeded
 	if res.Value != nil {
-		shown := s.Retain(ctx, RetainInput{Tool: op, Source: codeSource(in.Code), Data: res.Value, Complete: res.Complete})
-		out.Preview, out.Truncated, out.OutputID = shown.Preview, shown.Truncated, shown.OutputID
-		out.TotalBytes, out.Complete = shown.TotalBytes, shown.Complete
-		out.Recovery, out.RecoveryError = shown.Recovery, shown.RecoveryError
+		out.Shown = s.Retain(ctx, RetainInput{Tool: op, Source: codeSource(in.Code), Data: res.Value, Complete: res.Complete})
 	}
 	return out, nil
 }
@@ -80,22 +76,28 @@ func (s *Session) copyCap() int {
 // saveNested is the bridge's save: a nested result becomes a copy of this
 // session.
 func (s *Session) saveNested(ctx context.Context, c codemode.Copy) (string, error) {
-	src := fmt.Sprintf("run_code call %d: %s(%s)", c.Call, c.Tool, c.Args)
-	if len(src) > 200 {
-		src = src[:197] + "..."
-	}
-	info, err := s.e.store.SaveCopy(ctx, s.info.ID, store.CopyMeta{Tool: c.Tool, Source: src, Complete: c.Complete}, bytes.NewReader(c.Text))
+	info, err := s.e.store.SaveCopy(ctx, s.info.ID, store.CopyMeta{Tool: c.Tool, Source: nestedSource(c), Complete: c.Complete}, bytes.NewReader(c.Text))
 	if err != nil {
 		return "", err
 	}
 	return info.ID, nil
 }
 
+// nestedSource names a nested call's copy in the copy list: the call, cut
+// to 200 bytes at a character boundary.
+func nestedSource(c codemode.Copy) string {
+	src := fmt.Sprintf("run_code call %d: %s(%s)", c.Call, c.Tool, c.Args)
+	if len(src) > 200 {
+		src = utf8x.Cut(src, 197) + "..."
+	}
+	return src
+}
+
 // codeSource names a script in the copy list: its first line.
 func codeSource(code string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(code), "\n")
 	if len(line) > 120 {
-		line = line[:117] + "..."
+		line = utf8x.Cut(line, 117) + "..."
 	}
 	return "run_code: " + line
 }
@@ -110,7 +112,7 @@ func (s *Session) CodeTools() []codemode.Tool { return codeTools(s) }
 func CodeDescription(extra ...codemode.Tool) string {
 	return `Run JavaScript that calls tools, to do in one step what would take many tool calls. The code is the body of a function: call tools synchronously as tools.NAME({...}) (no await), use console.log for notes, and return a value (a string is shown as itself, anything else as JSON). The script has no file, network or process access of its own; it stops after timeout_ms (default 30 s), and its memory and tool calls are bounded.
 
-A nested result larger than the preview budget is saved as a retained copy before the script sees it, and listed in "retained" ({call, tool, output_id, totalBytes, complete}) whatever the script returns; a nested run_command result carries its own output_id, listed too. A preview is not the whole result: before claiming a field, line or record does not exist, read the retained copies with read_tool_output (or grep_tool_output) and check the source's own pagination; when the evidence cannot be obtained, say it is uncertain instead of absent.
+A nested result larger than the preview budget is saved as a retained copy before the script sees it, and listed in "retained" ({call, tool, output_id, totalBytes, complete}) whatever the script returns; a nested run_command result carries its own output_id, listed too. A preview is not the whole result: before claiming a field, line or record does not exist, read the retained copies with read_tool_output (or grep_tool_output, or query_tool_output for JSON) and check the source's own pagination; when the evidence cannot be obtained, say it is uncertain instead of absent.
 
 Callable tools:
 
@@ -125,6 +127,7 @@ func codeTools(s *Session) []codemode.Tool {
 		codeTool(s, "read_file", "Read one page of a file, by line or byte offset.", (*Session).ReadFile),
 		codeTool(s, "read_tool_output", "Read one page (at most 4096 bytes) of a retained copy by UTF-8 byte offset; follow nextOffset.", (*Session).ReadToolOutput),
 		codeTool(s, "grep_tool_output", "Search a retained copy with an RE2 pattern; returns matching lines with their offsets.", (*Session).GrepToolOutput),
+		codeTool(s, "query_tool_output", "Run a jq filter over a retained copy that holds JSON (one document or JSON Lines); returns the results as compact JSON, one a line, paged by byte offset like read_tool_output.", (*Session).QueryToolOutput),
 	}
 }
 

@@ -28,13 +28,15 @@ var tools = []tool{
 	{"read_tool_output", addReadToolOutput},
 	{"read_file", addReadFile},
 	{"grep_tool_output", addGrepToolOutput},
+	{"query_tool_output", addQueryToolOutput},
 	{"run_code", addRunCode},
 }
 
 // AddTools adds scrollback's session tools to srv, all acting on b's
 // session: the tools named (each one of ToolNames), or all of them when
 // names is empty. Each result carries what the package doc describes,
-// except that failures get no _meta (NewServer's middleware adds it). A
+// except its _meta: install FinishResults on srv, as NewServer does, to give
+// every result and failure its session and every failure its kind. A
 // name that is not a session tool is an error naming the tools there are,
 // and then nothing is added.
 func AddTools(srv *mcp.Server, b *Binding, names ...string) error {
@@ -75,7 +77,7 @@ func register[In, Out any](srv *mcp.Server, b *Binding, t *mcp.Tool,
 		if err != nil {
 			return nil, zero, err
 		}
-		res := &mcp.CallToolResult{Meta: mcp.Meta{MetaSession: s.ID()}}
+		res := &mcp.CallToolResult{} // FinishResults adds the session to _meta
 		for _, t := range text(in, out) {
 			res.Content = append(res.Content, &mcp.TextContent{Text: t})
 		}
@@ -127,7 +129,7 @@ const grepToolOutputDoc = `Search a retained copy for lines matching an RE2 regu
 
 hasMore=true: more matches may follow; search again with offset=nextOffset. A search that finds nothing in a copy with complete=false does not prove absence: the copy lacks part of what the tool produced, so say the answer is uncertain.`
 
-const runCodeDoc = `Run JavaScript (the body of a function) that calls the other tools synchronously — tools.run_command({...}), tools.read_file({...}), tools.read_tool_output({...}), tools.grep_tool_output({...}) — and returns a value. The script has no file, network or process access of its own.
+const runCodeDoc = `Run JavaScript (the body of a function) that calls the other tools synchronously — tools.run_command({...}), tools.read_file({...}), tools.read_tool_output({...}), tools.grep_tool_output({...}), tools.query_tool_output({...}) — and returns a value. The script has no file, network or process access of its own.
 
 The return value is shown like any result: whole up to 24 KiB, else a preview whose footer gives the read_tool_output call that continues. Every nested result too large to show was saved as a retained copy before the script saw it, and every copy made during the run is listed in retained (call, tool, output_id): read those before claiming something is absent. error says why a script stopped, with line and column; logs holds console output.`
 

@@ -12,10 +12,11 @@ import (
 	"github.com/scrollback-dev/scrollback/mcpserver"
 )
 
-// addOwnTools registers read_tool_output and grep_tool_output, as the
-// scrollback server offers them, over the server's session.
+// addOwnTools registers read_tool_output, grep_tool_output and
+// query_tool_output, as the scrollback server offers them, over the
+// server's session.
 func (s *server) addOwnTools() {
-	mcpserver.AddTools(s.srv, s.b, "read_tool_output", "grep_tool_output") // session tools: cannot fail
+	mcpserver.AddTools(s.srv, s.b, "read_tool_output", "grep_tool_output", "query_tool_output") // session tools: cannot fail
 }
 
 // codeTools are the upstream tools as Code Mode tools: a script calls

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
 )
 
 // Upstream says how to reach the MCP server behind the proxy. Set exactly
@@ -67,7 +69,7 @@ func (u Upstream) String() string {
 	case len(u.Command) > 0:
 		s := strings.Join(u.Command, " ")
 		if len(s) > 120 {
-			s = s[:117] + "..."
+			s = utf8x.Cut(s, 117) + "..."
 		}
 		return "`" + s + "`"
 	case u.URL != "":

@@ -15,7 +15,19 @@ func init() {
 	register(commandInfo{name: "eval", order: 90,
 		usage:   "eval --base-url URL --model NAME [--provider openai|anthropic] [--api-key-env VAR] [--scenario NAME,...] [--mode both|scrollback|truncate] [--runs N] [--json] [--out DIR] [--html FILE] | --list",
 		summary: "measure whether a model answers right through scrollback, beside a plain 24 KiB cut",
-		make:    func(io IO) command { return &evalCmd{base: base{io: io}} }})
+		about: `Runs the scenario suite (see --list, and docs/eval.md) against a model endpoint in two
+modes side by side: scrollback (the tools as scrollback mcp lists them) and truncate (the
+baseline: a 24 KiB cut, no id, no reader). Prints a progress line per run on stderr and a
+Markdown table on stdout: per scenario and mode, correct runs out of N, tool calls, re-runs
+of the source, tokens and wall time. An endpoint that cannot be reached or refuses the key
+ends it with one line and exit status 2, with no report.`,
+		examples: []example{
+			{"a local model served by ollama", "scrollback eval --base-url http://localhost:11434/v1 --model qwen2.5:14b"},
+			{"a hosted model, five runs each, with transcripts and a page to share",
+				"scrollback eval --base-url https://api.openai.com/v1 --model gpt-x --api-key-env OPENAI_API_KEY --runs 5 --json --out results/ --html results/report.html"},
+			{"one scenario through Anthropic's Messages API", "scrollback eval --provider anthropic --model claude-x --scenario trailing-field --mode scrollback --runs 3"},
+		},
+		make: func(io IO) command { return &evalCmd{base: base{io: io}} }})
 }
 
 // evalCmd is `scrollback eval`: the scenario suite against a model.
@@ -31,20 +43,20 @@ type evalCmd struct {
 
 func (c *evalCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("eval", false, true)
-	fs.StringVar(&c.baseURL, "base-url", "", "the model endpoint's base `URL`, e.g. http://localhost:11434/v1 (for anthropic, default Anthropic's API)")
-	fs.StringVar(&c.model, "model", "", "the model `NAME` the endpoint knows")
-	fs.StringVar(&c.provider, "provider", "openai", "the endpoint's protocol: openai (Chat Completions: OpenAI, ollama, vLLM, llama.cpp, LM Studio, OpenRouter) or anthropic (Messages)")
-	fs.StringVar(&c.apiKeyEnv, "api-key-env", "", "read the API key from environment variable `VAR` (default OPENAI_API_KEY or ANTHROPIC_API_KEY, by provider; none is fine for local servers)")
-	fs.StringVar(&c.scenarios, "scenario", "", "run only these scenarios, comma-separated `NAMES` (see --list)")
-	fs.StringVar(&c.mode, "mode", "both", "which `MODE` to run: scrollback, truncate (the baseline) or both, side by side")
-	fs.IntVar(&c.runs, "runs", 1, "run each scenario `N` times in each mode")
-	fs.IntVar(&c.turns, "max-turns", 24, "end a run that has not answered after `N` model turns (it counts as failed)")
-	fs.Int64Var(&c.tokens, "max-tokens", 2_000_000, "end a run after `N` input plus output tokens (it counts as failed)")
-	fs.Int64Var(&c.maxOutput, "max-output-tokens", 4096, "the most tokens the model may write in one turn (`N`)")
-	fs.DurationVar(&c.timeout, "timeout", 0, "stop the whole evaluation after `DURATION` (e.g. 30m; default none)")
-	fs.StringVar(&c.out, "out", "", "keep each run's full transcript as JSON Lines in `DIR`")
-	fs.StringVar(&c.html, "html", "", "also write a self-contained report page with a chart to `FILE`")
-	fs.BoolVar(&c.list, "list", false, "list the scenarios, one line each, and exit")
+	fs.StringVar(&c.baseURL, "base-url", "", "the model endpoint's base `URL`, e.g. http://localhost:11434/v1 (default: none for openai, Anthropic's API for anthropic)")
+	fs.StringVar(&c.model, "model", "", "the model `NAME` the endpoint knows (default: none; needed)")
+	fs.StringVar(&c.provider, "provider", "openai", "the endpoint's protocol, `NAME`: openai (Chat Completions: OpenAI, ollama, vLLM, llama.cpp, LM Studio, OpenRouter) or anthropic (Messages) (default openai)")
+	fs.StringVar(&c.apiKeyEnv, "api-key-env", "", "read the API key from environment variable `VAR` (default OPENAI_API_KEY or ANTHROPIC_API_KEY, by provider; local servers need none)")
+	fs.StringVar(&c.scenarios, "scenario", "", "run only these scenarios, comma-separated `NAMES` (see --list; default all)")
+	fs.StringVar(&c.mode, "mode", "both", "which `MODE` to run: scrollback, truncate (the baseline) or both, side by side (default both)")
+	fs.IntVar(&c.runs, "runs", 1, "run each scenario `N` times in each mode (default 1)")
+	fs.IntVar(&c.turns, "max-turns", 24, "end a run that has not answered after `N` model turns; it counts as failed (default 24)")
+	fs.Int64Var(&c.tokens, "max-tokens", 2_000_000, "end a run after `N` input plus output tokens; it counts as failed (default 2000000)")
+	fs.Int64Var(&c.maxOutput, "max-output-tokens", 4096, "the most tokens, `N`, the model may write in one turn (default 4096)")
+	fs.DurationVar(&c.timeout, "timeout", 0, "stop the whole evaluation after `DURATION`, e.g. 30m (default none)")
+	fs.StringVar(&c.out, "out", "", "keep each run's full transcript as JSON Lines in `DIR` (default: not kept)")
+	fs.StringVar(&c.html, "html", "", "also write a self-contained report page with a chart to `FILE` (default: none)")
+	fs.BoolVar(&c.list, "list", false, "list the scenarios, one line each, and exit (default false)")
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
