@@ -152,8 +152,8 @@ func TestListTools(t *testing.T) {
 	if !strings.Contains(got["big"].Description, "larger than 1000 bytes") {
 		t.Errorf("big's description does not name its own budget: %q", got["big"].Description)
 	}
-	if !strings.Contains(got["run_code"].Description, "tools.records") && !strings.Contains(got["run_code"].Description, "records(") {
-		t.Errorf("run_code's description does not list the upstream tools:\n%s", got["run_code"].Description)
+	if d := got["run_code"].Description; !strings.Contains(d, "  records(input: {") || !strings.Contains(d, "): Promise<RecordsResult>;") || !strings.Contains(d, "type RecordsResult = { records: ") {
+		t.Errorf("run_code's description does not declare the upstream tools with their result types:\n%s", d)
 	}
 	if ins := cs.InitializeResult().Instructions; !strings.Contains(ins, "upstream instructions") || !strings.Contains(ins, "preview is not the whole result") {
 		t.Errorf("instructions %q lack the rule or the upstream's own", ins)
@@ -321,13 +321,19 @@ func TestUpstreamErrorIsToolError(t *testing.T) {
 }
 
 func TestCrashRestarts(t *testing.T) {
-	_, _, cs := start(t, commandUpstream(t), Options{}, nil)
+	p, _, cs := start(t, commandUpstream(t), Options{}, nil)
+	if n := p.UpstreamRestarts(); n != 0 {
+		t.Errorf("restarts before a crash: %d", n)
+	}
 	res := call(t, cs, "crash", map[string]any{})
 	if !res.IsError || !strings.Contains(text(res), "failed during the call") || !strings.Contains(text(res), "exit status 3") {
 		t.Errorf("a crash gave %q", text(res))
 	}
 	if res := call(t, cs, "echo", map[string]any{"text": "back"}); res.IsError || text(res) != "back" {
 		t.Errorf("after a crash, echo gave %q (isError %t): the upstream was not restarted", text(res), res.IsError)
+	}
+	if n := p.UpstreamRestarts(); n != 1 {
+		t.Errorf("restarts after one crash: %d, want 1", n)
 	}
 }
 

@@ -30,11 +30,16 @@ func (p *Proxy) codeTools(tools []*mcp.Tool) []codemode.Tool {
 			continue
 		}
 		schema, _ := json.Marshal(t.InputSchema)
+		var outSchema json.RawMessage // the description's result type: what a call returns, the structured content
+		if t.OutputSchema != nil {
+			outSchema, _ = json.Marshal(t.OutputSchema)
+		}
 		name := t.Name
 		out = append(out, codemode.Tool{
-			Name:        name,
-			Description: firstParagraph(t.Description),
-			InputSchema: schema,
+			Name:         name,
+			Description:  firstParagraph(t.Description),
+			InputSchema:  schema,
+			OutputSchema: outSchema,
 			Call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 				res, err := p.call(ctx, name, args)
 				if err != nil {
