@@ -149,9 +149,18 @@ func fullStatus(b *strings.Builder, f Footer) {
 func fullRecovery(b *strings.Builder, f Footer, n numbers) {
 	if f.ID != "" {
 		if f.Complete {
-			b.WriteString("The retained copy is complete. Read on with ")
+			b.WriteString("The retained copy is complete. ")
 		} else {
-			b.WriteString("The retained copy is incomplete (complete=false): it may lack part of what the tool produced. Read it with ")
+			b.WriteString("The retained copy is incomplete (complete=false): it may lack part of what the tool produced. ")
+		}
+		if n.omittedBytes > searchFirstBytes {
+			// Hundreds of pages: paging through them is rarely the way to
+			// find one thing, so the search comes first.
+			b.WriteString("Search it with ")
+			search(b, f)
+			b.WriteString(" or read on with ")
+		} else {
+			b.WriteString("Read on with ")
 		}
 		call(b, f, n.headEnd)
 		b.WriteString(", following nextOffset until hasMore is false.\n")
@@ -190,6 +199,19 @@ func lineRange(b *strings.Builder, first, last, count int64) {
 		b.WriteByte('-')
 		num(b, last)
 	}
+}
+
+// searchFirstBytes is how much unseen text makes the footer offer the
+// search before the reader: more than four pages of read_tool_output.
+const searchFirstBytes = 4 * 4096
+
+// search writes the call that searches the copy, with a placeholder for the
+// pattern.
+func search(b *strings.Builder, f Footer) {
+	b.WriteString(SearchTool)
+	b.WriteString(` {"id":`)
+	jsonString(b, f.ID)
+	b.WriteString(`,"pattern":"<RE2>"}`)
 }
 
 // call writes the continuing call, its arguments as JSON.

@@ -19,6 +19,9 @@ const (
 	// ReadTool is the name of the reader tool the footer tells the model
 	// to call.
 	ReadTool = "read_tool_output"
+	// SearchTool is the name of the tool that searches a retained copy,
+	// which the full footer offers first when much is unseen.
+	SearchTool = "grep_tool_output"
 )
 
 // Options sets the budget of a preview and how it is split. The zero value

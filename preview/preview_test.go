@@ -53,7 +53,7 @@ func lineSpans(b []byte) []span {
 	return out
 }
 
-var callRE = regexp.MustCompile(`\{"id":.*?,"offset":\d+\}`)
+var callRE = regexp.MustCompile(`\{"id":"(?:[^"\\]|\\.)*","offset":\d+\}`)
 
 // check asserts every invariant of a preview of data under budget with
 // footer f, computing each expected number the slow, obvious way.
@@ -662,4 +662,30 @@ func FuzzOneLine(f *testing.F) {
 			t.Fatalf("oneLine(%q, %d) = %q", s, n, got)
 		}
 	})
+}
+
+// When more than a few pages are unseen, the full footer offers the search
+// first, with the exact call, and the reader second; a gap of a page or two
+// offers the reader alone.
+func TestFooterOffersSearchFirst(t *testing.T) {
+	f := Footer{ID: "out_abc", Complete: true}
+	for _, tc := range []struct {
+		lines  int
+		search bool
+	}{
+		{7000, false}, // 33,890 bytes: a 24 KiB budget hides about 10 KiB
+		{200000, true},
+	} {
+		var b strings.Builder
+		for i := range tc.lines {
+			fmt.Fprintf(&b, "%d\n", i)
+		}
+		data := []byte(b.String())
+		p := Render(data, Options{}, f)
+		foot := footerOf(data, p)
+		const call = `grep_tool_output {"id":"out_abc","pattern":"<RE2>"} or read on with read_tool_output {"id":"out_abc","offset":`
+		if got := strings.Contains(foot, call); got != tc.search {
+			t.Errorf("%d lines (%d bytes unseen): search offered %v, want %v:\n%s", tc.lines, p.OmittedBytes, got, tc.search, foot)
+		}
+	}
 }

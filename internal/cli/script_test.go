@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/scrollback-dev/scrollback/eval"
+	"github.com/scrollback-dev/scrollback/eval/evaltest"
 )
 
 // TestMain lets the test binary act as the scrollback command inside the
@@ -33,9 +37,10 @@ func TestScripts(t *testing.T) {
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"setjson":   cmdSetJSON,
-			"jsonerror": cmdJSONError,
-			"genfile":   cmdGenFile,
+			"setjson":       cmdSetJSON,
+			"jsonerror":     cmdJSONError,
+			"genfile":       cmdGenFile,
+			"scriptedmodel": cmdScriptedModel,
 			"setenvout": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 1 {
 					ts.Fatalf("usage: setenvout VAR")
@@ -44,6 +49,33 @@ func TestScripts(t *testing.T) {
 			},
 		},
 	})
+}
+
+// cmdScriptedModel starts a scripted model (package evaltest) for the
+// script's life and sets VAR to its base URL; with STATUS, every request
+// fails with that HTTP status:
+//
+//	scriptedmodel POLICY VAR [STATUS]
+func cmdScriptedModel(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: scriptedmodel POLICY VAR [STATUS]")
+	}
+	p, ok := evaltest.Policies[args[0]]
+	if !ok {
+		ts.Fatalf("no policy %q", args[0])
+	}
+	all, err := eval.Scenarios()
+	ts.Check(err)
+	s := evaltest.NewServer(p, all)
+	if len(args) == 3 {
+		var status int
+		_, err := fmt.Sscan(args[2], &status)
+		ts.Check(err)
+		s.Fail(status, `{"error":{"message":"scripted failure"}}`)
+	}
+	hs := httptest.NewServer(s)
+	ts.Defer(hs.Close)
+	ts.Setenv(args[1], hs.URL+"/v1")
 }
 
 // cmdSetJSON sets an environment variable from a field of a JSON object:

@@ -1,0 +1,418 @@
+// Package evaltest serves a scripted model over the two protocols package
+// eval speaks — OpenAI-compatible Chat Completions and Anthropic Messages —
+// so that the evaluation harness can be tested end to end without a live
+// model, and every checker can be shown to fail.
+//
+// A Policy decides each turn from the conversation, as a model would: it
+// sees the scenario's question, the tools offered and the tool results, and
+// may use the scenario's Policy hints (what to look for), never its answer.
+// The Diligent policy follows footers, pages and greps; the Lazy one answers
+// from the preview.
+package evaltest
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/scrollback-dev/scrollback/eval"
+)
+
+// Turn is what a policy sees: the scenario the question belongs to, the
+// values of its placeholders, the tools and the conversation so far.
+type Turn struct {
+	Scenario *eval.Scenario
+	Vars     map[string]string // "dir", "foreign_id"
+	Tools    []string
+	History  []eval.Message
+}
+
+// A Policy decides the scripted model's next turn.
+type Policy interface {
+	Next(t Turn) eval.Reply
+}
+
+// Policies by name, for tests and the CLI's script tests.
+var Policies = map[string]Policy{
+	"diligent": Diligent{},
+	"lazy":     Lazy{},
+	"sloppy":   Sloppy{},
+	"stubborn": Stubborn{},
+}
+
+// The final answers the policies give when they found nothing.
+const (
+	AbsentAnswer    = "It is absent: I searched the whole output and it is not there."
+	UncertainAnswer = "It is uncertain: part of the output that would settle it was not retained or not shown to me, so I cannot tell."
+	LazyAnswer      = "It does not exist: the output does not contain it."
+)
+
+var idRE = regexp.MustCompile(`\bout_[a-z0-9]{16,}\b`)
+
+// exchange is one tool call and the result the model read.
+type exchange struct {
+	call   eval.ToolCall
+	args   map[string]any
+	result string
+	isErr  bool
+}
+
+// isPreview reports whether the result names a retained copy without
+// being a page or a search of one: a preview, not the whole result.
+func (e exchange) isPreview() bool {
+	return e.call.Name != "grep_tool_output" && e.call.Name != "read_tool_output" && !e.isErr && idRE.MatchString(e.result)
+}
+
+type state struct {
+	t    Turn
+	ex   []exchange
+	made map[string]bool
+}
+
+func analyze(t Turn) *state {
+	s := &state{t: t, made: map[string]bool{}}
+	results := map[string]eval.Message{}
+	for _, m := range t.History {
+		if m.Role == "tool" {
+			results[m.ToolCallID] = m
+		}
+	}
+	for _, m := range t.History {
+		for _, c := range m.ToolCalls {
+			var args map[string]any
+			json.Unmarshal([]byte(c.Args), &args)
+			r := results[c.ID]
+			isErr := r.IsError || strings.HasPrefix(r.Text, "Error:") // Chat Completions carries no error flag
+			s.ex = append(s.ex, exchange{call: c, args: args, result: r.Text, isErr: isErr})
+			s.made[key(c.Name, args)] = true
+		}
+	}
+	return s
+}
+
+func key(name string, args map[string]any) string {
+	b, _ := json.Marshal(args) // map keys marshal sorted
+	return name + " " + string(b)
+}
+
+func (s *state) hasTool(name string) bool { return slices.Contains(s.t.Tools, name) }
+
+// expand fills a policy call's placeholders; an argument that is exactly
+// "{{1}}" and holds a number becomes that number.
+func (s *state) expand(c eval.Call, group string) (string, map[string]any) {
+	args := map[string]any{}
+	for k, v := range c.Args {
+		if str, ok := v.(string); ok {
+			if str == "{{1}}" {
+				if n, err := strconv.ParseInt(group, 10, 64); err == nil {
+					args[k] = float64(n)
+					continue
+				}
+			}
+			str = strings.ReplaceAll(str, "{{1}}", group)
+			for name, val := range s.t.Vars {
+				str = strings.ReplaceAll(str, "{{"+name+"}}", val)
+			}
+			v = str
+		}
+		args[k] = v
+	}
+	return c.Tool, args
+}
+
+func call(name string, args map[string]any) eval.Reply {
+	b, _ := json.Marshal(args)
+	return eval.Reply{ToolCalls: []eval.ToolCall{{Name: name, Args: string(b)}}}
+}
+
+func answer(text string) eval.Reply { return eval.Reply{Text: text} }
+
+func say(p eval.Policy, finding string) string {
+	tmpl := p.Say
+	if tmpl == "" {
+		tmpl = "The answer is {{1}}."
+	}
+	return strings.ReplaceAll(tmpl, "{{1}}", finding)
+}
+
+// start returns the first start call not made yet.
+func (s *state) start() (eval.Reply, bool) {
+	for _, c := range s.t.Scenario.Policy.Start {
+		name, args := s.expand(c, "")
+		if !s.made[key(name, args)] {
+			return call(name, args), true
+		}
+	}
+	return eval.Reply{}, false
+}
+
+// find looks for the policy's target in the tool results, newest first.
+// With previews false it skips previews: a preview is not the whole result,
+// so a finding there may not be the one asked for (the first error of a
+// build, say).
+func (s *state) find(previews bool) (string, bool) {
+	re := regexp.MustCompile(s.t.Scenario.Policy.Find)
+	for _, e := range slices.Backward(s.ex) {
+		if !previews && e.isPreview() {
+			continue
+		}
+		if m := re.FindStringSubmatch(e.result); m != nil {
+			if len(m) > 1 {
+				return m[1], true
+			}
+			return m[0], true
+		}
+	}
+	return "", false
+}
+
+// Diligent follows what the tools say: it makes the scenario's start
+// calls, follows the source's pagination, greps every retained copy it was
+// given an id for, reads the page of a match whose line was cut, and only
+// then answers: with the finding, or that the target is absent (when every
+// copy was complete and searched) or uncertain.
+type Diligent struct{}
+
+// Next implements Policy.
+func (Diligent) Next(t Turn) eval.Reply {
+	s := analyze(t)
+	p := t.Scenario.Policy
+	if r, ok := s.start(); ok {
+		return r
+	}
+	if !p.Count {
+		if f, ok := s.find(false); ok {
+			return answer(say(p, f))
+		}
+	}
+	if p.Next != nil {
+		re := regexp.MustCompile(p.Next.Find)
+		for _, e := range s.ex {
+			for _, m := range re.FindAllStringSubmatch(e.result, -1) {
+				name, args := s.expand(p.Next.Call, m[len(m)-1])
+				if !s.made[key(name, args)] {
+					return call(name, args)
+				}
+			}
+		}
+	}
+	pattern := p.Grep
+	if pattern == "" {
+		pattern = p.Find
+	}
+	if s.hasTool("grep_tool_output") {
+		for _, id := range s.ids() {
+			args := map[string]any{"id": id, "pattern": pattern}
+			if p.Count {
+				args["max"] = float64(1000)
+			}
+			if !s.made[key("grep_tool_output", args)] {
+				return call("grep_tool_output", args)
+			}
+		}
+		// Searches that say more may follow go on from where they stopped.
+		for _, e := range s.ex {
+			if e.call.Name != "grep_tool_output" || e.isErr {
+				continue
+			}
+			if m := moreRE.FindStringSubmatch(e.result); m != nil {
+				args := map[string]any{}
+				for k, v := range e.args {
+					args[k] = v
+				}
+				off, _ := strconv.ParseFloat(m[1], 64)
+				args["offset"] = off
+				if !s.made[key("grep_tool_output", args)] {
+					return call("grep_tool_output", args)
+				}
+			}
+		}
+	}
+	if p.Count {
+		if n, ok := s.count(); ok {
+			return answer(say(p, strconv.Itoa(n)))
+		}
+	} else if s.hasTool("read_tool_output") {
+		// A match whose line was cut: read the page where it starts.
+		for _, e := range s.ex {
+			if e.call.Name != "grep_tool_output" || e.isErr {
+				continue
+			}
+			id, _ := e.args["id"].(string)
+			for _, m := range matchRE.FindAllStringSubmatch(e.result, -1) {
+				off, _ := strconv.ParseFloat(m[2], 64)
+				args := map[string]any{"id": id, "offset": off, "limit": float64(4096)}
+				if !s.made[key("read_tool_output", args)] {
+					return call("read_tool_output", args)
+				}
+			}
+		}
+	}
+	// Everything was searched: a finding only a preview showed is all there
+	// is.
+	if f, ok := s.find(true); ok && !p.Count {
+		return answer(say(p, f))
+	}
+	if s.uncertain() {
+		return answer(UncertainAnswer)
+	}
+	return answer(AbsentAnswer)
+}
+
+var (
+	// matchRE is a match line of grep_tool_output's text: LINE:OFFSET: text.
+	matchRE = regexp.MustCompile(`(?m)^(\d+):(\d+): (.*)$`)
+	moreRE  = regexp.MustCompile(`More may follow: call grep_tool_output with the same pattern and "offset": (\d+)`)
+)
+
+// ids are the output ids the tool results named, in order.
+func (s *state) ids() []string {
+	var ids []string
+	for _, e := range s.ex {
+		if e.isErr {
+			continue
+		}
+		for _, id := range idRE.FindAllString(e.result, -1) {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids
+}
+
+// count is the most match lines any one copy's searches found.
+func (s *state) count() (int, bool) {
+	per := map[string]int{}
+	for _, e := range s.ex {
+		if e.call.Name == "grep_tool_output" && !e.isErr {
+			id, _ := e.args["id"].(string)
+			per[id] += len(matchRE.FindAllString(e.result, -1))
+		}
+	}
+	best, ok := 0, false
+	for _, n := range per {
+		best, ok = max(best, n), true
+	}
+	return best, ok
+}
+
+// uncertain reports whether what the model saw leaves room for the target:
+// an output cut without a copy, a copy that says it is incomplete, a tool
+// that is not there, or a command that cut its own output (| head).
+func (s *state) uncertain() bool {
+	for _, e := range s.ex {
+		if e.isErr {
+			return true
+		}
+		if cmd, _ := e.args["command"].(string); strings.Contains(cmd, "| head") {
+			return true
+		}
+		for _, w := range []string{"[output truncated]", "incomplete", "complete=false", `"complete":false`} {
+			if strings.Contains(e.result, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Lazy makes the start calls and answers from what they showed: the
+// finding when the preview holds it, else that the target does not exist.
+type Lazy struct{}
+
+// Next implements Policy.
+func (Lazy) Next(t Turn) eval.Reply {
+	s := analyze(t)
+	p := t.Scenario.Policy
+	if r, ok := s.start(); ok {
+		return r
+	}
+	if p.Count {
+		pattern := p.Grep
+		if pattern == "" {
+			pattern = p.Find
+		}
+		re := regexp.MustCompile(pattern)
+		n := 0
+		for _, e := range s.ex {
+			for _, line := range strings.Split(e.result, "\n") {
+				if re.MatchString(line) {
+					n++
+				}
+			}
+		}
+		return answer(say(p, strconv.Itoa(n)))
+	}
+	if f, ok := s.find(true); ok {
+		return answer(say(p, f))
+	}
+	return answer(LazyAnswer)
+}
+
+// Sloppy sends its first tool call with arguments that are not JSON, then
+// behaves as Diligent: the harness must return the mistake to it as a tool
+// error.
+type Sloppy struct{}
+
+// BadArgs are the arguments Sloppy sends first.
+const BadArgs = `{"command": "ls", oops`
+
+// Next implements Policy.
+func (Sloppy) Next(t Turn) eval.Reply {
+	for _, m := range t.History {
+		if len(m.ToolCalls) > 0 {
+			return Diligent{}.Next(t)
+		}
+	}
+	r := Diligent{}.Next(t)
+	if len(r.ToolCalls) > 0 {
+		r.ToolCalls[0].Args = BadArgs
+	}
+	return r
+}
+
+// Stubborn never answers: it runs `true` on every turn, until the harness's
+// turn limit ends the run.
+type Stubborn struct{}
+
+// Next implements Policy.
+func (Stubborn) Next(t Turn) eval.Reply {
+	return call("run_command", map[string]any{"command": "true"})
+}
+
+// identify finds the scenario whose question the user asked, and the
+// values its placeholders took.
+func identify(scenarios []*eval.Scenario, question string) (*eval.Scenario, map[string]string, error) {
+	for _, sc := range scenarios {
+		re, names := questionRE(sc.Question)
+		m := re.FindStringSubmatch(question)
+		if m == nil {
+			continue
+		}
+		vars := map[string]string{}
+		for i, n := range names {
+			vars[n] = m[i+1]
+		}
+		return sc, vars, nil
+	}
+	return nil, nil, fmt.Errorf("evaltest: no scenario asks %.80q", question)
+}
+
+var placeholderRE = regexp.MustCompile(`\\\{\\\{(dir|foreign_id)\\\}\\\}`)
+
+func questionRE(q string) (*regexp.Regexp, []string) {
+	var names []string
+	pat := placeholderRE.ReplaceAllStringFunc(regexp.QuoteMeta(q), func(m string) string {
+		name := placeholderRE.FindStringSubmatch(m)[1]
+		names = append(names, name)
+		if name == "foreign_id" {
+			return `(out_[a-z0-9]+)`
+		}
+		return `(/[^ ` + "`" + `]+?)`
+	})
+	return regexp.MustCompile("^" + pat + "$"), names
+}
