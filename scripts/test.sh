@@ -2,7 +2,8 @@
 # The whole test suite, set-up included, on a fresh machine or a warm one:
 #   1. Go modules;
 #   2. the npm packages of the real-client end-to-end tests (e2e/);
-#   3. a throwaway PostgreSQL server for the PostgreSQL backend's tests;
+#   3. a throwaway PostgreSQL server for the PostgreSQL backend's tests,
+#      and Debian's chromium for the eval report's browser test;
 #   4. gofmt and go vet;
 #   5. go test: -race on the engine packages, plainly on the rest;
 #   6. a short run of every fuzz target (FUZZTIME, default 10s each).
@@ -26,6 +27,22 @@ if [ -x .ci/postgres.sh ] && [ -z "${SCROLLBACK_TEST_POSTGRES:-}" ] && [ -z "${S
 	pgenv=$(.ci/postgres.sh) || { echo "could not start PostgreSQL for the tests (see above); set SCROLLBACK_SKIP_POSTGRES=1 to run without them" >&2; exit 1; }
 	eval "$pgenv"
 	export SCROLLBACK_TEST_POSTGRES
+fi
+
+if ! command -v chromium >/dev/null && [ -z "${SCROLLBACK_SKIP_CHROMIUM:-}" ]; then
+	# The eval report's page is checked in a real browser (eval's
+	# TestHTMLInChromium): Debian's chromium, headless.
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		step "Chromium for the report page's browser test"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq >/dev/null
+		apt-get install -y -qq --no-install-recommends chromium >/dev/null
+	else
+		echo "note: chromium is not installed and we cannot install it: the eval report's browser test will be skipped" >&2
+	fi
+fi
+if command -v chromium >/dev/null; then
+	export SCROLLBACK_REQUIRE_CHROMIUM=1
 fi
 
 step "gofmt and go vet"
