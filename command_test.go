@@ -264,17 +264,41 @@ func processState(stat []byte) byte {
 }
 
 // A context cancelled mid-command (a client that went away) stops the
-// command; the output so far is still saved.
+// command; the output so far is still saved, all of it. The context is
+// cancelled once the command has written its output (it then sleeps), not
+// after a fixed delay that a busy machine can beat before the output
+// outgrows the preview.
 func TestRunCommandCancelled(t *testing.T) {
 	sess := newSession(t, scrollback.Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	marker := filepath.Join(t.TempDir(), "written")
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	res, err := sess.RunCommand(ctx, scrollback.RunCommandInput{Command: "seq 1 100000; sleep 60"})
-	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+	go func() {
+		for ctx.Err() == nil {
+			if _, err := os.Stat(marker); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	res, err := sess.RunCommand(ctx, scrollback.RunCommandInput{Command: "seq 1 100000; : > '" + marker + "'; sleep 60"})
+	if err == nil || !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want one wrapping the context's", err)
 	}
-	if res.DurationMS > 30000 || res.Recovery != scrollback.RecoveryAvailable {
-		t.Errorf("duration %d ms recovery %q", res.DurationMS, res.Recovery)
+	// A hang detector: not stopped, the command would run for 60 s.
+	if res.DurationMS > 30000 {
+		t.Errorf("the command ran %d ms after its context ended", res.DurationMS)
+	}
+	if !res.Truncated || res.Recovery != scrollback.RecoveryAvailable {
+		t.Fatalf("truncated %v recovery %q, want the output retained", res.Truncated, res.Recovery)
+	}
+	var want bytes.Buffer
+	for i := 1; i <= 100000; i++ {
+		fmt.Fprintln(&want, i)
+	}
+	if raw, _, _ := readAll(t, sess, res.OutputID); !bytes.Equal(raw, want.Bytes()) {
+		t.Errorf("retained %d bytes, want the command's %d bytes of output", len(raw), want.Len())
 	}
 }
 
