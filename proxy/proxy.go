@@ -340,7 +340,7 @@ func (p *Proxy) call(ctx context.Context, name string, args json.RawMessage) (*m
 	}
 	// The connection broke: drop it, so that the next call reconnects.
 	why := c.why()
-	c.cs.Close()
+	p.drop(c)
 	hint := "the proxy reconnects to it on the next call"
 	if c.proc != nil {
 		hint = "the proxy starts it again on the next call"
@@ -348,6 +348,19 @@ func (p *Proxy) call(ctx context.Context, name string, args json.RawMessage) (*m
 	return nil, &Error{Tool: name, Err: ErrUpstreamFailed,
 		Msg:  fmt.Sprintf("the upstream server failed during the call: %s (%v)", why, cutString(err.Error(), 512)),
 		Hint: hint + "; the result of this call is lost, so call the tool again if it is safe to repeat"}
+}
+
+// drop ends a connection that broke during a call, and forgets it at once:
+// the error tells the client to call again, and that call must connect
+// afresh, not find the old session because the goroutine that marks it done
+// has not run yet.
+func (p *Proxy) drop(c *conn) {
+	p.mu.Lock()
+	if p.cur == c {
+		p.cur = nil
+	}
+	p.mu.Unlock()
+	c.cs.Close()
 }
 
 // budget is the history budget of an upstream tool.
