@@ -307,7 +307,14 @@ func TestTimeout(t *testing.T) {
 	if d := time.Since(start); d > 20*time.Second { // "hang" never answers by itself
 		t.Errorf("the timeout took %s", d)
 	}
-	if res := call(t, cs, "echo", map[string]any{"text": "still here"}); text(res) != "still here" {
+	// The proxy still serves after a timeout. Every call has the 200 ms
+	// timeout, which a busy machine can make echo miss too: a call that
+	// timed out is made again, any other answer is final.
+	res = call(t, cs, "echo", map[string]any{"text": "still here"})
+	for i := 0; i < 20 && res.IsError && strings.Contains(text(res), "did not answer within"); i++ {
+		res = call(t, cs, "echo", map[string]any{"text": "still here"})
+	}
+	if text(res) != "still here" {
 		t.Errorf("after a timeout, echo gave %q", text(res))
 	}
 }
