@@ -157,7 +157,9 @@ func TestRunCodeFailures(t *testing.T) {
 		kind, msg  string
 		line       int
 	}{
-		{"timeout", "let n = 0;\nwhile (true) { n++ }", 200, "timeout", "timeout", 2},
+		// All of line 2, so that a timeout a busy machine fires before the
+		// loop starts is on line 2 as well.
+		{"timeout", "// never ends\nlet n = 0; while (true) { n++ }", 200, "timeout", "timeout", 2},
 		{"thrown", "console.log('a');\nthrow new Error('boom')", 0, "exception", "Error: boom", 2},
 		{"syntax", "return (;", 0, "syntax", "SyntaxError", 1},
 		{"huge string", "let s = 'x';\nwhile (true) s += s;", 0, "memory", "memory limit exceeded", 2},
