@@ -366,7 +366,8 @@ func TestToolListChanged(t *testing.T) {
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed.Add(1) },
 	})
 	call(t, cs, "add_tool", map[string]any{"text": "extra"})
-	deadline := time.Now().Add(5 * time.Second)
+	// A hang detector: without the notification the wait never ends.
+	deadline := time.Now().Add(30 * time.Second)
 	for changed.Load() == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
