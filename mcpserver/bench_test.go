@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -93,10 +94,23 @@ func newRawSession(url string, c *http.Client) (*rawSession, error) {
 
 // BenchmarkHTTPReadToolOutput measures read_tool_output over streamable
 // HTTP on loopback, with the clients in parallel, each in its own session
-// holding a 1 MiB copy.
+// holding a 1 MiB copy: bare, and observed (metrics, one JSON log line a
+// call, limits), the server an operator runs; the ratio of the two is the
+// cost of observing.
 func BenchmarkHTTPReadToolOutput(b *testing.B) {
+	b.Run("bare", func(b *testing.B) { benchHTTPRead(b, false) })
+	b.Run("observed", func(b *testing.B) { benchHTTPRead(b, true) })
+}
+
+func benchHTTPRead(b *testing.B, observed bool) {
 	eng, _ := newEngine(b, filepager.Options{})
-	ts := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{}))
+	opts := HTTPOptions{}
+	if observed {
+		opts.Observer = NewObserver(slog.New(slog.NewJSONHandler(io.Discard, nil)))
+		opts.Limits = NewLimits(0, 0)
+		eng = scrollback.New(opts.Observer.Store(eng.Store()), eng.Options())
+	}
+	ts := httptest.NewServer(NewHTTPHandler(eng, opts))
 	defer ts.Close()
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	defer hc.CloseIdleConnections()

@@ -1,17 +1,16 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -28,12 +27,12 @@ const Path = "/mcp"
 // without an Mcp-Session-Id); the session must belong to the caller.
 const SessionHeader = "Scrollback-Session"
 
-// Request body and idle limits of the HTTP transport.
+// Limits of the HTTP transport.
 const (
-	// MaxRequestBytes bounds one HTTP request body: the same 16 MiB the
-	// SDK's stdio transport allows for one message. Larger requests get
-	// 413 Request Entity Too Large.
-	MaxRequestBytes = 16 << 20
+	// DefaultMaxRequestBytes bounds one HTTP request body unless
+	// HTTPOptions.MaxRequestBytes says otherwise. Larger requests get 413
+	// Request Entity Too Large.
+	DefaultMaxRequestBytes = 4 << 20
 	// DefaultIdleTimeout closes an MCP session that sent no request for
 	// this long. Its scrollback session stays: a client resumes it with the
 	// Scrollback-Session header.
@@ -54,46 +53,36 @@ var (
 // HTTPOptions configures NewHTTPHandler.
 type HTTPOptions struct {
 	Options
-	// Tokens are the bearer tokens accepted. When there is at least one,
-	// every request must carry "Authorization: Bearer TOKEN" with one of
-	// them, and each session belongs to the token that created it. When
-	// there is none, every session belongs to scrollback.LocalOwner and the
-	// server must only listen on loopback (see Listen).
+	// Tokens are bearer tokens accepted, each named "unnamed-" and a short
+	// hash of it in logs and metrics. TokenSet, when set, wins.
 	Tokens []string
+	// TokenSet is the set of named bearer tokens accepted; it may be
+	// replaced while the handler serves. With at least one token (here or
+	// in Tokens), every request but the health checks must carry
+	// "Authorization: Bearer TOKEN" with one of them, and each session
+	// belongs to the token that created it. With none, every session
+	// belongs to scrollback.LocalOwner and the server must only listen on
+	// loopback (see Listen).
+	TokenSet *TokenSet
 	// IdleTimeout closes MCP sessions idle for this long; 0 means
 	// DefaultIdleTimeout, a negative value never.
 	IdleTimeout time.Duration
-}
-
-// TokenOwner returns the owner recorded for sessions made with token: a
-// hash of it, never the token itself.
-func TokenOwner(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return "token:" + hex.EncodeToString(sum[:16])
-}
-
-// ReadTokenFile reads bearer tokens from a file: one per line, blank lines
-// and lines starting with # ignored, surrounding spaces trimmed.
-func ReadTokenFile(path string) ([]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("mcpserver: reading the token file: %w", err)
-	}
-	var tokens []string
-	for line := range strings.Lines(string(data)) {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if strings.ContainsAny(line, " \t") {
-			return nil, fmt.Errorf("mcpserver: token file %s: a token may not contain spaces; put one token per line", path)
-		}
-		tokens = append(tokens, line)
-	}
-	if len(tokens) == 0 {
-		return nil, fmt.Errorf("%w %s: write one token per line", ErrNoTokens, path)
-	}
-	return tokens, nil
+	// MaxRequestBytes bounds one request body; 0 means
+	// DefaultMaxRequestBytes. Larger requests get 413.
+	MaxRequestBytes int64
+	// Limits bounds the calls in flight and the MCP sessions of each
+	// token, and drains calls on shutdown; nil means NewLimits(0, 0).
+	Limits *Limits
+	// AllowOrigins lists the browser origins ("https://app.example.com")
+	// allowed besides the server's own. A request whose Origin header is
+	// neither gets 403 on every path; a request without one is served.
+	AllowOrigins []string
+	// Observer, when set, counts and logs every tool call and serves
+	// /metrics (behind the token when one is configured).
+	Observer *Observer
+	// Ready reports whether the server can serve, for /readyz: nil when it
+	// can. It is given a second. nil means asking the engine's store.
+	Ready func(context.Context) error
 }
 
 // Listen opens a TCP listener for the HTTP server. Unless tokens is true
@@ -147,22 +136,24 @@ func checkLoopback(ctx context.Context, host string) error {
 }
 
 // NewHTTPHandler returns the streamable HTTP transport of scrollback's MCP
-// server, serving Path (other paths get 404). Each MCP session gets its own
+// server, serving Path, with /healthz, /readyz and (given an Observer)
+// /metrics beside it; other paths get 404. Each MCP session gets its own
 // scrollback session of eng, created on its first tool call, unless the
 // request that starts it names one of the caller's sessions in the
 // Scrollback-Session header; a session that does not exist or belongs to
-// another token gets the same 404. With opts.Tokens set, a request without
-// a valid bearer token gets 401 and touches nothing.
+// another token gets the same 404. With tokens configured, a request
+// without a valid bearer token gets 401 and touches nothing (the health
+// checks need none).
 func NewHTTPHandler(eng *scrollback.Engine, opts HTTPOptions) http.Handler {
 	return NewSessionHandler(eng, opts, func(b *Binding) *mcp.Server { return newServer(b, opts.Options) })
 }
 
 // NewSessionHandler is NewHTTPHandler for any MCP server whose tools act on
-// a scrollback session (AddTools adds them to a server): the same path,
-// bearer tokens, owners and Scrollback-Session header. newServer makes the
-// server of each new MCP session, once, given the binding to its
-// scrollback session: a new one of eng, made when the server first calls
-// Binding.Session, or the one the header named.
+// a scrollback session (AddTools adds them to a server): the same paths,
+// bearer tokens, owners, limits, Scrollback-Session header and
+// observation. newServer makes the server of each new MCP session, once,
+// given the binding to its scrollback session: a new one of eng, made when
+// the server first calls Binding.Session, or the one the header named.
 func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(*Binding) *mcp.Server) http.Handler {
 	idle := opts.IdleTimeout
 	if idle == 0 {
@@ -170,6 +161,23 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 	} else if idle < 0 {
 		idle = 0
 	}
+	maxBody := opts.MaxRequestBytes
+	if maxBody <= 0 {
+		maxBody = DefaultMaxRequestBytes
+	}
+	limits := opts.Limits
+	if limits == nil {
+		limits = NewLimits(0, 0)
+	}
+	tokens := opts.TokenSet
+	if tokens == nil && len(opts.Tokens) > 0 {
+		named := make([]Token, len(opts.Tokens))
+		for i, t := range opts.Tokens {
+			named[i] = Token{Name: unnamed(t), Secret: t}
+		}
+		tokens = NewTokenSet(named)
+	}
+	obs := opts.Observer
 	proto := mcp.NewServer(&mcp.Implementation{Name: "scrollback", Version: opts.Version}, nil)
 	sdk := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		// The SDK asks for a server on every request; only the request that
@@ -178,37 +186,67 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 		if !ok {
 			return proto
 		}
-		hs.once.Do(func() { hs.srv = newServer(hs.b) })
+		hs.once.Do(func() {
+			hs.srv = newServer(hs.b)
+			// Outermost first: the observer sees what the limits refused,
+			// and both see results as the server finished them.
+			hs.srv.AddReceivingMiddleware(obs.middleware(hs.b), limits.middleware(hs))
+		})
 		return hs.srv
 	}, &mcp.StreamableHTTPOptions{
 		Logger:                       opts.Logger,
 		SessionTimeout:               idle,
-		MaxRequestBodyBytes:          MaxRequestBytes,
+		MaxRequestBodyBytes:          maxBody,
 		PropagateRequestCancellation: true,
 	})
 
-	mux := http.NewServeMux()
-	mux.Handle(Path, &httpHandler{eng: eng, sdk: sdk})
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	ready := opts.Ready
+	if ready == nil {
+		ready = func(ctx context.Context) error { return StoreReady(ctx, eng.Store()) }
+	}
+	mcpHandler := &httpHandler{eng: eng, sdk: sdk, limits: limits, obs: obs, maxBody: maxBody}
+	open := http.NewServeMux() // no token needed
+	open.Handle("GET /healthz", HealthHandler())
+	open.Handle("GET /readyz", ReadyHandler(ready))
+	guarded := http.NewServeMux()
+	guarded.Handle(Path, mcpHandler)
+	if obs != nil {
+		guarded.Handle("GET /metrics", obs.Handler())
+	}
+	guarded.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "scrollback: not found: the MCP endpoint is "+Path, http.StatusNotFound)
 	})
-	if len(opts.Tokens) == 0 {
-		return mux
+	var authed http.Handler = guarded
+	if tokens != nil {
+		verify := tokens.verifier()
+		sdkAuth := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(guarded)
+		authed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// Refuse here, before the SDK's middleware, to add the challenge
+			// RFC 6750 wants on a 401 (the SDK names none without OAuth
+			// metadata). The SDK's middleware then puts the owner in the
+			// context, which also keeps one token out of another's MCP
+			// session. The set is read on every request, so a token taken
+			// out of it is refused from its next request on.
+			token, ok := bearer(r)
+			if !ok {
+				unauthorized(w, "scrollback: this server requires \"Authorization: Bearer TOKEN\"")
+				return
+			}
+			if _, err := verify(r.Context(), token, r); err != nil {
+				unauthorized(w, "scrollback: the bearer token is not one this server accepts")
+				return
+			}
+			sdkAuth.ServeHTTP(w, r)
+		})
 	}
-	verify := verifier(opts.Tokens)
-	authed := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(mux)
+	origins := newOriginCheck(opts.AllowOrigins)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Refuse here, before the SDK's middleware, to add the challenge
-		// RFC 6750 wants on a 401 (the SDK names none without OAuth
-		// metadata). The SDK's middleware then puts the owner in the
-		// context, which also keeps one token out of another's MCP session.
-		token, ok := bearer(r)
-		if !ok {
-			unauthorized(w, "scrollback: this server requires \"Authorization: Bearer TOKEN\"")
+		if err := origins.check(r); err != nil {
+			http.Error(w, err.Error(), http.StatusForbidden)
 			return
 		}
-		if _, err := verify(r.Context(), token, r); err != nil {
-			unauthorized(w, "scrollback: the bearer token is not one this server accepts")
+		if h, pattern := open.Handler(r); pattern != "" {
+			h.ServeHTTP(w, r)
 			return
 		}
 		authed.ServeHTTP(w, r)
@@ -229,64 +267,83 @@ func bearer(r *http.Request) (string, bool) {
 	return f[1], true
 }
 
-// verifier checks a bearer token against the configured ones in constant
-// time (comparing hashes, so the tokens' lengths do not leak either), and
-// names its owner.
-func verifier(tokens []string) auth.TokenVerifier {
-	sums := make([][32]byte, len(tokens))
-	for i, t := range tokens {
-		sums[i] = sha256.Sum256([]byte(t))
-	}
-	return func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		got := sha256.Sum256([]byte(token))
-		ok := 0
-		for _, s := range sums {
-			ok |= subtle.ConstantTimeCompare(got[:], s[:])
-		}
-		if ok != 1 {
-			return nil, fmt.Errorf("%w: scrollback: the bearer token is not one this server accepts", auth.ErrInvalidToken)
-		}
-		return &auth.TokenInfo{UserID: TokenOwner(token)}, nil
-	}
-}
-
 type httpSessionKey struct{}
 
 // httpSession is the binding of one new MCP session and its server, made
-// once.
+// once, and its place among its token's sessions.
 type httpSession struct {
-	b    *Binding
-	once sync.Once
-	srv  *mcp.Server
+	b     *Binding
+	owner string
+	name  string // the token's name, for logs and metrics
+	once  sync.Once
+	srv   *mcp.Server
+
+	// release gives the session's place back, once; claimed says the SDK
+	// made the session, which then releases it when it ends.
+	release func()
+	claimed atomic.Bool
 }
 
-// httpHandler binds each new MCP session to a scrollback session, then
-// hands the request to the SDK's handler.
+// httpHandler checks each request body, binds each new MCP session to a
+// scrollback session within its token's limit, then hands the request to
+// the SDK's handler.
 type httpHandler struct {
-	eng *scrollback.Engine
-	sdk *mcp.StreamableHTTPHandler
+	eng     *scrollback.Engine
+	sdk     *mcp.StreamableHTTPHandler
+	limits  *Limits
+	obs     *Observer
+	maxBody int64
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
-		owner := scrollback.LocalOwner
-		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
-			owner = ti.UserID
-		}
-		b := NewBinding(h.eng, owner)
-		if id := r.Header.Get(SessionHeader); id != "" {
-			s, err := h.eng.Session(r.Context(), owner, id)
-			if err != nil {
-				status := http.StatusInternalServerError
-				if errors.Is(err, scrollback.ErrNoSession) {
-					status = http.StatusNotFound
-				}
-				http.Error(w, "scrollback: "+SessionHeader+": "+err.Error(), status)
-				return
-			}
-			b = BindSession(s)
-		}
-		r = r.WithContext(context.WithValue(r.Context(), httpSessionKey{}, &httpSession{b: b}))
+	if r.Method != http.MethodPost {
+		h.sdk.ServeHTTP(w, r)
+		return
 	}
+	body, id, method, ok := readMessage(w, r, h.maxBody)
+	if !ok {
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if r.Header.Get("Mcp-Session-Id") != "" {
+		h.sdk.ServeHTTP(w, r)
+		return
+	}
+	owner, name := scrollback.LocalOwner, "local"
+	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+		owner, name = ti.UserID, TokenName(ti)
+	}
+	b := NewBinding(h.eng, owner)
+	if sid := r.Header.Get(SessionHeader); sid != "" {
+		s, err := h.eng.Session(r.Context(), owner, sid)
+		if err != nil {
+			status := http.StatusInternalServerError
+			if errors.Is(err, scrollback.ErrNoSession) {
+				status = http.StatusNotFound
+			}
+			http.Error(w, "scrollback: "+SessionHeader+": "+err.Error(), status)
+			return
+		}
+		b = BindSession(s)
+	}
+	hs := &httpSession{b: b, owner: owner, name: name, release: func() {}}
+	if method == "initialize" {
+		// Only an initialize makes a session that lasts; other requests
+		// without a session id (a discovery probe) end with their answer.
+		release, err := h.limits.openSession(owner, name)
+		if err != nil {
+			writeRPCError(w, http.StatusTooManyRequests, id, CodeLimit, err.Error())
+			return
+		}
+		h.obs.sessionOpened(name)
+		hs.release = sync.OnceFunc(func() {
+			release()
+			h.obs.sessionClosed(name)
+		})
+	}
+	r = r.WithContext(context.WithValue(r.Context(), httpSessionKey{}, hs))
 	h.sdk.ServeHTTP(w, r)
+	if !hs.claimed.Load() {
+		hs.release() // the SDK made no session of it
+	}
 }

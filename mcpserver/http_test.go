@@ -235,14 +235,15 @@ func TestHTTPTokens(t *testing.T) {
 // argument under it gets a tool error; both leave the server serving.
 func TestHTTPLargeRequest(t *testing.T) {
 	eng, _ := newEngine(t, filepager.Options{})
-	ts := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{}))
+	const limit = 16 << 20
+	ts := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{MaxRequestBytes: limit}))
 	t.Cleanup(ts.Close)
 	cs := mustHTTPClient(t, ts.URL, nil)
 	res := call(t, cs, "read_tool_output", map[string]any{"id": strings.Repeat("é", 5<<20)})
 	if !res.IsError || !strings.Contains(text(res, 0), "no retained output") || len(text(res, 0)) > 4096 {
 		t.Errorf("10 MiB id: error=%v %.200q (%d bytes)", res.IsError, text(res, 0), len(text(res, 0)))
 	}
-	req, _ := http.NewRequest(http.MethodPost, ts.URL+Path, io.MultiReader(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"`), strings.NewReader(strings.Repeat("x", MaxRequestBytes)), strings.NewReader(`"}}`)))
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+Path, io.MultiReader(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"`), strings.NewReader(strings.Repeat("x", limit)), strings.NewReader(`"}}`)))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if status, _ := do(t, req, nil); status != http.StatusRequestEntityTooLarge {
@@ -302,15 +303,22 @@ func TestReadTokenFile(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name, content string
-		want          []string
+		want          string // name=secret, comma-separated
 		err           string
 	}{
-		{"one", "secret-1\n", []string{"secret-1"}, ""},
-		{"no newline", "secret-1", []string{"secret-1"}, ""},
-		{"several", "# clients\n\n  a-token  \nb-token\r\n", []string{"a-token", "b-token"}, ""},
-		{"empty", "", nil, "no token"},
-		{"comments only", "# nothing\n\n", nil, "no token"},
-		{"space inside", "two words\n", nil, "may not contain spaces"},
+		{"one", "secret-1\n", unnamed("secret-1") + "=secret-1", ""},
+		{"no newline", "secret-1", unnamed("secret-1") + "=secret-1", ""},
+		{"several", "# clients\n\n  a-token  \nb-token\r\n", unnamed("a-token") + "=a-token," + unnamed("b-token") + "=b-token", ""},
+		{"named", "alice: tok-a\nbob:\ttok-b\n", "alice=tok-a,bob=tok-b", ""},
+		{"named and bare", "alice: tok-a\ntok:with:colons\n", "alice=tok-a," + unnamed("tok:with:colons") + "=tok:with:colons", ""},
+		{"empty", "", "", "no token"},
+		{"comments only", "# nothing\n\n", "", "no token"},
+		{"space inside", "two words\n", "", "may not contain spaces"},
+		{"space in named token", "alice: two words\n", "", "may not contain spaces"},
+		{"name without token", "alice: \n", "", "no token after"},
+		{"two-word name", "alice smith: tok\n", "", "a name is one word"},
+		{"name twice", "alice: a\nalice: b\n", "", `the name "alice" is on lines 1 and 2`},
+		{"token twice", "alice: same\nbob: same\n", "", "lines 1 and 2 hold the same token"},
 	} {
 		p := filepath.Join(dir, tc.name)
 		os.WriteFile(p, []byte(tc.content), 0o600)
@@ -321,7 +329,11 @@ func TestReadTokenFile(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || strings.Join(got, ",") != strings.Join(tc.want, ",") {
+		var pairs []string
+		for _, tok := range got {
+			pairs = append(pairs, tok.Name+"="+tok.Secret)
+		}
+		if err != nil || strings.Join(pairs, ",") != tc.want {
 			t.Errorf("%s: %q, %v; want %q", tc.name, got, err, tc.want)
 		}
 	}

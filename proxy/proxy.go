@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -57,6 +58,9 @@ type Proxy struct {
 	closed bool
 	snap   snapshot
 	srvs   map[*server]struct{}
+
+	restarts atomic.Int64 // connections made after the first was lost
+	dialled  bool         // a connection was made before (guarded by mu)
 }
 
 // snapshot is what the upstream offers, as last listed.
@@ -160,10 +164,20 @@ func (p *Proxy) conn(ctx context.Context) (*conn, error) {
 		return nil, &Error{Err: ErrUpstreamDown, Msg: fmt.Sprintf("the upstream server %s did not list its features: %v", p.up, err)}
 	}
 	p.mu.Lock()
-	p.cur = c
+	// Every connection after the first replaces a lost one (dropped by a
+	// broken call, so p.cur may already be nil).
+	if p.dialled {
+		p.restarts.Add(1)
+	}
+	p.cur, p.dialled = c, true
 	p.mu.Unlock()
 	return c, nil
 }
+
+// UpstreamRestarts returns how many times the proxy connected to its
+// upstream again after losing the connection (a crashed command, a
+// dropped HTTP session), for the metrics.
+func (p *Proxy) UpstreamRestarts() int64 { return p.restarts.Load() }
 
 func (p *Proxy) dial(ctx context.Context) (*conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.connectTimeout())

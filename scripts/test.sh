@@ -39,7 +39,7 @@ go vet ./...
 
 # The engine packages slice bytes and share state across goroutines: they
 # run under the race detector.
-engine_pkgs=(. ./preview/... ./capture/... ./runner/... ./store/... ./filepager/... ./internal/utf8x/... ./grep/...)
+engine_pkgs=(. ./preview/... ./capture/... ./runner/... ./store/... ./filepager/... ./internal/utf8x/... ./grep/... ./jsonq/...)
 mapfile -t engine_list < <(go list "${engine_pkgs[@]}" 2>/dev/null)
 mapfile -t all_list < <(go list ./...)
 other_list=()

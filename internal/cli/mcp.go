@@ -12,7 +12,7 @@ import (
 
 func init() {
 	register(commandInfo{name: "mcp", order: 80,
-		usage:   "mcp [--session ID] [--db PATH] [--root DIR]  |  mcp --http ADDR [--token-file F] [--db PATH] [--root DIR]",
+		usage:   "mcp [--session ID] [--db PATH] [--root DIR]  |  mcp --http ADDR [--token-file F] [--metrics ADDR] [--log-format text|json] [--drain DUR] [--db PATH] [--root DIR]",
 		summary: "serve the tools over MCP: stdio (one session), or streamable HTTP at /mcp",
 		examples: []example{
 			{"serve the tools to one agent over stdio, file reads confined to a project", "scrollback mcp --root ~/src/project"},
@@ -31,6 +31,7 @@ type mcpCmd struct {
 
 func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("mcp", true, false)
+	c.addRetentionFlag(fs)
 	fs.StringVar(&c.root, "root", "", "confine read_file to the directory tree `DIR` (default: any file scrollback can read)")
 	c.addFlags(fs, "127.0.0.1:7777")
 	pos, err := c.parse(args)
@@ -40,18 +41,29 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	if len(pos) != 0 {
 		return usagef("mcp takes no arguments, got %q", pos)
 	}
-	if c.http == "" && c.tokenFile != "" {
-		return usagef("--token-file applies to --http only: over stdio the client that starts the server is its only user")
+	if err := c.checkFlags(fs); err != nil {
+		return err
 	}
 	if c.http != "" && c.session != "" {
 		return usagef("--session applies to stdio only: over HTTP a client resumes a session with the %s header", mcpserver.SessionHeader)
 	}
 
+	retention, err := c.retentionPeriod(c.io.Getenv)
+	if err != nil {
+		return err
+	}
 	st, err := c.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if c.http != "" {
+		if err := c.prepare(c.io); err != nil {
+			return err
+		}
+		st = c.observeStore(st)
+	}
+	defer startRetention(ctx, st, retention, c.io.Stderr)()
 	fo := fileOptions(c.io.Getenv)
 	fo.Root = c.root
 	eng := scrollback.New(st, scrollback.Options{File: fo})
@@ -76,10 +88,11 @@ func (c *mcpCmd) serveStdio(ctx context.Context, eng *scrollback.Engine, opts mc
 
 // serveHTTP serves streamable HTTP until ctx is done.
 func (c *mcpCmd) serveHTTP(ctx context.Context, eng *scrollback.Engine, opts mcpserver.Options) error {
+	ready := func(ctx context.Context) error { return mcpserver.StoreReady(ctx, eng.Store()) }
 	return c.serve(ctx, c.io, func(h mcpserver.HTTPOptions) http.Handler {
 		h.Options = opts
 		return mcpserver.NewHTTPHandler(eng, h)
-	}, "scrollback: serving MCP")
+	}, ready, "scrollback: serving MCP")
 }
 
 type nopWriteCloser struct{ io.Writer }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/mcpserver"
 	"github.com/scrollback-dev/scrollback/proxy"
@@ -66,6 +68,7 @@ func (b budgetFlag) Set(v string) error {
 
 func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("proxy", true, false)
+	c.addRetentionFlag(fs)
 	c.headers, c.budgetFor = headerFlag{}, budgetFlag{}
 	fs.StringVar(&c.url, "url", "", "connect to the upstream's streamable HTTP endpoint `URL` (default none: run the command after --)")
 	fs.Var(c.headers, "header", "send the header `'Name: value'` with every request to --url (repeatable; default none)")
@@ -86,17 +89,29 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		return usagef("--header applies to --url only")
 	case c.budget < 1:
 		return usagef("--budget %d: give a positive number of bytes", c.budget)
-	case c.http == "" && c.tokenFile != "":
-		return usagef("--token-file applies to --http only")
 	case c.http != "" && c.session != "":
 		return usagef("--session applies to stdio only: over HTTP a client resumes a session with the %s header", mcpserver.SessionHeader)
 	}
 
+	if err := c.checkFlags(fs); err != nil {
+		return err
+	}
+	retention, err := c.retentionPeriod(c.io.Getenv)
+	if err != nil {
+		return err
+	}
 	st, err := c.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if c.http != "" {
+		if err := c.prepare(c.io); err != nil {
+			return err
+		}
+		st = c.observeStore(st)
+	}
+	defer startRetention(ctx, st, retention, c.io.Stderr)()
 	eng := scrollback.New(st, scrollback.Options{File: fileOptions(c.io.Getenv)})
 	up := proxy.Upstream{Command: pos, Stderr: c.io.Stderr}
 	if c.url != "" {
@@ -111,7 +126,7 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if c.http != "" {
-		return c.serveHTTP(ctx, p)
+		return c.serveHTTP(ctx, p, eng)
 	}
 
 	sess, err := c.openSession(ctx, eng, true)
@@ -122,6 +137,11 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	return serveStdio(ctx, p.Server(sess), c.io)
 }
 
-func (c *proxyCmd) serveHTTP(ctx context.Context, p *proxy.Proxy) error {
-	return c.serve(ctx, c.io, p.HTTPHandler, fmt.Sprintf("scrollback proxy: serving %d upstream tools", len(p.Tools())))
+func (c *proxyCmd) serveHTTP(ctx context.Context, p *proxy.Proxy, eng *scrollback.Engine) error {
+	c.obs.Registry().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "scrollback_proxy_upstream_restarts_total",
+		Help: "Times the proxy connected to its upstream again after losing it.",
+	}, func() float64 { return float64(p.UpstreamRestarts()) }))
+	ready := func(ctx context.Context) error { return mcpserver.StoreReady(ctx, eng.Store()) }
+	return c.serve(ctx, c.io, p.HTTPHandler, ready, fmt.Sprintf("scrollback proxy: serving %d upstream tools", len(p.Tools())))
 }

@@ -2,75 +2,301 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
+	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/scrollback-dev/scrollback/mcpserver"
+	"github.com/scrollback-dev/scrollback/store"
 )
 
 // httpServing is what `mcp` and `proxy` share to serve streamable HTTP:
-// the address, the bearer tokens and the idle timeout, and the serving
-// loop itself.
+// the address, the bearer tokens, the limits, the logs and metrics, and
+// the serving loop with its graceful stop.
 type httpServing struct {
-	http      string
-	tokenFile string
-	idle      time.Duration
+	http        string
+	tokenFile   string
+	idle        time.Duration
+	metrics     string
+	logFormat   string
+	logLevel    string
+	maxBody     int64
+	maxInFlight int
+	maxSessions int
+	origins     originFlag
+	drain       time.Duration
+
+	// Made by prepare.
+	log    *slog.Logger
+	obs    *mcpserver.Observer
+	tokens *mcpserver.TokenSet
+	limits *mcpserver.Limits
 }
 
-// addFlags puts --http, --token-file and --idle-timeout on fs.
+// originFlag collects repeated --allow-origin flags.
+type originFlag []string
+
+func (o *originFlag) String() string { return strings.Join(*o, ",") }
+
+func (o *originFlag) Set(v string) error {
+	if err := mcpserver.ValidOrigin(v); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "mcpserver: "))
+	}
+	*o = append(*o, v)
+	return nil
+}
+
+// Default drain of in-flight calls on SIGTERM.
+const defaultDrain = 30 * time.Second
+
+// addFlags puts the HTTP serving flags on fs.
 func (h *httpServing) addFlags(fs *flag.FlagSet, example string) {
 	fs.StringVar(&h.http, "http", "", "serve streamable HTTP at /mcp on `ADDR`, e.g. "+example+" (port 0 picks one; default none: stdio)")
-	fs.StringVar(&h.tokenFile, "token-file", "", "with --http, require a bearer token from `FILE` (one per line; default $SCROLLBACK_TOKEN)")
+	fs.StringVar(&h.tokenFile, "token-file", "", "with --http, require a bearer token from `FILE`: one a line, \"alice: TOKEN\" or a bare TOKEN; re-read on SIGHUP (default $SCROLLBACK_TOKEN)")
 	fs.DurationVar(&h.idle, "idle-timeout", mcpserver.DefaultIdleTimeout, fmt.Sprintf("with --http, close MCP sessions idle for `DUR` (their copies stay; default %s)", mcpserver.DefaultIdleTimeout))
+	fs.StringVar(&h.metrics, "metrics", "", "with --http, also serve /metrics, /healthz and /readyz without a token on `ADDR`, e.g. 127.0.0.1:9090 (default none)")
+	fs.StringVar(&h.logFormat, "log-format", "text", "with --http, log one line per tool call to stderr as `FORMAT` text or json (default text)")
+	fs.StringVar(&h.logLevel, "log-level", "info", "with --http, the least `LEVEL` logged: debug, info, warn or error (default info)")
+	fs.Int64Var(&h.maxBody, "max-body", mcpserver.DefaultMaxRequestBytes, fmt.Sprintf("with --http, refuse request bodies over `BYTES` with 413 (default %d)", mcpserver.DefaultMaxRequestBytes))
+	fs.IntVar(&h.maxInFlight, "max-in-flight", mcpserver.DefaultMaxInFlight, fmt.Sprintf("with --http and tokens, refuse a token's tool call over `N` in flight; -1: no limit (default %d)", mcpserver.DefaultMaxInFlight))
+	fs.IntVar(&h.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, fmt.Sprintf("with --http and tokens, refuse a token's MCP session over `N` open; -1: no limit (default %d)", mcpserver.DefaultMaxSessions))
+	fs.Var(&h.origins, "allow-origin", "with --http, serve browser requests from `ORIGIN` (scheme://host[:port]) besides the server's own; repeatable (default none)")
+	fs.DurationVar(&h.drain, "drain", defaultDrain, fmt.Sprintf("with --http, on SIGTERM give calls in flight `DUR` to finish before their commands are killed (default %s)", defaultDrain))
 }
 
-// tokens returns the configured bearer tokens: the token file's, else
+// checkFlags refuses HTTP-only flags given without --http, and bad values.
+func (h *httpServing) checkFlags(fs *flag.FlagSet) error {
+	if h.http == "" {
+		var bad []string
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "token-file", "idle-timeout", "metrics", "log-format", "log-level", "max-body", "max-in-flight", "max-sessions", "allow-origin", "drain":
+				bad = append(bad, "--"+f.Name)
+			}
+		})
+		if len(bad) > 0 {
+			return usagef("%s applies to --http only: over stdio the client that starts the server is its only user", strings.Join(bad, ", "))
+		}
+		return nil
+	}
+	switch {
+	case h.logFormat != "text" && h.logFormat != "json":
+		return usagef("--log-format %q: want text or json", h.logFormat)
+	case h.maxBody < 1024:
+		return usagef("--max-body %d: give at least 1024 bytes", h.maxBody)
+	case h.maxInFlight == 0 || h.maxInFlight < -1:
+		return usagef("--max-in-flight %d: give a positive number, or -1 for no limit", h.maxInFlight)
+	case h.maxSessions == 0 || h.maxSessions < -1:
+		return usagef("--max-sessions %d: give a positive number, or -1 for no limit", h.maxSessions)
+	case h.drain < 0:
+		return usagef("--drain %s: give a duration of 0 or more", h.drain)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(h.logLevel)); err != nil {
+		return usagef("--log-level %q: want debug, info, warn or error", h.logLevel)
+	}
+	return nil
+}
+
+// prepare makes the logger, the observer, the token set and the limits;
+// call it after checkFlags, before observeStore and serve.
+func (h *httpServing) prepare(std IO) error {
+	var level slog.Level
+	level.UnmarshalText([]byte(h.logLevel))
+	ho := &slog.HandlerOptions{Level: level}
+	if h.logFormat == "json" {
+		h.log = slog.New(slog.NewJSONHandler(std.Stderr, ho))
+	} else {
+		h.log = slog.New(slog.NewTextHandler(std.Stderr, ho))
+	}
+	h.obs = mcpserver.NewObserver(h.log)
+	tokens, err := h.readTokens(std.Getenv)
+	if err != nil {
+		return err
+	}
+	if len(tokens) > 0 {
+		h.tokens = mcpserver.NewTokenSet(tokens)
+	}
+	h.limits = mcpserver.NewLimits(h.maxInFlight, h.maxSessions)
+	return nil
+}
+
+// observeStore returns st with its errors and saved bytes counted in the
+// metrics.
+func (h *httpServing) observeStore(st store.Store) store.Store { return h.obs.Store(st) }
+
+// readTokens returns the configured bearer tokens: the token file's, else
 // $SCROLLBACK_TOKEN, else none.
-func (h *httpServing) tokens(getenv func(string) string) ([]string, error) {
+func (h *httpServing) readTokens(getenv func(string) string) ([]mcpserver.Token, error) {
 	if h.tokenFile != "" {
 		return mcpserver.ReadTokenFile(h.tokenFile)
 	}
 	if t := strings.TrimSpace(getenv("SCROLLBACK_TOKEN")); t != "" {
-		return []string{t}, nil
+		return []mcpserver.Token{{Name: "env", Secret: t}}, nil
 	}
 	return nil, nil
 }
 
-// serve listens on the address (loopback only without a token), prints
-// what it serves, and serves the handler newHandler makes until ctx is
-// done; then it shuts down, giving calls under way 5 seconds.
-func (h *httpServing) serve(ctx context.Context, std IO, newHandler func(opts mcpserver.HTTPOptions) http.Handler, what string) error {
-	tokens, err := h.tokens(std.Getenv)
-	if err != nil {
-		return err
+// reload re-reads the token file on SIGHUP. A file that cannot be read
+// leaves the tokens as they were.
+func (h *httpServing) reload() {
+	if h.tokenFile == "" || h.tokens == nil {
+		h.log.Warn("SIGHUP: no --token-file to re-read; the tokens stay as they are")
+		return
 	}
+	tokens, err := mcpserver.ReadTokenFile(h.tokenFile)
+	if err != nil {
+		h.log.Error("SIGHUP: the token file was not re-read; the tokens stay as they are", "error", err)
+		return
+	}
+	h.tokens.Replace(tokens)
+	names := make([]string, len(tokens))
+	for i, t := range tokens {
+		names[i] = t.Name
+	}
+	h.log.Info("SIGHUP: token file re-read", "tokens", len(tokens), "names", strings.Join(names, ","))
+}
+
+// serve listens on the address (loopback only without a token), prints
+// what it serves, and serves the handler newHandler makes, with /metrics
+// on --metrics too, until ctx is done or a SIGTERM or SIGINT comes; then it
+// stops gracefully (see stop). SIGHUP re-reads the token file.
+func (h *httpServing) serve(ctx context.Context, std IO, newHandler func(opts mcpserver.HTTPOptions) http.Handler, ready func(context.Context) error, what string) error {
 	tuneGCForServing(std.Getenv)
-	ln, err := mcpserver.Listen(ctx, h.http, len(tokens) > 0)
+	ln, err := mcpserver.Listen(ctx, h.http, h.tokens != nil)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           newHandler(mcpserver.HTTPOptions{Tokens: tokens, IdleTimeout: h.idle}),
+		Handler: newHandler(mcpserver.HTTPOptions{
+			TokenSet: h.tokens, IdleTimeout: h.idle, MaxRequestBytes: h.maxBody, Limits: h.limits,
+			AllowOrigins: h.origins, Observer: h.obs, Ready: ready,
+		}),
 		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
 	}
 	auth := "no token: loopback only, every session is local"
-	if len(tokens) > 0 {
-		auth = fmt.Sprintf("bearer token required (%d configured)", len(tokens))
+	if h.tokens != nil {
+		auth = fmt.Sprintf("bearer token required (%d configured)", h.tokens.Len())
 	}
 	fmt.Fprintf(std.Stderr, "%s on http://%s%s (%s)\n", what, ln.Addr(), mcpserver.Path, auth)
 
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
+	servers := []*http.Server{srv}
+	done := make(chan error, 2)
+	if h.metrics != "" {
+		var lc net.ListenConfig
+		mln, err := lc.Listen(ctx, "tcp", h.metrics)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("--metrics %s: %w", h.metrics, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", h.obs.Handler())
+		mux.Handle("GET /healthz", mcpserver.HealthHandler())
+		mux.Handle("GET /readyz", mcpserver.ReadyHandler(ready))
+		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, msrv)
+		fmt.Fprintf(std.Stderr, "%s: metrics on http://%s/metrics\n", strings.SplitN(what, ":", 2)[0], mln.Addr())
+		go func() { done <- msrv.Serve(mln) }()
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	go func() { done <- srv.Serve(ln) }()
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, os.Interrupt)
+	defer signal.Stop(sigs)
+
+	// A second stop request stops at once. The first may come twice, on
+	// sigs and as ctx (cmd/scrollback turns SIGTERM into ctx's end): ctx
+	// ended by a signal is not counted, its copy on sigs is.
+	stops := 0
+	hard, hardStop := context.WithCancel(context.Background())
+	defer hardStop()
+	var stopped chan struct{}
+	startStop := func() {
+		if stopped == nil {
+			stopped = make(chan struct{})
+			go func() {
+				h.stop(hard, servers)
+				close(stopped)
+			}()
+		}
+	}
+	ctxDone := ctx.Done()
+	for {
+		select {
+		case err := <-done:
+			if stopped == nil {
+				for _, s := range servers {
+					s.Close()
+				}
+				return err
+			}
+		case s := <-sigs:
+			if s == syscall.SIGHUP {
+				h.reload()
+				continue
+			}
+			if stops++; stops > 1 {
+				h.log.Warn("second stop signal: stopping at once", "signal", s.String())
+				hardStop()
+			}
+			startStop()
+		case <-ctxDone:
+			ctxDone = nil
+			if cause := context.Cause(ctx); cause == context.Canceled || cause == context.DeadlineExceeded {
+				stops++ // not a signal: none will follow on sigs
+			}
+			startStop()
+		case <-stopped:
+			return nil
+		}
+	}
+}
+
+// stop stops the servers gracefully: no new connections or calls, calls in
+// flight given --drain to finish, then cancelled (a command's process group
+// killed, its result saying so) unless hard ends first, which cancels
+// them at once.
+func (h *httpServing) stop(hard context.Context, servers []*http.Server) {
+	n := h.limits.InFlight()
+	h.log.Info("stopping: no new connections or calls", "in_flight", n, "drain", h.drain.String())
+	shut := make(chan struct{})
+	go func() {
+		shutdown, cancel := context.WithCancel(hard)
+		defer cancel()
+		for _, s := range servers {
+			s.Shutdown(shutdown) // closes the listeners at once, then waits for idle connections
+		}
+		close(shut)
+	}()
+	drain, cancel := context.WithTimeout(hard, h.drain)
 	defer cancel()
-	srv.Shutdown(shutdown)
-	return nil
+	if killed := h.limits.Drain(drain); killed > 0 {
+		h.log.Warn("stopping: calls still running were stopped; their commands' process groups are killed", "calls", killed)
+		// Their results, which say the command was killed, go to their
+		// clients: the runner gives a command a grace period after
+		// SIGTERM, then sends SIGKILL.
+		wait, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		h.limits.Wait(wait)
+		cancel()
+	}
+	// Let the last responses be written (long-lived event streams would
+	// hold Shutdown forever), then close what is left.
+	select {
+	case <-shut:
+	case <-time.After(time.Second):
+	case <-hard.Done():
+	}
+	for _, s := range servers {
+		s.Close()
+	}
+	h.log.Info("stopped")
 }

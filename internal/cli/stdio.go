@@ -1,27 +1,34 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/scrollback-dev/scrollback/mcpserver"
 )
 
 // serveStdio serves srv on the command's stdin and stdout until the client
 // closes stdin or ctx ends. A client that writes its requests and closes
 // stdin at once (printf ... | scrollback mcp) still gets every answer: at
-// end of input the server first answers the requests it has read.
+// end of input the server first answers the requests it has read. A line
+// that is not a JSON-RPC message gets its error and the server goes on.
 func serveStdio(ctx context.Context, srv *mcp.Server, std IO) error {
 	var b balance
 	b.cond = sync.NewCond(&b.mu)
 	stop := context.AfterFunc(ctx, b.cancel) // a signal ends the wait too
 	defer stop()
-	in := &countingReader{r: std.Stdin, b: &b}
-	out := &countingWriter{w: std.Stdout, b: &b}
+	stdout := &lockedWriter{w: std.Stdout}
+	in := &countingReader{r: newGuardReader(std.Stdin, stdout, mcp.DefaultMaxLineLength), b: &b}
+	out := &countingWriter{w: stdout, b: &b}
 	err := srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
 	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil // the client closed stdin, or we were told to stop
@@ -142,4 +149,126 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	_, resp := c.l.feed(p[:n])
 	c.b.add(0, resp)
 	return n, err
+}
+
+// lockedWriter writes whole messages, one at a time: the server's answers
+// and the guard's errors share stdout.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// guardReader passes on, one a line, only the lines of r that are JSON-RPC
+// messages the SDK can take, and answers every other line itself, as
+// JSON-RPC says, so that one bad line does not end the session: a line
+// that is not UTF-8 JSON (or is longer than max bytes) gets a parse error
+// (-32700, id null); JSON that is not a message, or a batch, gets an
+// invalid request error (-32600). Blank lines are skipped. Memory stays
+// within max whatever the line's length: the rest of a longer line is
+// read and dropped.
+type guardReader struct {
+	r       *bufio.Reader
+	answer  io.Writer
+	max     int
+	line    []byte
+	pending []byte
+	err     error
+}
+
+func newGuardReader(r io.Reader, answer io.Writer, max int) *guardReader {
+	return &guardReader{r: bufio.NewReaderSize(r, 64<<10), answer: answer, max: max}
+}
+
+func (g *guardReader) Read(p []byte) (int, error) {
+	for len(g.pending) == 0 {
+		if g.err != nil {
+			return 0, g.err
+		}
+		line, over, err := g.readLine()
+		g.err = err
+		if over > 0 {
+			g.reply(nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: a line of %d bytes, over the limit of %d bytes a message; the line was dropped", over, g.max))
+			continue
+		}
+		if id, code, msg := checkLine(line); code != 0 {
+			g.reply(id, code, msg)
+			continue
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		g.pending = append(line, '\n')
+	}
+	n := copy(p, g.pending)
+	g.pending = g.pending[n:]
+	return n, nil
+}
+
+func (g *guardReader) reply(id json.RawMessage, code int64, msg string) {
+	g.answer.Write(append(mcpserver.RPCError(id, code, msg), '\n'))
+}
+
+// readLine reads one line, without its newline, into g.line. When the
+// line is longer than g.max it returns how many bytes it read of it
+// instead, having dropped them.
+func (g *guardReader) readLine() (line []byte, over int, err error) {
+	g.line = g.line[:0]
+	n := 0 // bytes of the line read, its newline included
+	dropping := false
+	for {
+		chunk, err := g.r.ReadSlice('\n')
+		n += len(chunk)
+		if !dropping && n > g.max+1 {
+			dropping = true
+			if cap(g.line) > 1<<20 {
+				g.line = nil // give a large buffer back
+			}
+		}
+		if !dropping {
+			g.line = append(g.line, chunk...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if dropping {
+			if bytes.HasSuffix(chunk, []byte("\n")) {
+				n--
+			}
+			return nil, n, err
+		}
+		return bytes.TrimSuffix(g.line, []byte("\n")), 0, err
+	}
+}
+
+// checkLine says what keeps line from being a JSON-RPC message the server
+// can take: the error's code and message, and the id to answer when the
+// line has one. code 0: nothing.
+func checkLine(line []byte) (id json.RawMessage, code int64, msg string) {
+	t := bytes.TrimSpace(line)
+	if len(t) == 0 {
+		return nil, 0, ""
+	}
+	if problem := mcpserver.ParseProblem(t); problem != "" {
+		return nil, jsonrpc.CodeParseError, problem
+	}
+	if t[0] != '{' {
+		return nil, jsonrpc.CodeInvalidRequest, "invalid request: a message is one JSON object per line (batches are not supported)"
+	}
+	if _, err := jsonrpc.DecodeMessage(t); err != nil {
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal(t, &m)
+		if len(m.ID) > 0 && m.ID[0] != '"' && m.ID[0] != '-' && (m.ID[0] < '0' || m.ID[0] > '9') {
+			m.ID = nil
+		}
+		return m.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: %v; send a JSON-RPC 2.0 request, notification or response", err)
+	}
+	return nil, 0, ""
 }

@@ -1,0 +1,315 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/scrollback-dev/scrollback/store"
+)
+
+// An Observer counts and logs what an HTTP server does: one log line and
+// one sample of each metric per tool call, the MCP sessions open, the
+// store's errors and the bytes it saved, plus the Go runtime's collectors.
+// Logs and metrics name a token by its name, never the token, and never
+// carry the output's contents or the arguments' values. A nil *Observer
+// observes nothing.
+type Observer struct {
+	log *slog.Logger
+	reg *prometheus.Registry
+
+	calls       *prometheus.CounterVec
+	latency     *prometheus.HistogramVec
+	sessions    *prometheus.GaugeVec
+	storeErrors *prometheus.CounterVec
+	savedBytes  prometheus.Counter
+
+	mu    sync.Mutex
+	tools map[string]bool // tool names seen, as labels; bounded
+}
+
+// maxToolLabels bounds the tool names used as metric labels: a client
+// calling made-up names must not grow the metrics without end.
+const maxToolLabels = 256
+
+// NewObserver returns an observer that logs to log (nil: no logs) and
+// registers its metrics and the Go runtime's on a registry of its own.
+func NewObserver(log *slog.Logger) *Observer {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	o := &Observer{log: log, reg: prometheus.NewRegistry(), tools: map[string]bool{}}
+	o.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "scrollback_tool_calls_total",
+		Help: "Tool calls, by tool, outcome (ok, tool_error or its error kind, refused, cancelled, protocol_error) and token name.",
+	}, []string{"tool", "outcome", "token"})
+	o.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "scrollback_tool_call_duration_seconds",
+		Help:    "Time from a tool call's arrival to its result, by tool.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+	}, []string{"tool"})
+	o.sessions = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "scrollback_sessions_active",
+		Help: "MCP sessions open over HTTP, by token name.",
+	}, []string{"token"})
+	o.storeErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "scrollback_store_errors_total",
+		Help: "Store operations that failed for a reason other than a missing id or a bad offset, by operation.",
+	}, []string{"op"})
+	o.savedBytes = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "scrollback_saved_bytes_total",
+		Help: "Bytes of retained copies saved by this process (uncompressed).",
+	})
+	o.reg.MustRegister(o.calls, o.latency, o.sessions, o.storeErrors, o.savedBytes,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return o
+}
+
+// Registry returns the registry the observer's metrics are on, to add
+// more (the proxy's upstream restarts, say).
+func (o *Observer) Registry() *prometheus.Registry { return o.reg }
+
+// Logger returns the observer's logger.
+func (o *Observer) Logger() *slog.Logger { return o.log }
+
+// Handler serves the metrics in the Prometheus text format.
+func (o *Observer) Handler() http.Handler {
+	return promhttp.HandlerFor(o.reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{o.log}})
+}
+
+type slogPrinter struct{ l *slog.Logger }
+
+func (p slogPrinter) Println(v ...any) { p.l.Error("metrics", "error", v) }
+
+// StoreStats are a store's totals, for the metrics.
+type StoreStats struct {
+	RetainedBytes int64 // logical (uncompressed) bytes of the copies kept
+	StoredBytes   int64 // bytes they take in the database
+	Evicted       int64 // copies evicted under a quota since the store began
+}
+
+// WatchStore reports stats, asked at each scrape (with a one-second
+// limit), as scrollback_store_retained_bytes, scrollback_store_stored_bytes
+// and scrollback_store_evicted_copies_total. Call it once, with the store's
+// statistics when it keeps them.
+func (o *Observer) WatchStore(stats func(context.Context) (StoreStats, error)) {
+	o.reg.MustRegister(&storeCollector{stats: stats, o: o})
+}
+
+type storeCollector struct {
+	stats func(context.Context) (StoreStats, error)
+	o     *Observer
+}
+
+var (
+	descRetained = prometheus.NewDesc("scrollback_store_retained_bytes", "Logical bytes of the retained copies in the store.", nil, nil)
+	descStored   = prometheus.NewDesc("scrollback_store_stored_bytes", "Bytes the retained copies take in the store.", nil, nil)
+	descEvicted  = prometheus.NewDesc("scrollback_store_evicted_copies_total", "Copies evicted under a storage quota.", nil, nil)
+)
+
+func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descRetained
+	ch <- descStored
+	ch <- descEvicted
+}
+
+func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	s, err := c.stats(ctx)
+	if err != nil {
+		c.o.storeErrors.WithLabelValues("stats").Inc()
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(descRetained, prometheus.GaugeValue, float64(s.RetainedBytes))
+	ch <- prometheus.MustNewConstMetric(descStored, prometheus.GaugeValue, float64(s.StoredBytes))
+	ch <- prometheus.MustNewConstMetric(descEvicted, prometheus.CounterValue, float64(s.Evicted))
+}
+
+// Store returns st with its failures counted as store errors and the bytes
+// of the copies it saves counted. Every other method is st's own.
+func (o *Observer) Store(st store.Store) store.Store {
+	if o == nil {
+		return st
+	}
+	obs := &observedStore{Store: st, o: o}
+	// Keep what the store offers beyond the Store contract: the engine
+	// saves while a command runs only through a Streamer, and retention and
+	// stats need a Housekeeper.
+	h, isH := st.(store.Housekeeper)
+	sr, isS := st.(store.Streamer)
+	switch {
+	case isH && isS:
+		return struct {
+			*observedStore
+			store.Housekeeper
+			store.Streamer
+		}{obs, h, sr}
+	case isH:
+		return struct {
+			*observedStore
+			store.Housekeeper
+		}{obs, h}
+	case isS:
+		return struct {
+			*observedStore
+			store.Streamer
+		}{obs, sr}
+	}
+	return obs
+}
+
+type observedStore struct {
+	store.Store
+	o *Observer
+}
+
+// failed counts err when it is a failure of the store, not an answer.
+func (s *observedStore) failed(op string, err error) error {
+	if err != nil && !errors.Is(err, store.ErrCopyNotFound) && !errors.Is(err, store.ErrSessionNotFound) &&
+		!errors.Is(err, store.ErrOffset) && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
+		s.o.storeErrors.WithLabelValues(op).Inc()
+	}
+	return err
+}
+
+func (s *observedStore) CreateSession(ctx context.Context, owner string) (store.Session, error) {
+	ss, err := s.Store.CreateSession(ctx, owner)
+	return ss, s.failed("create_session", err)
+}
+
+func (s *observedStore) GetSession(ctx context.Context, owner, id string) (store.Session, error) {
+	ss, err := s.Store.GetSession(ctx, owner, id)
+	return ss, s.failed("get_session", err)
+}
+
+func (s *observedStore) SaveCopy(ctx context.Context, session string, meta store.CopyMeta, r io.Reader) (store.CopyInfo, error) {
+	info, err := s.Store.SaveCopy(ctx, session, meta, r)
+	if err == nil {
+		s.o.savedBytes.Add(float64(info.TotalBytes))
+	}
+	return info, s.failed("save_copy", err)
+}
+
+func (s *observedStore) StatCopy(ctx context.Context, session, id string) (store.CopyInfo, error) {
+	info, err := s.Store.StatCopy(ctx, session, id)
+	return info, s.failed("stat_copy", err)
+}
+
+func (s *observedStore) ReadCopyAt(ctx context.Context, session, id string, p []byte, off int64) (int, error) {
+	n, err := s.Store.ReadCopyAt(ctx, session, id, p, off)
+	return n, s.failed("read_copy", err)
+}
+
+func (o *Observer) sessionOpened(token string) {
+	if o != nil {
+		o.sessions.WithLabelValues(token).Inc()
+	}
+}
+
+func (o *Observer) sessionClosed(token string) {
+	if o != nil {
+		o.sessions.WithLabelValues(token).Dec()
+	}
+}
+
+// toolLabel returns name as a label, or "other" once maxToolLabels names
+// have been seen.
+func (o *Observer) toolLabel(name string) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.tools[name] {
+		return name
+	}
+	if len(o.tools) >= maxToolLabels || len(name) > 128 {
+		return "other"
+	}
+	o.tools[name] = true
+	return name
+}
+
+// middleware logs and counts each tools/call of one MCP session.
+func (o *Observer) middleware(b *Binding) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		if o == nil {
+			return next
+		}
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "tools/call" {
+				return next(ctx, method, req)
+			}
+			start := time.Now()
+			res, err := next(ctx, method, req)
+			d := time.Since(start)
+			tool, argBytes := "", 0
+			if ctr, ok := req.(*mcp.CallToolRequest); ok && ctr.Params != nil {
+				tool, argBytes = ctr.Params.Name, len(ctr.Params.Arguments)
+			}
+			tool = o.toolLabel(tool)
+			token := "local"
+			if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
+				token = TokenName(extra.TokenInfo)
+			}
+			outcome, resultBytes := callOutcome(ctx, res, err)
+			o.calls.WithLabelValues(tool, outcome, token).Inc()
+			o.latency.WithLabelValues(tool).Observe(d.Seconds())
+			if o.log.Enabled(ctx, slog.LevelInfo) {
+				session := ""
+				if s := b.Current(); s != nil {
+					session = s.ID()
+				}
+				o.log.LogAttrs(ctx, slog.LevelInfo, "tool call",
+					slog.String("session", session),
+					slog.String("token", token),
+					slog.String("tool", tool),
+					slog.Duration("duration", d),
+					slog.String("outcome", outcome),
+					slog.Int("args_bytes", argBytes),
+					slog.Int("result_bytes", resultBytes))
+			}
+			return res, err
+		}
+	}
+}
+
+// callOutcome names how a call ended, and counts the bytes of its result's
+// text.
+func callOutcome(ctx context.Context, res mcp.Result, err error) (string, int) {
+	if err != nil {
+		var werr *jsonrpc.Error
+		switch {
+		case errors.As(err, &werr) && werr.Code == CodeLimit:
+			return "refused", 0
+		case ctx.Err() != nil:
+			return "cancelled", 0
+		}
+		return "protocol_error", 0
+	}
+	r, ok := res.(*mcp.CallToolResult)
+	if !ok || r == nil {
+		return "ok", 0
+	}
+	n := 0
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			n += len(tc.Text)
+		}
+	}
+	if !r.IsError {
+		return "ok", n
+	}
+	if kind, ok := r.Meta[MetaErrorKind].(string); ok && kind != "" && len(kind) <= 32 {
+		return kind, n
+	}
+	return "tool_error", n
+}
