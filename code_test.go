@@ -157,10 +157,14 @@ func TestRunCodeFailures(t *testing.T) {
 		kind, msg  string
 		line       int
 	}{
-		{"timeout", "let n = 0;\nwhile (true) { n++ }", 200, "timeout", "timeout", 2},
+		// All of line 2, so that a timeout a busy machine fires before the
+		// loop starts is on line 2 as well.
+		{"timeout", "// never ends\nlet n = 0; while (true) { n++ }", 200, "timeout", "timeout", 2},
 		{"thrown", "console.log('a');\nthrow new Error('boom')", 0, "exception", "Error: boom", 2},
 		{"syntax", "return (;", 0, "syntax", "SyntaxError", 1},
-		{"huge string", "let s = 'x';\nwhile (true) s += s;", 0, "memory", "memory limit exceeded", 2},
+		// A busy machine must not turn a memory stop into a timeout: the
+		// memory case gets all the time it needs (10 min, not the default 30 s).
+		{"huge string", "let s = 'x';\nwhile (true) s += s;", 600000, "memory", "memory limit exceeded", 2},
 		{"deep recursion", "const f = n => f(n + 1);\nreturn f(0)", 0, "stack", "call stack", 1},
 		{"run_code inside", "return tools.run_code({code: 'return 1'})", 0, "exception", "cannot be called from inside run_code", 1},
 		{"bad tool arguments", "return tools.run_command({cmd: 'ls'})", 0, "exception", `unknown field "cmd"`, 1},

@@ -61,6 +61,7 @@ type Proxy struct {
 
 	relay    relay        // what the upstream sends on its own, routed to clients
 	restarts atomic.Int64 // connections made after the first was lost
+	dialled  bool         // a connection was made before (guarded by mu)
 }
 
 // snapshot is what the upstream offers, as last listed.
@@ -170,10 +171,12 @@ func (p *Proxy) conn(ctx context.Context) (*conn, error) {
 		return nil, &Error{Err: ErrUpstreamDown, Msg: fmt.Sprintf("the upstream server %s did not list its features: %v", p.up, err)}
 	}
 	p.mu.Lock()
-	if p.cur != nil {
+	// Every connection after the first replaces a lost one (dropped by a
+	// broken call, so p.cur may already be nil).
+	if p.dialled {
 		p.restarts.Add(1)
 	}
-	p.cur = c
+	p.cur, p.dialled = c, true
 	p.mu.Unlock()
 	p.resubscribe(ctx, c)
 	return c, nil
@@ -373,7 +376,7 @@ func (p *Proxy) call(ctx context.Context, name string, args json.RawMessage) (*m
 	}
 	// The connection broke: drop it, so that the next call reconnects.
 	why := c.why()
-	c.cs.Close()
+	p.drop(c)
 	hint := "the proxy reconnects to it on the next call"
 	if c.proc != nil {
 		hint = "the proxy starts it again on the next call"
@@ -381,6 +384,19 @@ func (p *Proxy) call(ctx context.Context, name string, args json.RawMessage) (*m
 	return nil, &Error{Tool: name, Err: ErrUpstreamFailed,
 		Msg:  fmt.Sprintf("the upstream server failed during the call: %s (%v)", why, cutString(err.Error(), 512)),
 		Hint: hint + "; the result of this call is lost, so call the tool again if it is safe to repeat"}
+}
+
+// drop ends a connection that broke during a call, and forgets it at once:
+// the error tells the client to call again, and that call must connect
+// afresh, not find the old session because the goroutine that marks it done
+// has not run yet.
+func (p *Proxy) drop(c *conn) {
+	p.mu.Lock()
+	if p.cur == c {
+		p.cur = nil
+	}
+	p.mu.Unlock()
+	c.cs.Close()
 }
 
 // budget is the history budget of an upstream tool.

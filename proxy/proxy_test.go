@@ -312,7 +312,14 @@ func TestTimeout(t *testing.T) {
 	if d := time.Since(start); d > 20*time.Second { // "hang" never answers by itself
 		t.Errorf("the timeout took %s", d)
 	}
-	if res := call(t, cs, "echo", map[string]any{"text": "still here"}); text(res) != "still here" {
+	// The proxy still serves after a timeout. Every call has the 200 ms
+	// timeout, which a busy machine can make echo miss too: a call that
+	// timed out is made again, any other answer is final.
+	res = call(t, cs, "echo", map[string]any{"text": "still here"})
+	for i := 0; i < 20 && res.IsError && strings.Contains(text(res), "did not answer within"); i++ {
+		res = call(t, cs, "echo", map[string]any{"text": "still here"})
+	}
+	if text(res) != "still here" {
 		t.Errorf("after a timeout, echo gave %q", text(res))
 	}
 }
@@ -330,15 +337,21 @@ func TestCrashRestarts(t *testing.T) {
 	if n := p.UpstreamRestarts(); n != 0 {
 		t.Errorf("restarts before a crash: %d", n)
 	}
-	res := call(t, cs, "crash", map[string]any{})
-	if !res.IsError || !strings.Contains(text(res), "failed during the call") || !strings.Contains(text(res), "exit status 3") {
-		t.Errorf("a crash gave %q", text(res))
+	// The call right after a crash must reach a new server, not the old
+	// session before it is seen to be done: a few rounds give that race
+	// its chances.
+	const rounds = 3
+	for round := range rounds {
+		res := call(t, cs, "crash", map[string]any{})
+		if !res.IsError || !strings.Contains(text(res), "failed during the call") || !strings.Contains(text(res), "exit status 3") {
+			t.Errorf("round %d: a crash gave %q", round, text(res))
+		}
+		if res := call(t, cs, "echo", map[string]any{"text": "back"}); res.IsError || text(res) != "back" {
+			t.Errorf("round %d: after a crash, echo gave %q (isError %t): the upstream was not restarted", round, text(res), res.IsError)
+		}
 	}
-	if res := call(t, cs, "echo", map[string]any{"text": "back"}); res.IsError || text(res) != "back" {
-		t.Errorf("after a crash, echo gave %q (isError %t): the upstream was not restarted", text(res), res.IsError)
-	}
-	if n := p.UpstreamRestarts(); n != 1 {
-		t.Errorf("restarts after one crash: %d, want 1", n)
+	if n := p.UpstreamRestarts(); n != rounds {
+		t.Errorf("restarts after %d crashes: %d, want %d", rounds, n, rounds)
 	}
 }
 
@@ -365,7 +378,8 @@ func TestToolListChanged(t *testing.T) {
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed.Add(1) },
 	})
 	call(t, cs, "add_tool", map[string]any{"text": "extra"})
-	deadline := time.Now().Add(5 * time.Second)
+	// A hang detector: without the notification the wait never ends.
+	deadline := time.Now().Add(30 * time.Second)
 	for changed.Load() == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -39,7 +39,8 @@ type server struct {
 	srv *mcp.Server
 
 	mu        sync.Mutex
-	tools     map[string]bool // upstream tools registered
+	tools     map[string]bool   // upstream tools registered
+	toolDefs  map[string]string // their definitions as registered (JSON)
 	prompts   map[string]bool
 	resources map[string]bool
 	templates map[string]bool
@@ -55,7 +56,7 @@ func (p *Proxy) Server(sess *scrollback.Session) *mcp.Server {
 }
 
 func (p *Proxy) newServer(b *mcpserver.Binding) *server {
-	s := &server{p: p, b: b, tools: map[string]bool{}, prompts: map[string]bool{}, resources: map[string]bool{}, templates: map[string]bool{}}
+	s := &server{p: p, b: b, tools: map[string]bool{}, toolDefs: map[string]string{}, prompts: map[string]bool{}, resources: map[string]bool{}, templates: map[string]bool{}}
 	p.mu.Lock()
 	snap := p.snap
 	p.mu.Unlock()
@@ -160,10 +161,25 @@ func (s *server) syncTools(tools []*mcp.Tool) {
 			continue
 		}
 		want[t.Name] = true
-		s.addTool(s.p.exportTool(t), s.upstreamHandler(t.Name))
+		// Only a new or changed tool is registered again. Each
+		// registration makes the SDK tell the client, 10 ms after the last
+		// change, that the list changed; registering every tool again
+		// could let that notice go out, on a busy machine, before the new
+		// tool was in place, and a client calling it at once would find it
+		// unknown.
+		et := s.p.exportTool(t)
+		def, _ := json.Marshal(et)
+		if s.toolDefs[t.Name] == string(def) {
+			continue
+		}
+		s.addTool(et, s.upstreamHandler(t.Name))
+		s.toolDefs[t.Name] = string(def)
 	}
 	if gone := missing(s.tools, want); len(gone) > 0 {
 		s.srv.RemoveTools(gone...)
+		for _, name := range gone {
+			delete(s.toolDefs, name)
+		}
 	}
 	s.tools = want
 	s.addRunCode(tools)

@@ -97,13 +97,18 @@ func (c *conn) alive() bool {
 	}
 }
 
-// why says, after a broken call, what became of the upstream.
+// why says, after a broken call, what became of the upstream. A command
+// is ended first (Close: stdin closed, then SIGTERM, then SIGKILL), so that
+// how it exited is known however long a busy machine takes to reap it: a
+// server that crashed has already exited and keeps its own exit status.
 func (c *conn) why() string {
 	if c.proc != nil {
+		c.proc.Close()
 		select {
 		case <-c.proc.exited:
 			return "the server process exited (" + c.proc.state() + ")" + c.proc.stderrNote()
-		case <-time.After(200 * time.Millisecond):
+		default:
+			return "the connection closed and the server process did not exit when killed" + c.proc.stderrNote()
 		}
 	}
 	return "the connection closed"

@@ -183,11 +183,12 @@ func liveMembers(pgid int) []int {
 	return live
 }
 
-// checkGroupGone waits a moment for the kernel to finish killing the group
-// and fails if a live process of it remains.
+// checkGroupGone waits for the kernel to finish killing the group and
+// fails if a live process of it remains. The wait is a hang detector: a
+// process that escaped the kill would live for ever.
 func checkGroupGone(t *testing.T, pgid int) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		live := liveMembers(pgid)
 		if len(live) == 0 {
@@ -203,61 +204,96 @@ func checkGroupGone(t *testing.T, pgid int) {
 	}
 }
 
+// ready reports whether every marker line is in the output: the command
+// prints them once its traps are set and its children started.
+func ready(out string, markers []string) bool {
+	for _, m := range markers {
+		if !strings.Contains(out, "\n"+m+"\n") {
+			return false
+		}
+	}
+	return true
+}
+
+// The timeout is short; a busy machine may fire it before the command has
+// set its traps and started its children, which would test something else.
+// Each case is then run again with a timeout twice as long, until the
+// command was ready when it fired, rather than betting that 300 ms is
+// enough.
 func TestTimeoutKillsTheWholeGroup(t *testing.T) {
 	tests := []struct {
 		name       string
 		command    string
+		markers    []string // printed once the command is set up
 		grace      time.Duration
 		wantSignal string
-		maxTime    time.Duration
 	}{
 		{
 			name:       "children keep writing",
-			command:    "echo $$; while :; do echo x; done & while :; do echo y; done",
+			command:    "echo $$; (while :; do echo x; done) & echo ready; while :; do echo y; done",
+			markers:    []string{"ready"},
 			wantSignal: "SIGTERM",
-			maxTime:    20 * time.Second, // a hang detector only: the commands run 30 s or forever
 		},
 		{
 			name:       "everyone ignores SIGTERM",
-			command:    "echo $$; trap '' TERM; (while :; do echo x; done) & sleep 30",
+			command:    "echo $$; trap '' TERM; (while :; do echo x; done) & echo ready; sleep 30",
+			markers:    []string{"ready"},
 			grace:      200 * time.Millisecond,
 			wantSignal: "SIGKILL",
-			maxTime:    20 * time.Second, // a hang detector only: the commands run 30 s or forever
 		},
 		{
 			name:       "shell exits on SIGTERM, children ignore it",
-			command:    "echo $$; (trap '' TERM; while :; do sleep 0.01; done) & (trap '' TERM; exec sleep 30) & wait",
+			command:    "echo $$; (trap '' TERM; echo ready1; while :; do sleep 0.01; done) & (trap '' TERM; echo ready2; exec sleep 30) & wait",
+			markers:    []string{"ready1", "ready2"},
 			grace:      5 * time.Second, // must not be waited for: the shell is gone
 			wantSignal: "SIGTERM",
-			maxTime:    20 * time.Second, // a hang detector only: the commands run 30 s or forever
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var out syncBuffer
-			start := time.Now()
-			r, err := Run(context.Background(), Command{Command: tt.command, Timeout: 300 * time.Millisecond, Grace: tt.grace, Stdout: &out})
-			took := time.Since(start)
-			if err != nil {
-				t.Fatalf("Run: %v", err)
+			for timeout := 300 * time.Millisecond; ; timeout *= 2 {
+				var out syncBuffer
+				start := time.Now()
+				r, err := Run(context.Background(), Command{Command: tt.command, Timeout: timeout, Grace: tt.grace, Stdout: &out})
+				took := time.Since(start)
+				if err != nil {
+					t.Fatalf("Run: %v", err)
+				}
+				// A hang detector only: the commands run 30 s or forever.
+				if took > 20*time.Second+2*timeout || r.Duration < timeout {
+					t.Errorf("Run took %v (Duration %v), want %v to well under 20s more", took, r.Duration, timeout)
+				}
+				if !ready(out.String(), tt.markers) && timeout < 5*time.Second {
+					if pid, err := strconv.Atoi(strings.SplitN(out.String(), "\n", 2)[0]); err == nil {
+						checkGroupGone(t, pid)
+					}
+					t.Logf("the %v timeout fired before the command was set up; again with a longer one", timeout)
+					continue
+				}
+				if !r.TimedOut || r.Signal != tt.wantSignal || r.ExitCode != nil {
+					t.Errorf("TimedOut %v, Signal %q, ExitCode %v; want true, %q, nil", r.TimedOut, r.Signal, deref(r.ExitCode), tt.wantSignal)
+				}
+				checkGroupGone(t, groupPID(t, &out))
+				return
 			}
-			if !r.TimedOut || r.Signal != tt.wantSignal || r.ExitCode != nil {
-				t.Errorf("TimedOut %v, Signal %q, ExitCode %v; want true, %q, nil", r.TimedOut, r.Signal, deref(r.ExitCode), tt.wantSignal)
-			}
-			if took > tt.maxTime || r.Duration < 300*time.Millisecond {
-				t.Errorf("Run took %v (Duration %v), want 300ms to %v", took, r.Duration, tt.maxTime)
-			}
-			checkGroupGone(t, groupPID(t, &out))
 		})
 	}
 }
 
+// The context is cancelled once the command has started its child, not
+// after a fixed delay that a busy machine can beat.
 func TestContextCancelStopsTheGroup(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	var out syncBuffer
-	time.AfterFunc(200*time.Millisecond, cancel)
+	go func() {
+		for ctx.Err() == nil && !ready(out.String(), []string{"ready"}) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
 	start := time.Now()
-	r, err := Run(ctx, Command{Command: "echo $$; while :; do echo y; done & sleep 30", Stdout: &out})
+	r, err := Run(ctx, Command{Command: "echo $$; (while :; do echo y; done) & echo ready; sleep 30", Stdout: &out})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run error = %v, want one wrapping context.Canceled", err)
 	}
@@ -265,7 +301,7 @@ func TestContextCancelStopsTheGroup(t *testing.T) {
 		t.Errorf("Result = %+v; want TimedOut false, Signal SIGTERM, a duration", r)
 	}
 	if took := time.Since(start); took > 20*time.Second { // the command would run 30 s
-		t.Errorf("Run took %v after a cancel at 200ms", took)
+		t.Errorf("Run took %v after a cancel", took)
 	}
 	checkGroupGone(t, groupPID(t, &out))
 
@@ -278,11 +314,14 @@ func TestContextCancelStopsTheGroup(t *testing.T) {
 
 func TestEscapedProcessDoesNotHoldRun(t *testing.T) {
 	// A process that leaves the group (setsid) keeps stdout open; Run
-	// still returns shortly after the shell exits.
+	// still returns shortly after the shell exits. The shell waits for the
+	// escaped process to have printed its pid (it then makes a marker
+	// file), not for a fixed 0.2 s a busy machine can outlast.
+	marker := filepath.Join(t.TempDir(), "escaped")
 	var out syncBuffer
 	start := time.Now()
 	r, err := Run(context.Background(), Command{
-		Command: "setsid sh -c 'echo $$; exec sleep 30' & sleep 0.2; echo done >&2",
+		Command: "setsid sh -c 'echo $$; : > \"$0\"; exec sleep 30' '" + marker + "' & while [ ! -e '" + marker + "' ]; do sleep 0.01; done; echo done >&2",
 		Stdout:  &out,
 	})
 	took := time.Since(start)

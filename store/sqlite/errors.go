@@ -54,6 +54,13 @@ func (e *Error) Is(target error) bool { return store.IsUnavailable(target, e.Err
 // keeping the driver error in the chain.
 type classified = dberr.Classified
 
+// isBusy reports whether err is SQLite's SQLITE_BUSY: a lock another
+// connection holds.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
+}
+
 // wrap turns a driver or I/O error into an *Error for op on path. Lookup
 // sentinels and context errors pass through untouched.
 func wrap(op, path string, err error) error {

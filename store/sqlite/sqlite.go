@@ -139,7 +139,7 @@ func Open(path string, opts *Options) (*DB, error) {
 
 	d := &DB{path: abs, readOnly: o.ReadOnly, raw: o.RawChunks, db: db, writeSem: make(chan struct{}, 1),
 		limits: store.DefaultLimits(), reads: map[string]readMark{}}
-	if err := d.init(); err != nil {
+	if err := d.init(o.BusyTimeout); err != nil {
 		db.Close()
 		return nil, wrap("open", abs, err)
 	}
@@ -193,24 +193,23 @@ func dsn(abs string, o Options) string {
 	return u.String()
 }
 
-func (d *DB) init() error {
+func (d *DB) init(busyTimeout time.Duration) error {
 	ctx := context.Background()
-	if d.readOnly {
-		if err := checkSchema(ctx, d.db); err != nil {
-			return err
+	err := waitBusy(busyTimeout, func() error {
+		if d.readOnly {
+			return checkSchema(ctx, d.db)
 		}
-	} else {
 		if err := incrementalVacuum(ctx, d.db); err != nil {
 			return err
 		}
 		if err := migrate(ctx, d.db); err != nil {
 			return err
 		}
-		if err := deleteAbandoned(ctx, d.db); err != nil {
-			return err
-		}
+		return deleteAbandoned(ctx, d.db)
+	})
+	if err != nil {
+		return err
 	}
-	var err error
 	// One row per chunk covering [off, end), each with the copy's size and
 	// the chunk's codec. A raw chunk comes as the part of it in range, cut
 	// by substr() (1-based start, length), so that only the bytes asked
@@ -232,6 +231,27 @@ func (d *DB) init() error {
 	}
 	d.statCopy, err = d.db.Prepare(`SELECT ` + copyCols + ` FROM copies WHERE session = ? AND id = ? AND NOT pending`)
 	return err
+}
+
+// waitBusy runs fn, and runs it again while it fails with SQLITE_BUSY, for
+// up to timeout. Opening a new database needs it: the first connection
+// switches the file to WAL mode, and SQLite takes the write lock for that
+// switch by upgrading a read lock, which does not call the busy handler, so
+// a process opening the file while another is creating it gets "database is
+// locked" at once instead of waiting busy_timeout. Once the file is in WAL
+// mode no connection switches it again, and every later lock waits on the
+// busy handler as usual. fn must be safe to run again after a failure.
+func waitBusy(timeout time.Duration, fn func() error) error {
+	deadline := time.Now().Add(timeout)
+	pause := time.Millisecond
+	for {
+		err := fn()
+		if err == nil || !isBusy(err) || time.Now().Add(pause).After(deadline) {
+			return err
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, 50*time.Millisecond)
+	}
 }
 
 // Path returns the absolute path of the database file.
