@@ -8,6 +8,8 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
 )
 
 // Anthropic is a model behind Anthropic's Messages API, reached with the
@@ -132,11 +134,7 @@ func firstLine(ss ...string) string {
 			s = s[:i]
 		}
 		if len(s) > 200 {
-			cut := 200
-			for cut > 0 && s[cut]&0xC0 == 0x80 {
-				cut--
-			}
-			s = s[:cut] + "…"
+			s = utf8x.Cut(s, 200) + "…"
 		}
 		return s
 	}
