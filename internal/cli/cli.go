@@ -82,7 +82,7 @@ func Main(ctx context.Context, args []string, io IO) int {
 		return 0
 	}
 	if args[0] == "version" || args[0] == "--version" {
-		fmt.Fprintln(io.Stdout, "scrollback", Version())
+		fmt.Fprintln(io.Stdout, Build())
 		return 0
 	}
 	for _, c := range commands {
