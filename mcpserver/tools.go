@@ -11,6 +11,7 @@ import (
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/codemode"
+	"github.com/scrollback-dev/scrollback/internal/procgroup"
 )
 
 // tool is one MCP tool: its name and the function that adds it to a server
@@ -109,7 +110,7 @@ func addRunCommand(srv *mcp.Server, b *Binding) {
 	register(srv, b, &mcp.Tool{
 		Name:        "run_command",
 		Title:       "Run a shell command",
-		Description: runCommandDoc,
+		Description: procgroup.ForShell(runCommandDoc),
 		Annotations: &mcp.ToolAnnotations{Title: "Run a shell command", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, (*scrollback.Session).RunCommand, runCommandText)
 }

@@ -17,6 +17,7 @@ package procgroup
 import (
 	"os"
 	"os/exec"
+	"strings"
 )
 
 // Group is a started command together with every process it starts.
@@ -60,3 +61,15 @@ const ShellName = shellName
 // size bytes, where it can (Linux); elsewhere, or when refused, the
 // system's default stays. It is best effort and reports nothing.
 func TunePipe(f *os.File, size int) { tunePipe(f, size) }
+
+// ForShell returns doc, a description written for Unix, with "/bin/sh -c"
+// replaced by what runs commands on this platform ("cmd.exe /C" on
+// Windows), so that a model is told which shell's syntax to write.
+func ForShell(doc string) string { return forShell(shellName, doc) }
+
+func forShell(shell, doc string) string {
+	if shell == "/bin/sh" {
+		return doc
+	}
+	return strings.ReplaceAll(doc, "/bin/sh -c", "cmd.exe /C (Windows)")
+}
