@@ -3,10 +3,13 @@
 #   1. go vet and go build of every package for the six release targets
 #      (linux, darwin, windows x amd64, arm64), with CGO_ENABLED=0 as
 #      released, so a build-constraint mistake fails CI rather than a user;
-#   2. when GoReleaser is installed or can be installed (go install, bounded
-#      by GORELEASER_INSTALL_TIMEOUT seconds, default 900), `goreleaser
-#      check` and a snapshot release into dist/. When it cannot be
-#      installed, step 1 stands in for it: that is said, and is not a failure.
+#   2. when GoReleaser is installed (on PATH or in $(go env GOPATH)/bin),
+#      `goreleaser check` and a snapshot release into dist/. Installing it
+#      (go install of v2.17.0, a large build: it did not finish within minutes
+#      on the shared 2-core CI machine) is opt-in: set
+#      SCROLLBACK_GORELEASER_INSTALL=1, bounded by GORELEASER_INSTALL_TIMEOUT
+#      seconds (default 900). Without GoReleaser, or when the install fails,
+#      step 1 stands in for it: that is said, and is not a failure.
 # Set SCROLLBACK_SKIP_GORELEASER=1 to run step 1 only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +35,10 @@ gobin=$(go env GOBIN)
 gobin=${gobin:-$(go env GOPATH)/bin}
 if [ -z "$goreleaser" ] && [ -x "$gobin/goreleaser" ]; then
 	goreleaser=$gobin/goreleaser
+fi
+if [ -z "$goreleaser" ] && [ -z "${SCROLLBACK_GORELEASER_INSTALL:-}" ]; then
+	echo "--- GoReleaser is not installed: the go vet and go build matrix above stands in for 'goreleaser check' and the snapshot build (set SCROLLBACK_GORELEASER_INSTALL=1 to install $GORELEASER_VERSION first)"
+	exit 0
 fi
 if [ -z "$goreleaser" ]; then
 	echo "--- installing GoReleaser $GORELEASER_VERSION (go install, at most ${GORELEASER_INSTALL_TIMEOUT:=900}s)"
