@@ -12,6 +12,7 @@ import (
 
 	"github.com/scrollback-dev/scrollback/codemode"
 	"github.com/scrollback-dev/scrollback/internal/procgroup"
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
 	"github.com/scrollback-dev/scrollback/store"
 )
 
@@ -24,17 +25,14 @@ type RunCodeInput struct {
 // RunCodeResult is the result of run_code. Preview through RecoveryError
 // show the script's return value as any result is shown; Retained lists
 // every copy made during the run, whatever the script returned.
+//
+// Its preview (of the return value: a string as itself, anything else as
+// JSON) and the copy's fields are Shown's.
 type RunCodeResult struct {
-	Preview       string          `json:"preview"` // the return value: a string as itself, anything else as JSON
-	Truncated     bool            `json:"truncated"`
-	OutputID      string          `json:"output_id,omitempty"` // copy of the return value, when it did not fit
-	TotalBytes    int64           `json:"totalBytes"`
-	Complete      bool            `json:"complete"`
-	Recovery      string          `json:"recovery"`
-	RecoveryError string          `json:"recovery_error,omitempty"`
-	Logs          string          `json:"logs"`            // console output, bounded
-	Error         *codemode.Error `json:"error,omitempty"` // why the script stopped: {kind, message, line, column}
-	Retained      []codemode.Ref  `json:"retained"`        // [{call, tool, output_id, totalBytes, complete}], [] when none
+	Shown
+	Logs     string          `json:"logs"`            // console output, bounded
+	Error    *codemode.Error `json:"error,omitempty"` // why the script stopped: {kind, message, line, column}
+	Retained []codemode.Ref  `json:"retained"`        // [{call, tool, output_id, totalBytes, complete}], [] when none
 }
 
 // RunCode runs in.Code, the body of a JavaScript function, with the
@@ -60,12 +58,10 @@ func (s *Session) RunCode(ctx context.Context, in RunCodeInput, extra ...codemod
 		Budget:  s.e.opts.PreviewBudget,
 		CopyCap: s.copyCap(),
 	})
-	out := RunCodeResult{Logs: res.Logs, Error: res.Error, Retained: res.Retained, Complete: true, Recovery: RecoveryNotNeeded}
+	out := RunCodeResult{Logs: res.Logs, Error: res.Error, Retained: res.Retained}
+	out.Complete, out.Recovery = true, RecoveryNotNeeded
 	if res.Value != nil {
-		shown := s.Retain(ctx, RetainInput{Tool: op, Source: codeSource(in.Code), Data: res.Value, Complete: res.Complete})
-		out.Preview, out.Truncated, out.OutputID = shown.Preview, shown.Truncated, shown.OutputID
-		out.TotalBytes, out.Complete = shown.TotalBytes, shown.Complete
-		out.Recovery, out.RecoveryError = shown.Recovery, shown.RecoveryError
+		out.Shown = s.Retain(ctx, RetainInput{Tool: op, Source: codeSource(in.Code), Data: res.Value, Complete: res.Complete})
 	}
 	return out, nil
 }
@@ -81,22 +77,28 @@ func (s *Session) copyCap() int {
 // saveNested is the bridge's save: a nested result becomes a copy of this
 // session.
 func (s *Session) saveNested(ctx context.Context, c codemode.Copy) (string, error) {
-	src := fmt.Sprintf("run_code call %d: %s(%s)", c.Call, c.Tool, c.Args)
-	if len(src) > 200 {
-		src = src[:197] + "..."
-	}
-	info, err := s.e.store.SaveCopy(ctx, s.info.ID, store.CopyMeta{Tool: c.Tool, Source: src, Complete: c.Complete}, bytes.NewReader(c.Text))
+	info, err := s.e.store.SaveCopy(ctx, s.info.ID, store.CopyMeta{Tool: c.Tool, Source: nestedSource(c), Complete: c.Complete}, bytes.NewReader(c.Text))
 	if err != nil {
 		return "", err
 	}
 	return info.ID, nil
 }
 
+// nestedSource names a nested call's copy in the copy list: the call, cut
+// to 200 bytes at a character boundary.
+func nestedSource(c codemode.Copy) string {
+	src := fmt.Sprintf("run_code call %d: %s(%s)", c.Call, c.Tool, c.Args)
+	if len(src) > 200 {
+		src = utf8x.Cut(src, 197) + "..."
+	}
+	return src
+}
+
 // codeSource names a script in the copy list: its first line.
 func codeSource(code string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(code), "\n")
 	if len(line) > 120 {
-		line = line[:117] + "..."
+		line = utf8x.Cut(line, 117) + "..."
 	}
 	return "run_code: " + line
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
@@ -43,30 +42,26 @@ type PreviewShape struct {
 }
 
 // RunCommandResult is the result of run_command.
+//
+// Its preview fields are Shown's, embedded in two parts so that the JSON
+// keeps the contract's order: preview, truncated and output_id first, the
+// command's own fields, then the copy's.
 type RunCommandResult struct {
-	Preview       string  `json:"preview"`             // head, footer and tail; the whole output when it fits
-	Truncated     bool    `json:"truncated"`           // the preview is not the whole output
-	OutputID      string  `json:"output_id,omitempty"` // id of the retained copy, when one was saved
-	ExitCode      *int    `json:"exit_code"`           // null when killed by a signal
-	Signal        string  `json:"signal,omitempty"`    // the signal that killed it, e.g. "SIGKILL"
-	TimedOut      bool    `json:"timed_out"`
-	DurationMS    int64   `json:"duration_ms"`
-	StdoutBytes   int64   `json:"stdout_bytes"` // bytes the command wrote to stdout, counted past the caps
-	StderrBytes   int64   `json:"stderr_bytes"`
-	TotalBytes    int64   `json:"totalBytes"` // length of the retained copy (of the captured output when none was needed)
-	Complete      bool    `json:"complete"`   // the copy (or the preview, when not truncated) holds all the command wrote
-	Recovery      string  `json:"recovery"`   // not_needed, available or unavailable
-	RecoveryError string  `json:"recovery_error,omitempty"`
-	Gap           *GapRef `json:"gap,omitempty"` // the copy kept head and tail past the cap; this is what it dropped
+	ShownText
+	ExitCode    *int   `json:"exit_code"`        // null when killed by a signal
+	Signal      string `json:"signal,omitempty"` // the signal that killed it, e.g. "SIGKILL"
+	TimedOut    bool   `json:"timed_out"`
+	DurationMS  int64  `json:"duration_ms"`
+	StdoutBytes int64  `json:"stdout_bytes"` // bytes the command wrote to stdout, counted past the caps
+	StderrBytes int64  `json:"stderr_bytes"`
+	ShownCopy
+	Gap *GapRef `json:"gap,omitempty"` // the copy kept head and tail past the cap; this is what it dropped
 }
 
 // GapRef describes bytes dropped from the middle of a copy that crossed the
-// copy cap: a marker line stands at Offset in the copy.
-type GapRef struct {
-	Offset int64 `json:"offset"`
-	Bytes  int64 `json:"bytes"`
-	Lines  int64 `json:"lines"`
-}
+// copy cap: a marker line stands at Offset in the copy. It is the one gap
+// type: capture reports it, preview shows it, the result carries it.
+type GapRef = preview.Gap
 
 // RunCommand runs in.Command with /bin/sh -c in its own process group
 // (cmd.exe /d /s /c in a job object on Windows: see package runner),
@@ -121,8 +116,8 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 	}
 	var gap *preview.Gap
 	if got.Gap != nil {
-		gap = &preview.Gap{Offset: got.Gap.Offset, Bytes: got.Gap.Bytes, Lines: got.Gap.Lines}
-		out.Gap = &GapRef{Offset: got.Gap.Offset, Bytes: got.Gap.Bytes, Lines: got.Gap.Lines}
+		g := *got.Gap
+		gap, out.Gap = got.Gap, &g
 	}
 	shown := s.retain(ctx, retainRequest{
 		tool:     op,
@@ -136,9 +131,7 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 		tail:     tail,
 		stderr:   failedStderr(res, got.StderrTail),
 	})
-	out.Preview, out.Truncated, out.OutputID = shown.Preview, shown.Truncated, shown.OutputID
-	out.TotalBytes, out.Complete = shown.TotalBytes, shown.Complete
-	out.Recovery, out.RecoveryError = shown.Recovery, shown.RecoveryError
+	out.ShownText, out.ShownCopy = shown.ShownText, shown.ShownCopy
 	if err != nil {
 		// The command ran but the caller went away (ctx cancelled): the
 		// result is still whole, and so is its copy, if one was made.
@@ -197,13 +190,26 @@ func commandStatus(r runner.Result, timeout time.Duration) string {
 
 // Shown is what a tool result turned into: the text shown at once and the
 // recovery reference for the rest.
+// It is the one definition of the preview fields every tool result shares;
+// RunCodeResult embeds it whole, RunCommandResult its two parts.
 type Shown struct {
-	Preview       string `json:"preview"`
-	Truncated     bool   `json:"truncated"`
-	OutputID      string `json:"output_id,omitempty"`
-	TotalBytes    int64  `json:"totalBytes"`
-	Complete      bool   `json:"complete"`
-	Recovery      string `json:"recovery"`
+	ShownText
+	ShownCopy
+}
+
+// ShownText is the text shown at once: the preview fields that come first
+// in every result.
+type ShownText struct {
+	Preview   string `json:"preview"`             // head, footer and tail; the whole result when it fits
+	Truncated bool   `json:"truncated"`           // the preview is not the whole result
+	OutputID  string `json:"output_id,omitempty"` // id of the retained copy, when one was saved
+}
+
+// ShownCopy is the state of the retained copy behind a preview.
+type ShownCopy struct {
+	TotalBytes    int64  `json:"totalBytes"` // length of the retained copy (of the whole result when none was needed)
+	Complete      bool   `json:"complete"`   // the copy (or the preview, when not truncated) holds the whole result
+	Recovery      string `json:"recovery"`   // not_needed, available or unavailable
 	RecoveryError string `json:"recovery_error,omitempty"`
 }
 
@@ -249,7 +255,7 @@ type retainRequest struct {
 }
 
 func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
-	sh := Shown{TotalBytes: int64(len(r.data)), Complete: r.complete, Recovery: RecoveryNotNeeded}
+	sh := Shown{ShownCopy: ShownCopy{TotalBytes: int64(len(r.data)), Complete: r.complete, Recovery: RecoveryNotNeeded}}
 	if preview.Fits(r.data, r.budget) {
 		sh.Preview = preview.Render(r.data, preview.Options{Budget: r.budget}, preview.Footer{}).Text
 		return sh
@@ -327,14 +333,10 @@ func stderrBlock(stderr []byte, status string, shownHead, shownTail []byte, budg
 	}
 	if len(stderr) > max {
 		// Keep the end, starting at a line if one starts near the cut.
-		cut := len(stderr) - max
-		for cut < len(stderr) && !utf8.RuneStart(stderr[cut]) {
-			cut++
+		stderr = utf8x.Tail(stderr, max)
+		if i := bytes.IndexByte(stderr, '\n'); i >= 0 && i < max/4 {
+			stderr = stderr[i+1:]
 		}
-		if i := bytes.IndexByte(stderr[cut:], '\n'); i >= 0 && i < max/4 {
-			cut += i + 1
-		}
-		stderr = stderr[cut:]
 	}
 	shown := utf8x.ValidString(stderr)
 	return fmt.Sprintf(header, status, len(stderr)) + shown + "\n[scrollback: end of stderr]\n"

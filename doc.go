@@ -21,6 +21,16 @@
 // the contract's JSON names, so the CLI's --json output, the MCP tools'
 // structured content and the Go API are one shape.
 //
+// The Engine owns sessions: NewSession, DefaultSession, Session,
+// ListSessions, ForkSession and DeleteSession, each scoped to an owner (a
+// session of another owner reads exactly like one that does not exist).
+//
+// Every tool failure is an *Error (what was wrong, and in Hint what would be
+// right) wrapping a sentinel of this package that errors.Is finds from any
+// package: ErrNotFound, ErrEvicted, ErrOffset, ErrArgument, ErrSensitive,
+// ErrUnavailable. ErrorKind names them as the contract does ("not_found",
+// ...), for the MCP servers' _meta and the CLI's --json alike.
+//
 // Two flags answer two questions and are never merged: HasMore says the
 // reader has not reached the end of the retained text; Complete says whether
 // that text holds everything the tool produced.

@@ -13,11 +13,11 @@ import (
 
 // The contract's numbers. Every one is a default that Options can change.
 const (
-	PreviewBudget = preview.Budget        // 24 KiB: what run_command and run_code show at once
-	HistoryBudget = preview.HistoryBudget // 32 KiB, head and tail: results entering a history
-	PageLimit     = 4096                  // most bytes one read_tool_output call returns
-	CopyCap       = 8 << 20               // 8 MiB: the most one retained copy holds
-	FilePageBytes = 24 << 10              // 24 KiB: the most one read_file page holds
+	PreviewBudget = preview.Budget             // 24 KiB: what run_command and run_code show at once
+	HistoryBudget = preview.HistoryBudget      // 32 KiB, head and tail: results entering a history
+	PageLimit     = 4096                       // most bytes one read_tool_output call returns
+	CopyCap       = capture.DefaultCopy        // 8 MiB: the most one retained copy holds
+	FilePageBytes = filepager.DefaultPageBytes // 24 KiB: the most one read_file page holds
 )
 
 // LocalOwner owns the sessions of the CLI, of the stdio MCP server and of an
@@ -54,7 +54,27 @@ func New(st store.Store, opts Options) *Engine {
 	if opts.File.PageBytes <= 0 {
 		opts.File.PageBytes = FilePageBytes
 	}
+	opts.Capture = captureDefaults(opts.Capture)
 	return &Engine{store: st, opts: opts, files: filepager.New(opts.File)}
+}
+
+// captureDefaults fills in the caps Options documents, as capture.New
+// would, so that Options reports the caps in force.
+func captureDefaults(l capture.Limits) capture.Limits {
+	if l.Stdout <= 0 {
+		l.Stdout = capture.DefaultStream
+	}
+	if l.Stderr <= 0 {
+		l.Stderr = capture.DefaultStream
+	}
+	if l.Copy <= 0 {
+		l.Copy = CopyCap
+	}
+	l.Copy = max(l.Copy, capture.MinCopy)
+	if l.Tail <= 0 {
+		l.Tail = l.Copy / 4
+	}
+	return l
 }
 
 // Store returns the engine's store.
@@ -91,6 +111,38 @@ func (e *Engine) DefaultSession(ctx context.Context, owner string) (*Session, er
 		return nil, &Error{Op: "session", Err: err, Msg: "cannot open the default session: " + err.Error()}
 	}
 	return &Session{e: e, info: s}, nil
+}
+
+// ListSessions returns owner's sessions, oldest first, with their copy
+// counts and sizes.
+func (e *Engine) ListSessions(ctx context.Context, owner string) ([]store.Session, error) {
+	ss, err := e.store.ListSessions(ctx, owner)
+	if err != nil {
+		return nil, &Error{Op: "session", Err: err, Msg: "cannot list the sessions: " + err.Error()}
+	}
+	return ss, nil
+}
+
+// ForkSession makes a new session owned by owner, forked from session id:
+// it does not share the parent's copies. A parent that does not exist or
+// belongs to another owner is an *Error wrapping ErrNoSession, as for
+// Session.
+func (e *Engine) ForkSession(ctx context.Context, owner, id string) (*Session, error) {
+	s, err := e.store.ForkSession(ctx, owner, id)
+	if err != nil {
+		return nil, sessionError("session fork", id, err)
+	}
+	return &Session{e: e, info: s}, nil
+}
+
+// DeleteSession deletes session id and every copy in it, reclaiming their
+// space. A session that does not exist or belongs to another owner is an
+// *Error wrapping ErrNoSession, as for Session.
+func (e *Engine) DeleteSession(ctx context.Context, owner, id string) error {
+	if err := e.store.DeleteSession(ctx, owner, id); err != nil {
+		return sessionError("session delete", id, err)
+	}
+	return nil
 }
 
 func sessionError(op, id string, err error) error {

@@ -2,6 +2,7 @@ package scrollback
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/scrollback-dev/scrollback/filepager"
@@ -39,6 +40,12 @@ func (e *Engine) ReadFile(ctx context.Context, in ReadFileInput) (FilePage, erro
 	}
 	p, err := e.files.Read(ctx, filepager.Request{Path: in.Path, Line: in.Line, Limit: in.Limit, ByteOffset: in.ByteOffset})
 	if err != nil {
+		var fe *filepager.Error
+		if errors.As(err, &fe) && fe.Hint != "" {
+			bare := *fe
+			bare.Hint = ""
+			return FilePage{}, &Error{Op: op, Err: err, Msg: strings.TrimPrefix(bare.Error(), "filepager: "), Hint: fe.Hint}
+		}
 		return FilePage{}, &Error{Op: op, Err: err, Msg: strings.TrimPrefix(err.Error(), "filepager: ")}
 	}
 	return p, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
@@ -108,6 +109,10 @@ func (s *Session) readError(op, id string, err error) error {
 	if errors.Is(err, store.ErrCopyNotFound) {
 		return &Error{Op: op, Err: ErrNoOutput, Msg: ErrNoOutput.Error() + ": " + quoteArg(id),
 			Hint: "ids come from the output_id of a result in this same session; list them with `scrollback ls`"}
+	}
+	if errors.Is(err, store.ErrEvicted) {
+		return &Error{Op: op, Err: err, Msg: "retained output " + quoteArg(id) + " is gone: " + strings.TrimPrefix(err.Error(), "store: "),
+			Hint: "re-run the command or call that made it to see its output again"}
 	}
 	return &Error{Op: op, Err: err, Msg: "reading the retained copy failed: " + err.Error()}
 }

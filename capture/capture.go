@@ -48,6 +48,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
+	"github.com/scrollback-dev/scrollback/preview"
 )
 
 // Defaults and bounds for Limits.
@@ -134,12 +135,9 @@ type Result struct {
 	StderrTail []byte
 }
 
-// Gap describes the bytes a copy dropped between its head and its tail.
-type Gap struct {
-	Offset int64 // where the marker line starts in the copy
-	Bytes  int64 // bytes dropped at the marker
-	Lines  int64 // newlines among the dropped bytes
-}
+// Gap describes the bytes a copy dropped between its head and its tail:
+// preview.Gap, so that the preview shows what capture reports.
+type Gap = preview.Gap
 
 // A Capture merges two streams into a bounded copy. Its writers are safe for
 // concurrent use; Result must be called after every write has returned.

@@ -17,7 +17,9 @@ import (
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/parser"
 
+	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
+	"github.com/scrollback-dev/scrollback/preview"
 )
 
 // Name is the tool name of Code Mode itself. A script cannot call it: a
@@ -28,8 +30,8 @@ const Name = "run_code"
 // Defaults used for zero Options fields.
 const (
 	DefaultTimeout       = 30 * time.Second
-	DefaultBudget        = 24 << 10 // 24,576 bytes: the preview budget
-	DefaultCopyCap       = 8 << 20  // 8 MiB: the most one retained copy holds
+	DefaultBudget        = preview.Budget      // 24,576 bytes: the preview budget
+	DefaultCopyCap       = capture.DefaultCopy // 8 MiB: the most one retained copy holds
 	DefaultMaxCalls      = 1000
 	DefaultMaxLogBytes   = 64 << 10
 	DefaultMaxMemory     = 256 << 20
@@ -537,8 +539,7 @@ func (r *run) appendLog(line string) {
 		r.logs.WriteString(line)
 		return
 	}
-	n := utf8x.CutEnd([]byte(line), room, true)
-	r.logs.WriteString(line[:n])
+	r.logs.WriteString(utf8x.Cut(line, room))
 	r.logFull = true
 	r.logsDropped++
 }

@@ -104,6 +104,13 @@ check(last.nextOffset === rc.totalBytes && last.complete === true, "the last pag
 // A bad offset is a tool error the model can read, not a protocol error.
 const bad = await client.callTool({ name: "read_tool_output", arguments: { id: rc.output_id, offset: rc.totalBytes + 10 } });
 check(bad.isError === true && /past the end/.test(bad.content[0].text), "bad offset: " + JSON.stringify(bad));
+check(bad._meta?.["scrollback/error_kind"] === "offset" && bad._meta?.["scrollback/session"] === session, "bad offset _meta: " + JSON.stringify(bad._meta));
+
+// Every tool error has its kind in _meta; an unknown tool is one too.
+const missing = await client.callTool({ name: "read_tool_output", arguments: { id: "out_aaaaaaaaaaaaaaaaaaaaaaaaaa" } });
+check(missing.isError === true && missing._meta?.["scrollback/error_kind"] === "not_found", "unknown id: " + JSON.stringify(missing));
+const unknown = await client.callTool({ name: "no_such_tool", arguments: {} });
+check(unknown.isError === true && unknown._meta?.["scrollback/error_kind"] === "argument" && /read_tool_output/.test(unknown.content[0].text), "unknown tool: " + JSON.stringify(unknown));
 
 writeFileSync(outFile, pages.join(""));
 console.log(JSON.stringify({ session, output_id: rc.output_id, totalBytes: rc.totalBytes, pages: pages.length, markerPage }));

@@ -67,6 +67,13 @@ for (;;) {
   }
   offset = p.nextOffset;
 }
+// The proxy's errors are finished as scrollback mcp's: a kind in _meta, an
+// unknown tool a tool error naming the tools there are.
+const missing = await client.callTool({ name: "read_tool_output", arguments: { id: "out_aaaaaaaaaaaaaaaaaaaaaaaaaa" } });
+check(missing.isError === true && missing._meta?.["scrollback/error_kind"] === "not_found" && typeof missing._meta?.["scrollback/session"] === "string", "unknown id: " + JSON.stringify(missing));
+const unknown = await client.callTool({ name: "no_such_tool", arguments: {} });
+check(unknown.isError === true && unknown._meta?.["scrollback/error_kind"] === "argument" && unknown.content[0].text.includes(tool), "unknown tool: " + JSON.stringify(unknown));
+
 writeFileSync(outFile, parts.join(""));
 await client.close();
 console.log(JSON.stringify({ tool, outputId: id, previewBytes: Buffer.byteLength(preview), pages, small: smallText }));

@@ -5,45 +5,50 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/scrollback-dev/scrollback/internal/errkind"
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
 )
 
 // Sentinel errors. Every error returned by Pager.Read is an *Error whose Err
 // is, or wraps, one of these (errors.Is works), or an I/O error from the
-// operating system.
+// operating system. Each also matches its kind among the root package's
+// sentinels: ErrLine, ErrOffset and ErrSplit are scrollback.ErrOffset,
+// ErrSensitive is scrollback.ErrSensitive, ErrNotFound is
+// scrollback.ErrNotFound, and the rest are scrollback.ErrArgument.
 var (
 	// ErrInvalid: the request itself is malformed (no path, a negative line
 	// or limit, an unusable option).
-	ErrInvalid = errors.New("filepager: invalid request")
+	ErrInvalid = errkind.New("filepager: invalid request", errkind.Argument)
 
 	// ErrNotFound: the file does not exist.
-	ErrNotFound = errors.New("filepager: no such file")
+	ErrNotFound = errkind.New("filepager: no such file", errkind.NotFound)
 
 	// ErrIsDir: the path names a directory.
-	ErrIsDir = errors.New("filepager: is a directory")
+	ErrIsDir = errkind.New("filepager: is a directory", errkind.Argument)
 
 	// ErrNotRegular: the path names something other than a regular file or
 	// directory (a device, a FIFO, a socket).
-	ErrNotRegular = errors.New("filepager: not a regular file")
+	ErrNotRegular = errkind.New("filepager: not a regular file", errkind.Argument)
 
 	// ErrOutsideRoot: the resolved path lies outside Options.Root.
-	ErrOutsideRoot = errors.New("filepager: path is outside the allowed root")
+	ErrOutsideRoot = errkind.New("filepager: path is outside the allowed root", errkind.Argument)
 
 	// ErrSensitive: the path (as given or resolved) is a private key, a
 	// credential file or matches a deny pattern.
-	ErrSensitive = errors.New("filepager: refusing to read a sensitive file")
+	ErrSensitive = errkind.New("filepager: refusing to read a sensitive file", errkind.Sensitive)
 
 	// ErrBinary: the file has a NUL byte in its first 8 KiB.
-	ErrBinary = errors.New("filepager: binary file")
+	ErrBinary = errkind.New("filepager: binary file", errkind.Argument)
 
 	// ErrLine: the requested line is past the end of the file.
-	ErrLine = errors.New("filepager: line past the end of the file")
+	ErrLine = errkind.New("filepager: line past the end of the file", errkind.Offset)
 
 	// ErrOffset: the byte offset is negative or past the end of the file.
-	ErrOffset = errors.New("filepager: byte offset out of range")
+	ErrOffset = errkind.New("filepager: byte offset out of range", errkind.Offset)
 
 	// ErrSplit: the byte offset falls inside a multi-byte UTF-8 character.
-	ErrSplit = errors.New("filepager: byte offset inside a character")
+	ErrSplit = errkind.New("filepager: byte offset inside a character", errkind.Offset)
 )
 
 // Error is the error Pager.Read returns: what was being done, to which path,
@@ -55,7 +60,8 @@ type Error struct {
 	Hint string // what would work instead; may be empty
 }
 
-// Error returns "filepager: OP PATH: DETAIL (HINT)".
+// Error returns "filepager: OP PATH: DETAIL", then "; HINT" when there is
+// one: the format of every scrollback error with a hint.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("filepager: ")
@@ -75,9 +81,8 @@ func (e *Error) Error() string {
 		b.WriteString(strings.TrimPrefix(e.Err.Error(), "filepager: "))
 	}
 	if e.Hint != "" {
-		b.WriteString(" (")
+		b.WriteString("; ")
 		b.WriteString(e.Hint)
-		b.WriteString(")")
 	}
 	return b.String()
 }
@@ -96,12 +101,5 @@ func shortPath(p string) string {
 		return p
 	}
 	half := maxPathInError / 2
-	head, tail := half, len(p)-half
-	for head > 0 && !utf8.RuneStart(p[head]) {
-		head--
-	}
-	for tail < len(p) && !utf8.RuneStart(p[tail]) {
-		tail++
-	}
-	return fmt.Sprintf("%s…(%d bytes)…%s", p[:head], len(p), p[tail:])
+	return fmt.Sprintf("%s…(%d bytes)…%s", utf8x.Cut(p, half), len(p), utf8x.Tail(p, half))
 }

@@ -36,5 +36,5 @@ func Example() {
 	// "€€€" lines 2-2 next 2@15 more=true
 	// "€€€\n" lines 2-2 next 3@25 more=true
 	// "last\n" lines 3-3 next 4@30 more=false
-	// filepager: read notes.txt: line past the end of the file: asked for line 9, the file has 3 lines (ask for a line from 1 to 3)
+	// filepager: read notes.txt: line past the end of the file: asked for line 9, the file has 3 lines; ask for a line from 1 to 3
 }

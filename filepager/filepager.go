@@ -65,6 +65,7 @@ type Pager struct {
 	denyErr error
 	cache   indexCache
 	scanned atomic.Int64 // bytes read while locating lines, for tests
+	step    int64        // line-index checkpoint spacing: defaultStep; tests shrink it
 }
 
 // New returns a Pager with the given options, defaults filled in. Problems
@@ -82,7 +83,7 @@ func New(opts Options) *Pager {
 	if opts.Home == "" {
 		opts.Home, _ = os.UserHomeDir()
 	}
-	p := &Pager{opts: opts}
+	p := &Pager{opts: opts, step: defaultStep}
 	if opts.Root != "" {
 		root, err := filepath.Abs(expandHome(opts.Root, opts.Home))
 		if err == nil {
@@ -113,83 +114,111 @@ func expandHome(p, home string) string {
 // Read returns one page of req.Path: from req.ByteOffset when it is set,
 // else from the start of line req.Line. Every error is an *Error.
 func (p *Pager) Read(ctx context.Context, req Request) (Page, error) {
-	fail := func(op string, err error, hint string) (Page, error) {
-		return Page{}, &Error{Op: op, Path: req.Path, Err: err, Hint: hint}
+	if err := p.check(req); err != nil {
+		return Page{}, err
 	}
-	switch {
-	case req.Path == "":
-		return fail("open", fmt.Errorf("%w: no path given", ErrInvalid), `pass the file's path, e.g. "go.mod"`)
-	case req.Line < 0:
-		return fail("read", fmt.Errorf("%w: line %d is negative", ErrInvalid, req.Line), "lines count from 1")
-	case req.Limit < 0:
-		return fail("read", fmt.Errorf("%w: limit %d is negative", ErrInvalid, req.Limit), fmt.Sprintf("give a positive number of lines, or 0 for %d", p.opts.MaxLines))
-	case p.rootErr != nil:
-		return fail("open", p.rootErr, "fix the configured root directory")
-	case p.denyErr != nil:
-		return fail("open", p.denyErr, "fix the configured deny patterns")
-	}
-
 	f, fi, resolved, oerr := p.open(req.Path)
 	if oerr != nil {
-		return fail(oerr.Op, oerr.Err, oerr.Hint)
+		return Page{}, fail(req, oerr.Op, oerr.Err, oerr.Hint)
 	}
 	defer f.Close()
 	size := fi.Size()
-
-	head := make([]byte, min(size, sniffBytes))
-	if n, err := f.ReadAt(head, 0); n < len(head) {
-		return fail("read", err, "")
+	if err := sniff(req, f, resolved, size); err != nil {
+		return Page{}, err
 	}
-	if i := bytes.IndexByte(head, 0); i >= 0 {
-		return fail("open", fmt.Errorf("%w: %d bytes, NUL byte at offset %d", ErrBinary, size, i),
-			"use run_command with a hex dump (xxd, od) or a tool made for that format")
+	sc := p.scanner(ctx, f, resolved, size, fi.ModTime().UnixNano())
+	defer p.keep(sc)
+	start, line, err := locate(req, f, sc, size)
+	if err != nil {
+		return Page{}, err
 	}
-	if sniffPrivateKey(resolved, head) {
-		return fail("open", fmt.Errorf("%w: it holds a private key", ErrSensitive), "private keys are never shown; ask the user if you need facts about it")
-	}
-
 	limit := req.Limit
 	if limit == 0 {
 		limit = int64(p.opts.MaxLines)
 	}
-	sc := p.scanner(ctx, f, resolved, size, fi.ModTime().UnixNano())
-	defer p.keep(sc)
+	page, perr := p.page(f, start, line, size, limit)
+	if perr != nil {
+		return Page{}, fail(req, "read", perr, "")
+	}
+	return page, nil
+}
 
-	var start, line int64
-	var err error
+// fail is the error of a Read of req.
+func fail(req Request, op string, err error, hint string) *Error {
+	return &Error{Op: op, Path: req.Path, Err: err, Hint: hint}
+}
+
+// check refuses a request that cannot be served whatever the file holds,
+// and a Pager whose configuration is broken.
+func (p *Pager) check(req Request) error {
+	switch {
+	case req.Path == "":
+		return fail(req, "open", fmt.Errorf("%w: no path given", ErrInvalid), `pass the file's path, e.g. "go.mod"`)
+	case req.Line < 0:
+		return fail(req, "read", fmt.Errorf("%w: line %d is negative", ErrInvalid, req.Line), "lines count from 1")
+	case req.Limit < 0:
+		return fail(req, "read", fmt.Errorf("%w: limit %d is negative", ErrInvalid, req.Limit), fmt.Sprintf("give a positive number of lines, or 0 for %d", p.opts.MaxLines))
+	case p.rootErr != nil:
+		return fail(req, "open", p.rootErr, "fix the configured root directory")
+	case p.denyErr != nil:
+		return fail(req, "open", p.denyErr, "fix the configured deny patterns")
+	}
+	return nil
+}
+
+// sniff refuses a binary file and one that holds a private key, from the
+// file's first sniffBytes.
+func sniff(req Request, f io.ReaderAt, resolved string, size int64) error {
+	head := make([]byte, min(size, sniffBytes))
+	if n, err := f.ReadAt(head, 0); n < len(head) {
+		return fail(req, "read", err, "")
+	}
+	if i := bytes.IndexByte(head, 0); i >= 0 {
+		return fail(req, "open", fmt.Errorf("%w: %d bytes, NUL byte at offset %d", ErrBinary, size, i),
+			"use run_command with a hex dump (xxd, od) or a tool made for that format")
+	}
+	if sniffPrivateKey(resolved, head) {
+		return fail(req, "open", fmt.Errorf("%w: it holds a private key", ErrSensitive), "private keys are never shown; ask the user if you need facts about it")
+	}
+	return nil
+}
+
+// locate finds where the page starts: the byte offset and the line number
+// there, from req's byte offset (checked to be a character boundary in the
+// file) or its line (checked to exist).
+func locate(req Request, f io.ReaderAt, sc *scanner, size int64) (start, line int64, _ error) {
 	if req.ByteOffset != nil {
 		start = *req.ByteOffset
 		if start < 0 || start > size {
-			return fail("read", fmt.Errorf("%w: byte offset %d is outside the file, which has %d bytes", ErrOffset, start, size),
+			return 0, 0, fail(req, "read", fmt.Errorf("%w: byte offset %d is outside the file, which has %d bytes", ErrOffset, start, size),
 				fmt.Sprintf("use an offset from 0 to %d, or nextByteOffset from the previous page", size))
 		}
 		if err := checkBoundary(f, start, size); err != nil {
-			return fail("read", err, "continue from nextByteOffset of the previous page, or from a line")
+			return 0, 0, fail(req, "read", err, "continue from nextByteOffset of the previous page, or from a line")
 		}
-		if line, err = sc.lineOf(start); err != nil {
-			return fail("read", err, "")
+		line, err := sc.lineOf(start)
+		if err != nil {
+			return 0, 0, fail(req, "read", err, "")
 		}
-	} else {
-		line = max(req.Line, 1)
-		if line > 1 {
-			if start, err = sc.lineStart(line); err != nil {
-				return fail("read", err, "")
-			}
-			if start < 0 || start == size {
-				n, err := lineCount(f, sc.ix)
-				if err != nil {
-					return fail("read", err, "")
-				}
-				return fail("read", fmt.Errorf("%w: asked for line %d, the file has %d lines", ErrLine, line, n),
-					fmt.Sprintf("ask for a line from 1 to %d", max(n, 1)))
-			}
-		}
+		return start, line, nil
 	}
-	page, err := p.page(f, start, line, size, limit)
+	line = max(req.Line, 1)
+	if line == 1 {
+		return 0, 1, nil
+	}
+	start, err := sc.lineStart(line)
 	if err != nil {
-		return fail("read", err, "")
+		return 0, 0, fail(req, "read", err, "")
 	}
-	return page, nil
+	if start < 0 || start == size {
+		n, err := lineCount(f, sc.ix)
+		if err != nil {
+			return 0, 0, fail(req, "read", err, "")
+		}
+		return 0, 0, fail(req, "read", fmt.Errorf("%w: asked for line %d, the file has %d lines", ErrLine, line, n),
+			fmt.Sprintf("ask for a line from 1 to %d", max(n, 1)))
+	}
+	return start, line, nil
 }
 
 // open resolves and checks path and opens it. Its errors lack the path,
@@ -383,16 +412,16 @@ func nthNewline(b []byte, n int64) int {
 // index known for this file version.
 func (p *Pager) scanner(ctx context.Context, f io.ReaderAt, path string, size, mtime int64) *scanner {
 	ix := p.cache.get(path)
-	if ix == nil || !ix.matches(size, mtime) {
+	if ix == nil || !ix.matches(size, mtime) || ix.step != p.step {
 		ix = nil
 		if p.opts.IndexDir != "" {
-			ix = loadIndex(p.opts.IndexDir, path, size, mtime)
+			ix = loadIndex(p.opts.IndexDir, path, size, mtime, p.step)
 			if ix != nil {
 				p.cache.put(ix)
 			}
 		}
 		if ix == nil {
-			ix = newIndex(path, size, mtime)
+			ix = newIndex(path, size, mtime, p.step)
 		}
 	}
 	return &scanner{ctx: ctx, f: f, ix: ix.clone(), scanned: new(int64)}

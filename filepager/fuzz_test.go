@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -42,16 +43,13 @@ func FuzzPages(f *testing.F) {
 		if len(data) > 4096 {
 			data = data[:4096]
 		}
-		old := step
-		step = int64(spacing)%32 + 1
-		defer func() { step = old }()
 
 		path := filepath.Join(t.TempDir(), "f")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		pageBytes := int(budget)%64 + 4
-		p := New(Options{PageBytes: pageBytes})
+		p := newWithStep(Options{PageBytes: pageBytes}, int64(spacing)%32+1)
 		ctx := context.Background()
 		if bytes.IndexByte(data[:min(len(data), sniffBytes)], 0) >= 0 {
 			if _, err := p.Read(ctx, Request{Path: path}); !errors.Is(err, ErrBinary) {
@@ -134,6 +132,21 @@ func FuzzPages(f *testing.F) {
 		}
 		if _, err := p.Read(ctx, Request{Path: path, Line: max(lines, 1) + 1}); !errors.Is(err, ErrLine) {
 			t.Fatalf("line %d of %d: err = %v", lines+1, lines, err)
+		}
+	})
+}
+
+// FuzzShortPath checks that a long path in an error keeps its start and end
+// cut at character boundaries: from valid UTF-8, the result is valid UTF-8.
+func FuzzShortPath(f *testing.F) {
+	f.Add(strings.Repeat("é", 200))
+	f.Add(strings.Repeat("a", 127) + "🙂" + strings.Repeat("b", 200))
+	f.Fuzz(func(t *testing.T, p string) {
+		if !utf8.ValidString(p) {
+			return
+		}
+		if got := shortPath(p); !utf8.ValidString(got) || len(got) > maxPathInError+40 {
+			t.Fatalf("shortPath(%q) = %q", p, got)
 		}
 	})
 }

@@ -15,10 +15,10 @@ import (
 	"sync"
 )
 
-// step is the spacing of line-index checkpoints: checkpoint k is at byte
-// k*step. It is a variable only so that tests can shrink it to exercise many
-// checkpoints in small files.
-var step int64 = 64 << 10
+// defaultStep is the spacing of line-index checkpoints: checkpoint k is at
+// byte k*step. A Pager's step field holds it; tests shrink the field to
+// exercise many checkpoints in small files.
+const defaultStep int64 = 64 << 10
 
 // blockSteps is how many checkpoint steps a scan reads at once where the
 // index knows nothing yet: 1 MiB reads with the default step. Where the
@@ -42,10 +42,11 @@ type lineIndex struct {
 	mtime int64 // modification time, Unix nanoseconds
 	lines []int64
 	total int64 // newlines in the whole file, -1 until a scan reaches the end
+	step  int64 // the checkpoint spacing
 }
 
-func newIndex(path string, size, mtime int64) *lineIndex {
-	ix := &lineIndex{path: path, size: size, mtime: mtime, lines: []int64{1}, total: -1}
+func newIndex(path string, size, mtime, step int64) *lineIndex {
+	ix := &lineIndex{path: path, size: size, mtime: mtime, lines: []int64{1}, total: -1, step: step}
 	if size == 0 {
 		ix.total = 0
 	}
@@ -132,7 +133,7 @@ func indexFileName(dir, path string) string {
 func (ix *lineIndex) marshal() []byte {
 	b := make([]byte, 0, headerLen+len(ix.path)+8*len(ix.lines))
 	b = append(b, indexMagic[:]...)
-	b = binary.LittleEndian.AppendUint64(b, uint64(step))
+	b = binary.LittleEndian.AppendUint64(b, uint64(ix.step))
 	b = binary.LittleEndian.AppendUint64(b, uint64(ix.size))
 	b = binary.LittleEndian.AppendUint64(b, uint64(ix.mtime))
 	b = binary.LittleEndian.AppendUint64(b, uint64(ix.total))
@@ -151,8 +152,9 @@ const headerLen = 8 + 8*4 + 4 + 4 + 4
 var errCorrupt = errors.New("filepager: corrupt index file")
 
 // unmarshalIndex parses an index file and checks that it is internally
-// consistent: a corrupt file must never lead a scan astray.
-func unmarshalIndex(b []byte) (*lineIndex, error) {
+// consistent and built with checkpoints every step bytes: a corrupt file
+// must never lead a scan astray.
+func unmarshalIndex(b []byte, step int64) (*lineIndex, error) {
 	if len(b) < headerLen || !bytes.Equal(b[:8], indexMagic[:]) {
 		return nil, errCorrupt
 	}
@@ -168,6 +170,7 @@ func unmarshalIndex(b []byte) (*lineIndex, error) {
 		size:  int64(le.Uint64(body[16:])),
 		mtime: int64(le.Uint64(body[24:])),
 		total: int64(le.Uint64(body[32:])),
+		step:  step,
 	}
 	rest := body[40:]
 	pn := uint64(le.Uint32(rest))
@@ -196,7 +199,7 @@ func unmarshalIndex(b []byte) (*lineIndex, error) {
 
 // loadIndex reads the index file for path from dir, or returns nil when
 // there is none, or it is stale or corrupt.
-func loadIndex(dir, path string, size, mtime int64) *lineIndex {
+func loadIndex(dir, path string, size, mtime, step int64) *lineIndex {
 	f, err := os.Open(indexFileName(dir, path))
 	if err != nil {
 		return nil
@@ -208,7 +211,7 @@ func loadIndex(dir, path string, size, mtime int64) *lineIndex {
 	if err != nil || int64(len(b)) > max {
 		return nil
 	}
-	ix, err := unmarshalIndex(b)
+	ix, err := unmarshalIndex(b, step)
 	if err != nil || ix.path != path || !ix.matches(size, mtime) {
 		return nil
 	}
@@ -233,7 +236,7 @@ func saveIndex(dir string, ix *lineIndex) {
 	}
 }
 
-var bufPool sync.Pool // of *[]byte, blockSteps*step bytes long
+var bufPool sync.Pool // of *[]byte, blockSteps*step bytes long (step: the index's)
 
 // scanner walks a file chunk by chunk from a checkpoint, extending the
 // index it works on (a private clone) with every whole chunk it reads.
@@ -251,8 +254,8 @@ type scanner struct {
 
 // chunk returns chunk k: the bytes [k*step, min((k+1)*step, size)).
 func (s *scanner) chunk(k int64) ([]byte, error) {
-	start := k * step
-	end := min(start+step, s.ix.size)
+	start := k * s.ix.step
+	end := min(start+s.ix.step, s.ix.size)
 	if start >= s.bufStart && end <= s.bufStart+int64(len(s.buf)) {
 		return s.buf[start-s.bufStart : end-s.bufStart], nil
 	}
@@ -261,14 +264,14 @@ func (s *scanner) chunk(k int64) ([]byte, error) {
 	}
 	if s.mem == nil {
 		s.mem, _ = bufPool.Get().(*[]byte)
-		if s.mem == nil || int64(len(*s.mem)) != blockSteps*step {
-			b := make([]byte, blockSteps*step)
+		if s.mem == nil || int64(len(*s.mem)) != blockSteps*s.ix.step {
+			b := make([]byte, blockSteps*s.ix.step)
 			s.mem = &b
 		}
 	}
-	n := step // the index knows what follows: read just this chunk
+	n := s.ix.step // the index knows what follows: read just this chunk
 	if k+1 >= int64(len(s.ix.lines)) {
-		n = blockSteps * step
+		n = blockSteps * s.ix.step
 	}
 	b := (*s.mem)[:min(n, s.ix.size-start)]
 	m, err := s.f.ReadAt(b, start)
@@ -295,11 +298,11 @@ func (s *scanner) release() {
 // record notes that chunk k holds count newlines.
 func (s *scanner) record(k int64, chunkLen int, count int64) {
 	ix := s.ix
-	if int64(chunkLen) == step && int64(len(ix.lines)) == k+1 {
+	if int64(chunkLen) == s.ix.step && int64(len(ix.lines)) == k+1 {
 		ix.lines = append(ix.lines, ix.lines[k]+count)
 		s.grew = true
 	}
-	if (k+1)*step >= ix.size && ix.total < 0 {
+	if (k+1)*s.ix.step >= ix.size && ix.total < 0 {
 		ix.total = ix.lines[k] - 1 + count
 		s.grew = true
 	}
@@ -314,7 +317,7 @@ func (s *scanner) lineStart(n int64) (int64, error) {
 	}
 	// Largest k with lines[k] < n: the (n-1)th newline lies at or after k*step.
 	k := int64(sort.Search(len(ix.lines), func(i int) bool { return ix.lines[i] >= n }) - 1)
-	for ; k*step < ix.size; k++ {
+	for ; k*s.ix.step < ix.size; k++ {
 		b, err := s.chunk(k)
 		if err != nil {
 			return 0, err
@@ -327,7 +330,7 @@ func (s *scanner) lineStart(n int64) (int64, error) {
 				i += bytes.IndexByte(b[i:], '\n') + 1
 			}
 			s.record(k, len(b), c)
-			return k*step + int64(i), nil
+			return k*s.ix.step + int64(i), nil
 		}
 		s.record(k, len(b), c)
 	}
@@ -337,8 +340,8 @@ func (s *scanner) lineStart(n int64) (int64, error) {
 // lineOf returns the line number of byte offset off (0 <= off <= size).
 func (s *scanner) lineOf(off int64) (int64, error) {
 	ix := s.ix
-	k := min(off/step, int64(len(ix.lines)-1))
-	if off == k*step {
+	k := min(off/s.ix.step, int64(len(ix.lines)-1))
+	if off == k*s.ix.step {
 		return ix.lines[k], nil
 	}
 	if k+1 < int64(len(ix.lines)) && ix.lines[k] == ix.lines[k+1] {
@@ -351,8 +354,8 @@ func (s *scanner) lineOf(off int64) (int64, error) {
 		}
 		c := int64(bytes.Count(b, nl))
 		s.record(k, len(b), c)
-		if end := k*step + int64(len(b)); off <= end {
-			before := int64(bytes.Count(b[:off-k*step], nl))
+		if end := k*s.ix.step + int64(len(b)); off <= end {
+			before := int64(bytes.Count(b[:off-k*s.ix.step], nl))
 			return ix.lines[k] + before, nil
 		}
 	}

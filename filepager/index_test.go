@@ -10,11 +10,11 @@ import (
 	"time"
 )
 
-// withStep shrinks the checkpoint spacing for one test.
-func withStep(t *testing.T, s int64) {
-	old := step
-	step = s
-	t.Cleanup(func() { step = old })
+// newWithStep returns a Pager with checkpoints every step bytes.
+func newWithStep(opts Options, step int64) *Pager {
+	p := New(opts)
+	p.step = step
+	return p
 }
 
 // readLine reads line n and checks that it is the numbered line n.
@@ -41,13 +41,13 @@ func TestIndexInMemory(t *testing.T) {
 		t.Fatalf("first read scanned %d bytes, expected the whole prefix", s)
 	}
 	readLine(t, p, path, n-9)
-	if s := scanned(p); s > step {
-		t.Errorf("second read scanned %d bytes, want at most one chunk (%d)", s, step)
+	if s := scanned(p); s > defaultStep {
+		t.Errorf("second read scanned %d bytes, want at most one chunk (%d)", s, defaultStep)
 	}
 	// Earlier lines use earlier checkpoints.
 	readLine(t, p, path, 200_000)
-	if s := scanned(p); s > step {
-		t.Errorf("read behind scanned %d bytes, want at most %d", s, step)
+	if s := scanned(p); s > defaultStep {
+		t.Errorf("read behind scanned %d bytes, want at most %d", s, defaultStep)
 	}
 }
 
@@ -70,8 +70,8 @@ func TestIndexPersists(t *testing.T) {
 	// Another Pager, as in another process, starts from a checkpoint.
 	b := New(Options{IndexDir: idx})
 	readLine(t, b, path, n-9)
-	if s := scanned(b); s > step {
-		t.Errorf("second process scanned %d bytes, want at most %d", s, step)
+	if s := scanned(b); s > defaultStep {
+		t.Errorf("second process scanned %d bytes, want at most %d", s, defaultStep)
 	}
 
 	// A corrupt index file is ignored, then rewritten.
@@ -92,7 +92,7 @@ func TestIndexPersists(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := unmarshalIndex(data); err != nil {
+		if _, err := unmarshalIndex(data, defaultStep); err != nil {
 			t.Errorf("index file not rewritten: %v", err)
 		}
 	}
@@ -118,7 +118,6 @@ func TestIndexPersists(t *testing.T) {
 // TestIndexSmallStep exercises many checkpoints, including chunks that hold
 // no newline and lines that start exactly on a checkpoint.
 func TestIndexSmallStep(t *testing.T) {
-	withStep(t, 7)
 	data := []byte("a\n\n\nbcdefghijklmnopqrstuvwxyz\nxy\n€€€€€€\n\nlast")
 	path := writeFile(t, t.TempDir(), "f.txt", data)
 	lineStarts := []int64{0}
@@ -128,7 +127,7 @@ func TestIndexSmallStep(t *testing.T) {
 		}
 	}
 	for _, order := range [][]int{{0, 1, 2, 3, 4, 5, 6, 7}, {7, 6, 5, 4, 3, 2, 1, 0}, {4, 0, 7, 2, 6}} {
-		p := New(Options{IndexDir: t.TempDir()})
+		p := newWithStep(Options{IndexDir: t.TempDir()}, 7)
 		for _, i := range order {
 			pg, err := p.Read(context.Background(), Request{Path: path, Line: int64(i + 1), Limit: 1})
 			if err != nil {
@@ -162,18 +161,18 @@ func TestIndexSmallStep(t *testing.T) {
 }
 
 func TestUnmarshalIndexRejects(t *testing.T) {
-	good := &lineIndex{path: "/f", size: 3 * step, mtime: 1, lines: []int64{1, 5, 9}, total: -1}
-	if _, err := unmarshalIndex(good.marshal()); err != nil {
+	good := &lineIndex{step: defaultStep, path: "/f", size: 3 * defaultStep, mtime: 1, lines: []int64{1, 5, 9}, total: -1}
+	if _, err := unmarshalIndex(good.marshal(), defaultStep); err != nil {
 		t.Fatalf("good index rejected: %v", err)
 	}
 	for name, ix := range map[string]*lineIndex{
-		"first not 1":       {path: "/f", size: 3 * step, lines: []int64{2, 5}, total: -1},
-		"decreasing":        {path: "/f", size: 3 * step, lines: []int64{1, 5, 4}, total: -1},
-		"too many newlines": {path: "/f", size: 3 * step, lines: []int64{1, step + 2}, total: -1},
-		"too many entries":  {path: "/f", size: step, lines: []int64{1, 2, 3}, total: -1},
-		"total too small":   {path: "/f", size: 3 * step, lines: []int64{1, 5, 9}, total: 3},
+		"first not 1":       {step: defaultStep, path: "/f", size: 3 * defaultStep, lines: []int64{2, 5}, total: -1},
+		"decreasing":        {step: defaultStep, path: "/f", size: 3 * defaultStep, lines: []int64{1, 5, 4}, total: -1},
+		"too many newlines": {step: defaultStep, path: "/f", size: 3 * defaultStep, lines: []int64{1, defaultStep + 2}, total: -1},
+		"too many entries":  {step: defaultStep, path: "/f", size: defaultStep, lines: []int64{1, 2, 3}, total: -1},
+		"total too small":   {step: defaultStep, path: "/f", size: 3 * defaultStep, lines: []int64{1, 5, 9}, total: 3},
 	} {
-		if _, err := unmarshalIndex(ix.marshal()); err == nil {
+		if _, err := unmarshalIndex(ix.marshal(), defaultStep); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}

@@ -34,7 +34,6 @@ package grep
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -44,12 +43,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
+
+	"github.com/scrollback-dev/scrollback/internal/errkind"
 )
 
 // Defaults and bounds.
 const (
 	// ChunkSize is how many bytes Search reads at once; reads are aligned to
-	// it. It equals store.ChunkSize.
+	// it. It equals store.ChunkSize, so that each read is one stored chunk
+	// (TestChunkSizeIsStores checks it; grep does not import store).
 	ChunkSize = 64 << 10
 	// DefaultMaxLine is the default Options.MaxLine: how much of one line the
 	// pattern sees.
@@ -62,11 +64,15 @@ const (
 )
 
 // ErrOption is wrapped by the error Search returns for invalid Options.
-var ErrOption = errors.New("grep: invalid option")
+var ErrOption = errkind.New("grep: invalid option", errkind.Argument)
 
 // Options says where to search and how much to return. The zero value
 // searches the whole copy without context and returns every match.
 type Options struct {
+	// chunk is the read size, ChunkSize when 0; tests make it small to put
+	// chunk boundaries everywhere.
+	chunk int64
+
 	// Offset is the byte offset to start at: 0, a NextOffset, or a line's
 	// offset. It must be from 0 to the copy's size; the caller makes sure it
 	// is not inside a multi-byte character.
@@ -129,6 +135,9 @@ func Search(r io.ReaderAt, size int64, re *regexp.Regexp, opts Options) (Result,
 	}
 	if opts.MaxLine <= 0 {
 		opts.MaxLine = DefaultMaxLine
+	}
+	if opts.chunk <= 0 {
+		opts.chunk = ChunkSize
 	}
 	if opts.TextBytes <= 0 {
 		opts.TextBytes = DefaultTextBytes
@@ -280,7 +289,7 @@ func (s *searcher) run(r io.ReaderAt, size int64) error {
 		// Count the lines before Offset, keeping the last k+1 newlines: the
 		// line Offset is in starts after the last one, and its before-context
 		// starts after the (k+1)-th last.
-		nls, ends, err := countLines(r, s.opts.Offset, k+1)
+		nls, ends, err := countLines(r, s.opts.Offset, k+1, s.opts.chunk)
 		if err != nil {
 			return err
 		}
@@ -290,7 +299,7 @@ func (s *searcher) run(r io.ReaderAt, size int64) error {
 				from = ends[len(ends)-k-1] + 1
 			}
 			s.lineNo = nls + 1 - int64(min(k, len(ends)))
-			b := newBlocks(r, from, ends[len(ends)-1]+1, s.opts.MaxLine)
+			b := newBlocks(r, from, ends[len(ends)-1]+1, s.opts.MaxLine, s.opts.chunk)
 			for {
 				blk, err := b.next()
 				if err == io.EOF {
@@ -304,7 +313,7 @@ func (s *searcher) run(r io.ReaderAt, size int64) error {
 		}
 		s.lineNo = nls + 1
 	}
-	b := newBlocks(r, s.opts.Offset, size, s.opts.MaxLine)
+	b := newBlocks(r, s.opts.Offset, size, s.opts.MaxLine, s.opts.chunk)
 	for {
 		blk, err := b.next()
 		if err == io.EOF {
@@ -321,14 +330,14 @@ func (s *searcher) run(r io.ReaderAt, size int64) error {
 
 // countLines counts the newlines in the first off bytes of r and returns
 // the offsets of the last (at most) keep of them, in order.
-func countLines(r io.ReaderAt, off int64, keep int) (int64, []int64, error) {
-	buf := make([]byte, chunkSize)
+func countLines(r io.ReaderAt, off int64, keep int, chunk int64) (int64, []int64, error) {
+	buf := make([]byte, chunk)
 	var n int64
 	ends := make([]int64, 0, 2*keep)
 	var last []int64
 	for at := int64(0); at < off; {
 		// Align reads to ChunkSize.
-		p := buf[:min(off-at, chunkSize-at%chunkSize)]
+		p := buf[:min(off-at, chunk-at%chunk)]
 		if _, err := readFull(r, p, at); err != nil {
 			return 0, nil, err
 		}
@@ -352,10 +361,6 @@ func countLines(r io.ReaderAt, off int64, keep int) (int64, []int64, error) {
 }
 
 var nl = []byte{'\n'}
-
-// chunkSize is ChunkSize; tests make it small to put chunk boundaries
-// everywhere.
-var chunkSize int64 = ChunkSize
 
 // readFull reads len(p) bytes at off, which the caller knows exist.
 func readFull(r io.ReaderAt, p []byte, off int64) (int, error) {
@@ -602,6 +607,7 @@ type blocks struct {
 	r        io.ReaderAt
 	off, end int64 // next byte to read; end of the range
 	maxLine  int
+	chunk    int64  // read size: Options.chunk
 	buf      []byte // buf[start:] is read but not yet returned
 	start    int
 	at       int64 // offset of buf[start]
@@ -609,8 +615,8 @@ type blocks struct {
 	long     []byte
 }
 
-func newBlocks(r io.ReaderAt, from, end int64, maxLine int) *blocks {
-	return &blocks{r: r, off: from, end: end, at: from, maxLine: maxLine, buf: make([]byte, 0, 2*chunkSize)}
+func newBlocks(r io.ReaderAt, from, end int64, maxLine int, chunk int64) *blocks {
+	return &blocks{r: r, off: from, end: end, at: from, maxLine: maxLine, chunk: chunk, buf: make([]byte, 0, 2*chunk)}
 }
 
 // next returns the next block, or io.EOF at the end of the range. The block
@@ -643,7 +649,7 @@ func (b *blocks) next() (block, error) {
 		// Keep the partial line and read one more chunk after it.
 		n := copy(b.buf, data)
 		b.buf, b.start = b.buf[:n], 0
-		want := int(min(b.end-b.off, chunkSize-b.off%chunkSize))
+		want := int(min(b.end-b.off, b.chunk-b.off%b.chunk))
 		if cap(b.buf)-n < want {
 			nb := make([]byte, n, 2*cap(b.buf)+want)
 			copy(nb, b.buf)
@@ -665,7 +671,7 @@ func (b *blocks) longLine() (block, error) {
 	blk := block{at: b.at, data: b.long, long: true}
 	b.buf, b.start, b.scanned = b.buf[:0], 0, 0
 	for b.off < b.end {
-		want := int(min(b.end-b.off, chunkSize-b.off%chunkSize))
+		want := int(min(b.end-b.off, b.chunk-b.off%b.chunk))
 		p := b.buf[:want]
 		if _, err := readFull(b.r, p, b.off); err != nil {
 			return block{}, err

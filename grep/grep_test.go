@@ -144,7 +144,6 @@ func walk(t testing.TB, data []byte, re *regexp.Regexp, opts Options) []Match {
 }
 
 func TestSearchMatchesNaive(t *testing.T) {
-	defer setChunk(7)()
 	data := []byte("alpha\nbeta error\r\n\nerror: gamma\nδέλτα error\n\xff\xfe error \xe2\x82\n" +
 		strings.Repeat("x", 40) + " error in a long line\nlast error")
 	patterns := []string{"error", "(?i)ERROR", "^error", "error$", "err.r", "", "δ", `\x{FFFD}`, "nothing", `\berror\b`, "(?i)Δ", "ror: g"}
@@ -152,7 +151,7 @@ func TestSearchMatchesNaive(t *testing.T) {
 		re := regexp.MustCompile(p)
 		for _, k := range []int{0, 1, 3} {
 			for _, mx := range []int{0, 1, 2} {
-				opts := Options{Context: k, Max: mx, MaxLine: 30, TextBytes: 12}
+				opts := Options{Context: k, Max: mx, MaxLine: 30, TextBytes: 12, chunk: 7}
 				got := walk(t, data, re, opts)
 				want := naive(data, re, k, 30, 12)
 				if !reflect.DeepEqual(got, want) {
@@ -243,11 +242,10 @@ func TestSearchContextAtEdges(t *testing.T) {
 }
 
 func TestSearchLongLine(t *testing.T) {
-	defer setChunk(16)()
 	long := strings.Repeat("é", 100) // 200 bytes
 	data := "a\n" + long + "MARK\nb MARK\n" + long + "\n"
 	re := regexp.MustCompile("MARK|é")
-	res, err := Search(strings.NewReader(data), int64(len(data)), re, Options{MaxLine: 51, TextBytes: 9})
+	res, err := Search(strings.NewReader(data), int64(len(data)), re, Options{MaxLine: 51, TextBytes: 9, chunk: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +264,7 @@ func TestSearchLongLine(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}
-	res, err = Search(strings.NewReader(data), int64(len(data)), regexp.MustCompile("MARK"), Options{MaxLine: 51})
+	res, err = Search(strings.NewReader(data), int64(len(data)), regexp.MustCompile("MARK"), Options{MaxLine: 51, chunk: 16})
 	if err != nil || len(res.Matches) != 1 || res.Matches[0].Number != 3 {
 		t.Errorf("MARK past MaxLine: got %+v, %v; want only line 3", res.Matches, err)
 	}
@@ -275,10 +273,9 @@ func TestSearchLongLine(t *testing.T) {
 func TestSearchChunkBoundary(t *testing.T) {
 	// A line that straddles each chunk boundary, the needle split across it.
 	for _, chunk := range []int64{3, 5, 8, 64} {
-		restore := setChunk(chunk)
 		data := strings.Repeat("abc\n", 5) + "xxNEEDLEyy\n" + strings.Repeat("abc\n", 5)
 		for _, p := range []string{"NEEDLE", "(?i)needle", "N.EDLE", "EDLEy+$"} {
-			res, err := Search(strings.NewReader(data), int64(len(data)), regexp.MustCompile(p), Options{})
+			res, err := Search(strings.NewReader(data), int64(len(data)), regexp.MustCompile(p), Options{chunk: chunk})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -286,7 +283,6 @@ func TestSearchChunkBoundary(t *testing.T) {
 				t.Errorf("chunk %d pattern %q: got %+v, want one match at line 6, offset 20", chunk, p, res.Matches)
 			}
 		}
-		restore()
 	}
 }
 
@@ -335,13 +331,6 @@ type failReader struct{}
 
 func (failReader) ReadAt(p []byte, off int64) (int, error) { return 0, errors.New("disk on fire") }
 
-// setChunk sets chunkSize for a test and returns what restores it.
-func setChunk(n int64) func() {
-	old := chunkSize
-	chunkSize = n
-	return func() { chunkSize = old }
-}
-
 var fuzzPatterns = []string{`\d(?i:AB)+c`, `x(?i:kKé)y`, `(ab){2,}`, "a", "ab", "(?i)ab", "(?i)k", "a.*b", "^a", "b$", "", `\r`, "é", `a|\x{FFFD}`, `\Ab`, "[^a]+$", "(?i)é", "b\na"}
 
 // FuzzSearch checks, for random copies, patterns, chunk sizes and limits:
@@ -357,8 +346,7 @@ func FuzzSearch(f *testing.F) {
 	f.Add([]byte("xxxx aaaa bbbb\nk\u212A\n\xffé\n"), uint8(4), uint8(2), uint8(0), uint8(5), uint8(2))
 	f.Fuzz(func(t *testing.T, data []byte, pi, k, mx, chunk, maxLine uint8) {
 		re := regexp.MustCompile(fuzzPatterns[int(pi)%len(fuzzPatterns)])
-		defer setChunk(int64(chunk%32) + 1)()
-		opts := Options{Context: int(k % 4), Max: int(mx % 4), MaxLine: int(maxLine%40) + 1, Budget: int(chunk/32) * 8}
+		opts := Options{Context: int(k % 4), Max: int(mx % 4), MaxLine: int(maxLine%40) + 1, Budget: int(chunk/32) * 8, chunk: int64(chunk%32) + 1}
 		opts.TextBytes = min(opts.MaxLine, 6)
 		got := walk(t, data, re, opts)
 		want := naive(data, re, opts.Context, opts.MaxLine, opts.TextBytes)

@@ -21,6 +21,9 @@
 // inside a character, an unknown tool name — are tool results with isError
 // set and a message that says what was wrong and what would be right; they
 // are never protocol errors, so a model can read them and correct itself.
+// Their _meta carries the session, once there is one, and
+// "scrollback/error_kind": one of not_found, evicted, offset, argument,
+// sensitive, unavailable (scrollback.ErrorKind).
 //
 // Two transports are offered:
 //
@@ -37,6 +40,8 @@
 // (AddRunCode run_code, with extra tools a script may call) to any
 // *mcp.Server, acting on a Binding — a fixed session (BindSession) or one
 // made on first use (NewBinding); NewSessionHandler serves any such server
-// over HTTP with the same rules as NewHTTPHandler. The proxy
-// (package proxy) is built on them.
+// over HTTP with the same rules as NewHTTPHandler; FinishResults, installed
+// on every such server, gives each result its _meta (the session, and a
+// failure's kind under MetaErrorKind) and turns failures, an unknown tool
+// included, into tool errors. The proxy (package proxy) is built on them.
 package mcpserver

@@ -75,6 +75,7 @@ func TestBindingLazy(t *testing.T) {
 	if err := AddTools(srv, b, "run_command", "read_tool_output"); err != nil {
 		t.Fatal(err)
 	}
+	srv.AddReceivingMiddleware(FinishResults(b, ToolNames, nil))
 	cs := connect(t, srv)
 	listNames(t, cs)
 	if b.Current() != nil {
@@ -113,6 +114,7 @@ func TestNewSessionHandler(t *testing.T) {
 		if err := AddTools(srv, b, "run_command", "read_tool_output"); err != nil {
 			t.Error(err)
 		}
+		srv.AddReceivingMiddleware(FinishResults(b, ToolNames, nil))
 		return srv
 	})
 	ts := httptest.NewServer(h)

@@ -69,7 +69,6 @@ func addReadToolOutput(srv *mcp.Server, b *Binding) {
 		}
 		text := pageText(in, page)
 		return &mcp.CallToolResult{
-			Meta:              mcp.Meta{MetaSession: s.ID()},
 			Content:           []mcp.Content{&mcp.TextContent{Text: text[0]}, &mcp.TextContent{Text: text[1]}},
 			StructuredContent: page, // matches the output schema by construction
 		}, nil

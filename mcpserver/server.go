@@ -2,14 +2,9 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
-	"unicode/utf8"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
@@ -108,82 +103,8 @@ func newServer(b *Binding, opts Options) *mcp.Server {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
 	AddTools(srv, b) // all of them: cannot fail
-	srv.AddReceivingMiddleware(toolResults(b))
+	srv.AddReceivingMiddleware(FinishResults(b, ToolNames, nil))
 	return srv
-}
-
-// toolResults finishes every tools/call result: it puts the session in
-// _meta (failures included), and turns a call of an unknown tool into a tool
-// error that names the tools there are, so that the model can correct
-// itself instead of the client seeing a protocol failure.
-func toolResults(b *Binding) mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			res, err := next(ctx, method, req)
-			if method != "tools/call" {
-				return res, err
-			}
-			var werr *jsonrpc.Error
-			if errors.As(err, &werr) && werr.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(werr.Message, "unknown tool") {
-				res, err = &mcp.CallToolResult{
-					Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s; this server's tools are %s", werr.Message, strings.Join(ToolNames(), ", "))}},
-					IsError: true,
-				}, nil
-			}
-			if r, ok := res.(*mcp.CallToolResult); ok && r != nil && err == nil {
-				if s := b.Current(); s != nil {
-					if r.Meta == nil {
-						r.Meta = mcp.Meta{}
-					}
-					r.Meta[MetaSession] = s.ID()
-				}
-				if r.IsError && r.StructuredContent == nil {
-					prefixToolName(r, req)
-					cutMessage(r)
-				}
-			}
-			return res, err
-		}
-	}
-}
-
-// prefixToolName makes the SDK's own messages for arguments that do not
-// match the input schema name the tool and point at its schema.
-func prefixToolName(r *mcp.CallToolResult, req mcp.Request) {
-	ctr, ok := req.(*mcp.CallToolRequest)
-	if !ok || ctr.Params == nil || len(r.Content) == 0 {
-		return
-	}
-	tc, ok := r.Content[0].(*mcp.TextContent)
-	if !ok || strings.HasPrefix(tc.Text, ctr.Params.Name+":") {
-		return
-	}
-	msg := ctr.Params.Name + ": " + tc.Text
-	if strings.Contains(tc.Text, "validating \"arguments\"") || strings.Contains(tc.Text, "json: ") || strings.Contains(tc.Text, "cannot unmarshal") {
-		msg += "; the arguments must match the tool's input schema (see tools/list)"
-	}
-	r.Content[0] = &mcp.TextContent{Text: msg}
-}
-
-// maxMessage bounds a tool error's text: a message that quotes a 10 MiB
-// argument back must not become a 10 MiB result.
-const maxMessage = 2048
-
-// cutMessage cuts an over-long error message at a character boundary and
-// says so.
-func cutMessage(r *mcp.CallToolResult) {
-	if len(r.Content) == 0 {
-		return
-	}
-	tc, ok := r.Content[0].(*mcp.TextContent)
-	if !ok || len(tc.Text) <= maxMessage {
-		return
-	}
-	cut := maxMessage
-	for cut > 0 && !utf8.RuneStart(tc.Text[cut]) {
-		cut--
-	}
-	r.Content[0] = &mcp.TextContent{Text: fmt.Sprintf("%s… [error message cut: %d bytes in all]", tc.Text[:cut], len(tc.Text))}
 }
 
 // ToolNames lists the session tools this package offers, in the order

@@ -342,30 +342,31 @@ func TestToolErrors(t *testing.T) {
 		tool string
 		args any
 		want []string
+		kind string // the error kind in _meta
 	}{
-		{"unknown tool", "no_such_tool", map[string]any{}, []string{`unknown tool "no_such_tool"`, "run_command", "read_tool_output"}},
-		{"missing id", "read_tool_output", map[string]any{}, []string{"read_tool_output", "id"}},
-		{"wrong type", "read_tool_output", map[string]any{"id": rc.OutputID, "offset": "ten"}, []string{"read_tool_output", "offset"}},
-		{"wrong type id", "read_tool_output", map[string]any{"id": 42}, []string{"read_tool_output", "id"}},
-		{"unknown id", "read_tool_output", map[string]any{"id": "out_aaaaaaaaaaaaaaaaaaaaaaaaaa"}, []string{"no retained output with that id in this session"}},
-		{"path id", "read_tool_output", map[string]any{"id": "../../../etc/passwd"}, []string{"no retained output with that id in this session"}},
-		{"sql id", "read_tool_output", map[string]any{"id": "x' OR '1'='1'; DROP TABLE copies; --"}, []string{"no retained output with that id in this session"}},
-		{"10 MiB id", "read_tool_output", map[string]any{"id": big}, []string{"no retained output with that id in this session", "bytes"}},
-		{"offset inside a character", "read_tool_output", map[string]any{"id": rc.OutputID, "offset": 2}, []string{"inside a multi-byte UTF-8 character", "1 (before)", "3 (after)"}},
-		{"negative offset", "read_tool_output", map[string]any{"id": rc.OutputID, "offset": -1}, []string{"offset -1 is negative"}},
-		{"offset past the end", "read_tool_output", map[string]any{"id": rc.OutputID, "offset": rc.TotalBytes + 1}, []string{"past the end"}},
-		{"limit zero", "read_tool_output", map[string]any{"id": rc.OutputID, "limit": 0}, []string{"limit 0 is out of range", "1 to 4096"}},
-		{"limit too big", "read_tool_output", map[string]any{"id": rc.OutputID, "limit": 5000}, []string{"limit 5000"}},
-		{"empty command", "run_command", map[string]any{"command": " "}, []string{"command is empty"}},
-		{"missing command", "run_command", map[string]any{"cwd": "/"}, []string{"run_command", "command"}},
-		{"negative timeout", "run_command", map[string]any{"command": "true", "timeout_ms": -5}, []string{"negative"}},
-		{"missing cwd", "run_command", map[string]any{"command": "true", "cwd": filepath.Join(dir, "nope")}, []string{"run_command"}},
-		{"10 MiB command", "run_command", map[string]any{"command": "echo " + big}, []string{"run_command"}},
-		{"env of the wrong type", "run_command", map[string]any{"command": "true", "env": []string{"A=1"}}, []string{"run_command", "env"}},
-		{"missing path", "read_file", map[string]any{}, []string{"read_file", "path"}},
-		{"sensitive file", "read_file", map[string]any{"path": filepath.Join(dir, ".env")}, []string{"read_file"}},
-		{"no such file", "read_file", map[string]any{"path": filepath.Join(dir, "nope.txt")}, []string{"read_file"}},
-		{"10 MiB path", "read_file", map[string]any{"path": big}, []string{"read_file"}},
+		{"unknown tool", "no_such_tool", map[string]any{}, []string{`unknown tool "no_such_tool"`, "run_command", "read_tool_output"}, "argument"},
+		{"missing id", "read_tool_output", map[string]any{}, []string{"read_tool_output", "id"}, "argument"},
+		{"wrong type", "read_tool_output", map[string]any{"id": rc.OutputID, "offset": "ten"}, []string{"read_tool_output", "offset"}, "argument"},
+		{"wrong type id", "read_tool_output", map[string]any{"id": 42}, []string{"read_tool_output", "id"}, "argument"},
+		{"unknown id", "read_tool_output", map[string]any{"id": "out_aaaaaaaaaaaaaaaaaaaaaaaaaa"}, []string{"no retained output with that id in this session"}, "not_found"},
+		{"path id", "read_tool_output", map[string]any{"id": "../../../etc/passwd"}, []string{"no retained output with that id in this session"}, "not_found"},
+		{"sql id", "read_tool_output", map[string]any{"id": "x' OR '1'='1'; DROP TABLE copies; --"}, []string{"no retained output with that id in this session"}, "not_found"},
+		{"10 MiB id", "read_tool_output", map[string]any{"id": big}, []string{"no retained output with that id in this session", "bytes"}, "not_found"},
+		{"offset inside a character", "read_tool_output", map[string]any{"id": rc.OutputID, "offset": 2}, []string{"inside a multi-byte UTF-8 character", "1 (before)", "3 (after)"}, "offset"},
+		{"negative offset", "read_tool_output", map[string]any{"id": rc.OutputID, "offset": -1}, []string{"offset -1 is negative"}, "offset"},
+		{"offset past the end", "read_tool_output", map[string]any{"id": rc.OutputID, "offset": rc.TotalBytes + 1}, []string{"past the end"}, "offset"},
+		{"limit zero", "read_tool_output", map[string]any{"id": rc.OutputID, "limit": 0}, []string{"limit 0 is out of range", "1 to 4096"}, "argument"},
+		{"limit too big", "read_tool_output", map[string]any{"id": rc.OutputID, "limit": 5000}, []string{"limit 5000"}, "argument"},
+		{"empty command", "run_command", map[string]any{"command": " "}, []string{"command is empty"}, "argument"},
+		{"missing command", "run_command", map[string]any{"cwd": "/"}, []string{"run_command", "command"}, "argument"},
+		{"negative timeout", "run_command", map[string]any{"command": "true", "timeout_ms": -5}, []string{"negative"}, "argument"},
+		{"missing cwd", "run_command", map[string]any{"command": "true", "cwd": filepath.Join(dir, "nope")}, []string{"run_command"}, "argument"},
+		{"10 MiB command", "run_command", map[string]any{"command": "echo " + big}, []string{"run_command"}, "argument"},
+		{"env of the wrong type", "run_command", map[string]any{"command": "true", "env": []string{"A=1"}}, []string{"run_command", "env"}, "argument"},
+		{"missing path", "read_file", map[string]any{}, []string{"read_file", "path"}, "argument"},
+		{"sensitive file", "read_file", map[string]any{"path": filepath.Join(dir, ".env")}, []string{"read_file"}, "sensitive"},
+		{"no such file", "read_file", map[string]any{"path": filepath.Join(dir, "nope.txt")}, []string{"read_file"}, "not_found"},
+		{"10 MiB path", "read_file", map[string]any{"path": big}, []string{"read_file"}, "argument"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
@@ -383,6 +384,9 @@ func TestToolErrors(t *testing.T) {
 			}
 			if len(msg) > 4096 {
 				t.Errorf("message is %d bytes: a bad argument should not come back whole", len(msg))
+			}
+			if got := res.Meta[MetaErrorKind]; got != tc.kind {
+				t.Errorf("%s = %v, want %q", MetaErrorKind, got, tc.kind)
 			}
 			if res.Meta[MetaSession] == nil && tc.tool != "no_such_tool" {
 				t.Errorf("no %s in _meta of the error: %v", MetaSession, res.Meta)

@@ -35,7 +35,8 @@ var tools = []tool{
 // AddTools adds scrollback's session tools to srv, all acting on b's
 // session: the tools named (each one of ToolNames), or all of them when
 // names is empty. Each result carries what the package doc describes,
-// except that failures get no _meta (NewServer's middleware adds it). A
+// except its _meta: install FinishResults on srv, as NewServer does, to give
+// every result and failure its session and every failure its kind. A
 // name that is not a session tool is an error naming the tools there are,
 // and then nothing is added.
 func AddTools(srv *mcp.Server, b *Binding, names ...string) error {
@@ -76,7 +77,7 @@ func register[In, Out any](srv *mcp.Server, b *Binding, t *mcp.Tool,
 		if err != nil {
 			return nil, zero, err
 		}
-		res := &mcp.CallToolResult{Meta: mcp.Meta{MetaSession: s.ID()}}
+		res := &mcp.CallToolResult{} // FinishResults adds the session to _meta
 		for _, t := range text(in, out) {
 			res.Content = append(res.Content, &mcp.TextContent{Text: t})
 		}

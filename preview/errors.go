@@ -3,17 +3,20 @@ package preview
 import (
 	"errors"
 	"fmt"
+
+	"github.com/scrollback-dev/scrollback/internal/errkind"
 )
 
-// Sentinel errors. RenderAt returns them wrapped in an *Error.
+// Sentinel errors. RenderAt returns them wrapped in an *Error. ErrSize and
+// ErrLines are scrollback.ErrArgument too.
 var (
 	// ErrSize is returned for a negative size.
-	ErrSize = errors.New("preview: invalid size")
+	ErrSize = errkind.New("preview: invalid size", errkind.Argument)
 
 	// ErrLines is returned for a line count that cannot be right for the
 	// data: more lines than bytes, no lines for non-empty data, or fewer
 	// lines than the newlines seen in the bytes read.
-	ErrLines = errors.New("preview: invalid line count")
+	ErrLines = errkind.New("preview: invalid line count", errkind.Argument)
 
 	// ErrRead is returned when the io.ReaderAt fails.
 	ErrRead = errors.New("preview: cannot read the data")

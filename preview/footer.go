@@ -3,7 +3,8 @@ package preview
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
 )
 
 // level is how much the footer says. The budget picks the richest level
@@ -52,96 +53,121 @@ func chooseLevel(s *source, budget int, f Footer) level {
 // renderFooter writes the footer: lines of plain text in brackets, ending
 // with a newline, addressed to the model. Numbers are plain decimals.
 func renderFooter(lv level, f Footer, n numbers) string {
-	if lv == levelNone {
-		return ""
-	}
 	var b strings.Builder
-	saved := f.ID != ""
 	switch lv {
 	case levelTiny:
-		b.WriteString("[...")
-		num(&b, n.omittedBytes)
-		b.WriteString(" bytes cut")
-		if saved {
-			b.WriteString("; ")
-			call(&b, f, n.headEnd)
-		} else {
-			b.WriteString(", not saved")
-		}
-		b.WriteString("]\n")
+		tinyFooter(&b, f, n)
 	case levelShort:
-		b.WriteString("[... ")
-		num(&b, n.omittedBytes)
-		b.WriteString(" bytes (")
-		num(&b, n.omittedLines)
-		b.WriteString(" lines) not shown")
-		if saved {
-			if !f.Complete {
-				b.WriteString("; copy incomplete")
-			}
-			b.WriteString(". Continue: ")
-			call(&b, f, n.headEnd)
-			b.WriteString(". Read it before saying anything is absent.]\n")
-		} else {
-			b.WriteString(" and not saved: they cannot be read back; say uncertain, not absent.]\n")
-		}
+		shortFooter(&b, f, n)
 	case levelFull:
-		b.WriteString("[... ")
-		num(&b, n.omittedBytes)
-		b.WriteString(" bytes (")
-		num(&b, n.omittedLines)
-		b.WriteString(" whole lines) not shown here, of ")
-		num(&b, n.size)
-		b.WriteString(" bytes in ")
-		num(&b, n.lines)
-		b.WriteString(" lines. Above: ")
-		lineRange(&b, 1, n.headLines, n.headLines)
-		if n.headMid {
-			b.WriteString(" (cut mid-line)")
-		}
-		b.WriteString("; below: ")
-		lineRange(&b, n.tailFirst, n.lines, n.tailLines)
-		if n.tailMid {
-			b.WriteString(" (from mid-line)")
-		}
-		b.WriteString(".\n")
-		if f.Status != "" {
-			b.WriteString("Status: ")
-			b.WriteString(f.Status)
-			b.WriteString(".\n")
-		}
-		if f.Gap != nil && f.Gap.Bytes > 0 {
-			b.WriteString("The copy itself lacks ")
-			num(&b, f.Gap.Bytes)
-			b.WriteString(" bytes (")
-			num(&b, f.Gap.Lines)
-			b.WriteString(" lines) the tool produced, at offset ")
-			num(&b, f.Gap.Offset)
-			b.WriteString(".\n")
-		}
-		if saved {
-			if f.Complete {
-				b.WriteString("The retained copy is complete. Read on with ")
-			} else {
-				b.WriteString("The retained copy is incomplete (complete=false): it may lack part of what the tool produced. Read it with ")
-			}
-			call(&b, f, n.headEnd)
-			b.WriteString(", following nextOffset until hasMore is false.\n")
-			b.WriteString("A preview is not the whole result: before saying a line, field or record is absent, read the copy and check the source's own pagination; if you cannot get the evidence, say it is uncertain, not absent.]\n")
-		} else {
-			b.WriteString("Recovery unavailable: ")
-			if f.Unavailable != "" {
-				b.WriteString("the output could not be saved (")
-				b.WriteString(f.Unavailable)
-				b.WriteString(")")
-			} else {
-				b.WriteString("no copy of the output was kept")
-			}
-			b.WriteString(", so the bytes not shown cannot be read back.\n")
-			b.WriteString("A preview is not the whole result: never say something is absent because it is not shown; check the source's own pagination or filters, and if you cannot get the evidence, say it is uncertain.]\n")
-		}
+		fullCounts(&b, n)
+		fullStatus(&b, f)
+		fullRecovery(&b, f, n)
 	}
 	return b.String()
+}
+
+// tinyFooter is one bracketed line: the bytes cut and the continuing call.
+func tinyFooter(b *strings.Builder, f Footer, n numbers) {
+	b.WriteString("[...")
+	num(b, n.omittedBytes)
+	b.WriteString(" bytes cut")
+	if f.ID != "" {
+		b.WriteString("; ")
+		call(b, f, n.headEnd)
+	} else {
+		b.WriteString(", not saved")
+	}
+	b.WriteString("]\n")
+}
+
+// shortFooter is one bracketed line: bytes and lines, completeness, the
+// call and the rule in a phrase.
+func shortFooter(b *strings.Builder, f Footer, n numbers) {
+	b.WriteString("[... ")
+	num(b, n.omittedBytes)
+	b.WriteString(" bytes (")
+	num(b, n.omittedLines)
+	b.WriteString(" lines) not shown")
+	if f.ID == "" {
+		b.WriteString(" and not saved: they cannot be read back; say uncertain, not absent.]\n")
+		return
+	}
+	if !f.Complete {
+		b.WriteString("; copy incomplete")
+	}
+	b.WriteString(". Continue: ")
+	call(b, f, n.headEnd)
+	b.WriteString(". Read it before saying anything is absent.]\n")
+}
+
+// fullCounts opens the full footer: what is not shown, of how much, and
+// which lines stand above and below it.
+func fullCounts(b *strings.Builder, n numbers) {
+	b.WriteString("[... ")
+	num(b, n.omittedBytes)
+	b.WriteString(" bytes (")
+	num(b, n.omittedLines)
+	b.WriteString(" whole lines) not shown here, of ")
+	num(b, n.size)
+	b.WriteString(" bytes in ")
+	num(b, n.lines)
+	b.WriteString(" lines. Above: ")
+	lineRange(b, 1, n.headLines, n.headLines)
+	if n.headMid {
+		b.WriteString(" (cut mid-line)")
+	}
+	b.WriteString("; below: ")
+	lineRange(b, n.tailFirst, n.lines, n.tailLines)
+	if n.tailMid {
+		b.WriteString(" (from mid-line)")
+	}
+	b.WriteString(".\n")
+}
+
+// fullStatus says how the tool ended and what the copy itself lacks, when
+// either is worth saying.
+func fullStatus(b *strings.Builder, f Footer) {
+	if f.Status != "" {
+		b.WriteString("Status: ")
+		b.WriteString(f.Status)
+		b.WriteString(".\n")
+	}
+	if f.Gap != nil && f.Gap.Bytes > 0 {
+		b.WriteString("The copy itself lacks ")
+		num(b, f.Gap.Bytes)
+		b.WriteString(" bytes (")
+		num(b, f.Gap.Lines)
+		b.WriteString(" lines) the tool produced, at offset ")
+		num(b, f.Gap.Offset)
+		b.WriteString(".\n")
+	}
+}
+
+// fullRecovery closes the full footer: how to read the rest, or why it
+// cannot be read, and the rule in full.
+func fullRecovery(b *strings.Builder, f Footer, n numbers) {
+	if f.ID != "" {
+		if f.Complete {
+			b.WriteString("The retained copy is complete. Read on with ")
+		} else {
+			b.WriteString("The retained copy is incomplete (complete=false): it may lack part of what the tool produced. Read it with ")
+		}
+		call(b, f, n.headEnd)
+		b.WriteString(", following nextOffset until hasMore is false.\n")
+		b.WriteString("A preview is not the whole result: before saying a line, field or record is absent, read the copy and check the source's own pagination; if you cannot get the evidence, say it is uncertain, not absent.]\n")
+		return
+	}
+	b.WriteString("Recovery unavailable: ")
+	if f.Unavailable != "" {
+		b.WriteString("the output could not be saved (")
+		b.WriteString(f.Unavailable)
+		b.WriteString(")")
+	} else {
+		b.WriteString("no copy of the output was kept")
+	}
+	b.WriteString(", so the bytes not shown cannot be read back.\n")
+	b.WriteString("A preview is not the whole result: never say something is absent because it is not shown; check the source's own pagination or filters, and if you cannot get the evidence, say it is uncertain.]\n")
 }
 
 func num(b *strings.Builder, n int64) {
@@ -225,9 +251,5 @@ func oneLine(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	cut := max - 3
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
+	return utf8x.Cut(s, max-3) + "..."
 }

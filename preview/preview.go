@@ -54,8 +54,14 @@ type Footer struct {
 }
 
 // Gap describes bytes the tool produced that the copy does not hold: at
-// offset Offset in the copy, Bytes bytes in Lines lines were dropped.
-type Gap struct{ Offset, Bytes, Lines int64 }
+// offset Offset in the copy, Bytes bytes in Lines lines were dropped. It is
+// the one gap type: package capture reports it and results carry it, in the
+// contract's JSON shape.
+type Gap struct {
+	Offset int64 `json:"offset"` // where the marker line starts in the copy
+	Bytes  int64 `json:"bytes"`  // bytes dropped at the marker
+	Lines  int64 `json:"lines"`  // newlines among the dropped bytes
+}
 
 // Preview is what Render returns. Offsets count raw bytes of the data; line
 // numbers start at 1, and a final line without a newline counts as a line.

@@ -610,3 +610,19 @@ func logCopy() []byte {
 	line := []byte("2024-01-01T00:00:00Z INFO request handled path=/api/v1/items status=200 ms=12\n")
 	return bytes.Repeat(line, (8<<20)/len(line)+1)[:8<<20]
 }
+
+// FuzzOneLine checks that a label folded onto one line stays within its
+// bound and, from valid UTF-8, does not split a character.
+func FuzzOneLine(f *testing.F) {
+	f.Add(strings.Repeat("é", 40), 20)
+	f.Add("ab🙂cd", 6)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if !utf8.ValidString(s) {
+			return
+		}
+		n = 3 + max(n%200, 0)
+		if got := oneLine(s, n); len(got) > n || !utf8.ValidString(got) {
+			t.Fatalf("oneLine(%q, %d) = %q", s, n, got)
+		}
+	})
+}

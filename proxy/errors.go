@@ -3,6 +3,8 @@ package proxy
 import (
 	"errors"
 	"strings"
+
+	"github.com/scrollback-dev/scrollback"
 )
 
 // Sentinel errors. A failed call of an upstream tool is an *Error wrapping
@@ -53,4 +55,19 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the sentinel.
 func (e *Error) Unwrap() error { return e.Err }
+
+// Is gives a failed upstream call its kind among the root package's: a
+// refused call (arguments the upstream did not accept, say) is
+// scrollback.ErrArgument; an upstream that is down, failed or did not
+// answer in time is scrollback.ErrUnavailable.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case scrollback.ErrArgument:
+		return errors.Is(e.Err, ErrUpstreamError)
+	case scrollback.ErrUnavailable:
+		return errors.Is(e.Err, ErrUpstreamDown) || errors.Is(e.Err, ErrUpstreamFailed) || errors.Is(e.Err, ErrCallTimeout)
+	}
+	return false
+}

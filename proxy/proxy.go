@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
 )
 
 // DefaultCallTimeout is how long a call of an upstream tool may take when
@@ -381,10 +382,7 @@ func cutString(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
+	return utf8x.Cut(s, n) + "…"
 }
 
 var _ io.Closer = (*Proxy)(nil)

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
 	"github.com/scrollback-dev/scrollback/mcpserver"
 	"github.com/scrollback-dev/scrollback/preview"
 )
@@ -76,13 +77,7 @@ func appendMax(b []byte, s string, max int) []byte {
 	if room <= 0 {
 		return b
 	}
-	if len(s) > room {
-		for room > 0 && s[room]&0xC0 == 0x80 {
-			room--
-		}
-		s = s[:room]
-	}
-	return append(b, s...)
+	return append(b, utf8x.Cut(s, room)...)
 }
 
 // wasCut reports whether cutReader cut a string, whose note ends it.
@@ -174,8 +169,11 @@ func (p *Proxy) shape(ctx context.Context, b *mcpserver.Binding, tool string, ar
 		})
 	} else {
 		pv := preview.Render(text, preview.Options{Budget: budget}, preview.Footer{Unavailable: err.Error()})
-		shown = scrollback.Shown{Preview: pv.Text, Truncated: pv.Truncated, TotalBytes: int64(len(text)), Complete: complete,
-			Recovery: scrollback.RecoveryUnavailable, RecoveryError: err.Error()}
+		shown = scrollback.Shown{
+			ShownText: scrollback.ShownText{Preview: pv.Text, Truncated: pv.Truncated},
+			ShownCopy: scrollback.ShownCopy{TotalBytes: int64(len(text)), Complete: complete,
+				Recovery: scrollback.RecoveryUnavailable, RecoveryError: err.Error()},
+		}
 	}
 
 	out := &mcp.CallToolResult{IsError: res.IsError, Meta: mcp.Meta{}}
@@ -226,7 +224,12 @@ func (p *Proxy) codeValue(res *mcp.CallToolResult) (json.RawMessage, error) {
 	return json.Marshal(string(text))
 }
 
-// toolError is a tool result carrying err's message.
+// toolError is a tool error carrying err, which mcpserver.FinishResults
+// (installed on every server of the proxy) finishes as it finishes
+// scrollback's own: the session and the error's kind in _meta, the message
+// cut to size.
 func toolError(err error) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+	var r mcp.CallToolResult
+	r.SetError(err)
+	return &r
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -85,7 +86,7 @@ func (p *Proxy) newServer(b *mcpserver.Binding) *server {
 	s.syncTools(snap.tools)
 	s.syncPrompts(snap.prompts)
 	s.syncResources(snap.resources, snap.templates)
-	s.srv.AddReceivingMiddleware(s.sessionMeta())
+	s.srv.AddReceivingMiddleware(mcpserver.FinishResults(s.b, s.toolNames, s.upstreamTool))
 	p.mu.Lock()
 	p.srvs[s] = struct{}{}
 	p.mu.Unlock()
@@ -168,11 +169,7 @@ func (s *server) upstreamHandler(name string) mcp.ToolHandler {
 		}
 		res, err := s.p.call(ctx, name, args)
 		if err != nil {
-			r := toolError(err)
-			if sess := s.b.Current(); sess != nil {
-				r.Meta = mcp.Meta{MetaSession: sess.ID()}
-			}
-			return r, nil
+			return toolError(err), nil
 		}
 		return s.p.shape(ctx, s.b, name, args, res), nil
 	}
@@ -249,29 +246,29 @@ func (s *server) try(f func()) (ok bool) {
 	return true
 }
 
-// sessionMeta puts the session in the _meta of the proxy's own tools'
-// results, errors included (previewed upstream results carry it already).
-func (s *server) sessionMeta() mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			res, err := next(ctx, method, req)
-			if method != "tools/call" || err != nil {
-				return res, err
-			}
-			r, ok := res.(*mcp.CallToolResult)
-			ctr, _ := req.(*mcp.CallToolRequest)
-			if !ok || r == nil || ctr == nil || ctr.Params == nil || !ownTools[ctr.Params.Name] {
-				return res, err
-			}
-			if sess := s.b.Current(); sess != nil {
-				if r.Meta == nil {
-					r.Meta = mcp.Meta{}
-				}
-				r.Meta[MetaSession] = sess.ID()
-			}
-			return res, err
+// upstreamTool reports whether name is an upstream tool's: its results
+// pass through as the upstream made them, or previewed by shape.
+func (s *server) upstreamTool(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tools[name]
+}
+
+// toolNames lists the server's tools, for the error a call of an unknown
+// tool gets: the upstream's, in its order, then the proxy's own.
+func (s *server) toolNames() []string {
+	s.p.mu.Lock()
+	upstream := s.p.snap.tools
+	s.p.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var names []string
+	for _, t := range upstream {
+		if t != nil && s.tools[t.Name] && !slices.Contains(names, t.Name) {
+			names = append(names, t.Name)
 		}
 	}
+	return append(names, "read_tool_output", "grep_tool_output", codemode.Name)
 }
 
 // missing returns the names in had that are not in want: what an upstream

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback/internal/procgroup"
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
 )
 
 // Upstream says how to reach the MCP server behind the proxy. Set exactly
@@ -68,7 +69,7 @@ func (u Upstream) String() string {
 	case len(u.Command) > 0:
 		s := strings.Join(u.Command, " ")
 		if len(s) > 120 {
-			s = s[:117] + "..."
+			s = utf8x.Cut(s, 117) + "..."
 		}
 		return "`" + s + "`"
 	case u.URL != "":

@@ -47,6 +47,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scrollback-dev/scrollback/internal/errkind"
 	"github.com/scrollback-dev/scrollback/internal/procgroup"
 )
 
@@ -70,13 +71,13 @@ const readBuffer = 128 << 10
 const pipeSize = 256 << 10
 
 // Sentinel errors: every error Run returns before starting the command
-// wraps one of them.
+// wraps one of them. All but ErrStart are scrollback.ErrArgument too.
 var (
-	ErrCommand = errors.New("runner: invalid command")                  // empty, or holds a NUL byte
-	ErrDir     = errors.New("runner: invalid working directory")        // missing, not a directory, not reachable
-	ErrEnv     = errors.New("runner: invalid environment variable")     // empty name, '=' or NUL in a name, NUL in a value
-	ErrTimeout = errors.New("runner: invalid timeout")                  // negative
-	ErrStart   = errors.New("runner: the command could not be started") // the system refused (no /bin/sh, no pipes, chdir failed)
+	ErrCommand = errkind.New("runner: invalid command", errkind.Argument)              // empty, or holds a NUL byte
+	ErrDir     = errkind.New("runner: invalid working directory", errkind.Argument)    // missing, not a directory, not reachable
+	ErrEnv     = errkind.New("runner: invalid environment variable", errkind.Argument) // empty name, '=' or NUL in a name, NUL in a value
+	ErrTimeout = errkind.New("runner: invalid timeout", errkind.Argument)              // negative
+	ErrStart   = errors.New("runner: the command could not be started")                // the system refused (no /bin/sh, no pipes, chdir failed)
 )
 
 // Error is a command that could not be started: what was wrong and what

@@ -18,6 +18,8 @@ import (
 	"errors"
 	"io"
 	"time"
+
+	"github.com/scrollback-dev/scrollback/internal/errkind"
 )
 
 // ChunkSize is the size of the fixed-size chunks copies are stored in. A page
@@ -26,21 +28,50 @@ import (
 const ChunkSize = 64 << 10
 
 // Sentinel errors. Backends wrap them (errors.Is works) and never return a
-// driver error in their place when one of these applies.
+// driver error in their place when one of these applies. Each also matches
+// its kind among the root package's (scrollback.ErrNotFound, ErrOffset,
+// ErrUnavailable, ...), so a caller can branch on either.
 var (
 	// ErrSessionNotFound: no session with that id for that owner. Returned
 	// alike for an id that never existed, was deleted, or belongs to another
 	// owner, so that existence elsewhere is never revealed.
-	ErrSessionNotFound = errors.New("store: no such session")
+	ErrSessionNotFound = errkind.New("store: no such session", errkind.NotFound)
 
 	// ErrCopyNotFound: no retained copy with that id in that session. Returned
 	// alike for an id that never existed, lives in another (or a forked, or a
 	// deleted) session, or whose save never completed.
-	ErrCopyNotFound = errors.New("store: no retained output with that id in this session")
+	ErrCopyNotFound = errkind.New("store: no retained output with that id in this session", errkind.NotFound)
 
 	// ErrOffset: a read offset is negative or past the end of the copy.
-	ErrOffset = errors.New("store: offset out of range")
+	ErrOffset = errkind.New("store: offset out of range", errkind.Offset)
+
+	// ErrEvicted: the copy existed in this session but was evicted under a
+	// storage quota. A backend returns an error wrapping it (saying when)
+	// instead of ErrCopyNotFound for such a copy; the source must be re-run
+	// to see it again.
+	ErrEvicted = errors.New("store: copy evicted under a storage quota")
+
+	// ErrUnavailable: the database cannot be reached or cannot do the work
+	// (connection refused or lost, locked past its timeout, read-only, full,
+	// damaged). Every backend error that is not one of the lookups above
+	// matches it; the backend's own sentinels say which.
+	ErrUnavailable = errkind.Unavailable
+
+	// ErrFull: the disk, a file system quota or the server's resources ran
+	// out. Matches ErrUnavailable too.
+	ErrFull = errkind.New("store: database or disk is full", errkind.Unavailable)
+
+	// ErrNewerSchema: the database was written by a newer scrollback.
+	// Matches ErrUnavailable too.
+	ErrNewerSchema = errkind.New("store: database schema is newer than this program", errkind.Unavailable)
 )
+
+// IsUnavailable is the Is method of a backend's error type whose cause is
+// cause: it matches ErrUnavailable unless the cause is a lookup (not found,
+// offset), which a backend error must never hide.
+func IsUnavailable(target, cause error) bool {
+	return target == ErrUnavailable && !errors.Is(cause, errkind.NotFound) && !errors.Is(cause, errkind.Offset)
+}
 
 // Session is one conversation's state: the owner it belongs to and, when it
 // was forked, the session it was forked from. A fork shares no copies.

@@ -9,7 +9,10 @@ func init() {
 	register(commandInfo{name: "cat", order: 60,
 		usage:   "cat [--session ID] OUTPUT_ID",
 		summary: "write a whole retained copy to stdout, raw",
-		make:    func(io IO) command { return &catCmd{base: base{io: io}} }})
+		examples: []example{
+			{"save a whole retained copy to a file", "scrollback cat out_alvhvxtb4mjeowolp7r7ar5afq > build.log"},
+		},
+		make: func(io IO) command { return &catCmd{base: base{io: io}} }})
 }
 
 // catCmd is `scrollback cat`: a whole retained copy, raw, for people and

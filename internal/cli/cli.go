@@ -7,7 +7,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -33,9 +32,14 @@ type command interface {
 	Run(ctx context.Context, args []string) error
 }
 
+// commandInfo is one subcommand: what `scrollback help` lists and what its
+// help says. The flags come from the command's own flag set, so adding a
+// command is one register call with these fields filled in.
 type commandInfo struct {
 	name, usage, summary string
-	order                int // place in the help listing
+	about                string    // optional: a paragraph more, after the usage line
+	examples             []example // one or two, shown last in the help
+	order                int       // place in the help listing
 	make                 func(io IO) command
 }
 
@@ -70,7 +74,7 @@ func Main(ctx context.Context, args []string, io IO) int {
 		if len(args) > 1 {
 			for _, c := range commands {
 				if c.name == args[1] {
-					fmt.Fprintf(io.Stdout, "usage: scrollback %s\n\n%s.\n", c.usage, c.summary)
+					printHelp(io.Stdout, c, helpFlags(ctx, c, io))
 					return 0
 				}
 			}
@@ -89,20 +93,31 @@ func Main(ctx context.Context, args []string, io IO) int {
 		if c.name != args[0] {
 			continue
 		}
-		err := c.make(io).Run(ctx, args[1:])
+		cmd := c.make(io)
+		err := cmd.Run(ctx, args[1:])
 		var ee exitError
 		var ue usageError
+		var hr helpRequest
 		switch {
 		case err == nil:
 			return 0
 		case errors.As(err, &ee):
 			return ee.code
-		case errors.Is(err, flag.ErrHelp):
+		case errors.As(err, &hr):
+			printHelp(io.Stdout, c, hr.fs)
 			return 0
 		case errors.As(err, &ue):
+			if wantsJSON(cmd) {
+				printJSONError(io.Stdout, scrollback.KindArgument, ue.msg+"; usage: scrollback "+c.usage)
+				return 2
+			}
 			fmt.Fprintf(io.Stderr, "scrollback %s: %s\nusage: scrollback %s\n", c.name, ue.msg, c.usage)
 			return 2
 		default:
+			if wantsJSON(cmd) {
+				printJSONError(io.Stdout, scrollback.ErrorKind(err), errorText(c.name, err))
+				return 1
+			}
 			fmt.Fprintf(io.Stderr, "scrollback %s: %s\n", c.name, errorText(c.name, err))
 			return 1
 		}
@@ -127,10 +142,36 @@ $XDG_STATE_HOME/scrollback/scrollback.db, else the platform's default:
 ~/Library/Application Support/scrollback/scrollback.db on macOS,
 %LocalAppData%\scrollback\scrollback.db on Windows)
 and, where it uses a session, --session ID (else $SCROLLBACK_SESSION, else the
-database's default session, created on first use).
+database's default session, created on first use). With --json, a failure is
+printed on stdout as {"error": {"kind": ..., "message": ...}} (kinds: not_found,
+evicted, offset, argument, sensitive, unavailable), with the same exit status.
 
-Run 'scrollback help COMMAND' for one command's usage.
+Run 'scrollback help COMMAND' (or 'scrollback COMMAND --help') for what one
+command does, its flags and examples.
 `)
+}
+
+// wantsJSON reports whether cmd was given --json: then its error goes to
+// stdout as JSON instead of to stderr as text.
+func wantsJSON(cmd command) bool {
+	j, ok := cmd.(interface{ wantsJSON() bool })
+	return ok && j.wantsJSON()
+}
+
+// jsonError is what a command given --json prints on stdout when it fails:
+// {"error": {"kind": KIND, "message": MESSAGE}}, the kind one of the
+// contract's (scrollback.ErrorKind).
+type jsonError struct {
+	Error struct {
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func printJSONError(w io.Writer, kind, msg string) {
+	var e jsonError
+	e.Error.Kind, e.Error.Message = kind, msg
+	printJSON(w, e) // nowhere left to report a failure to write
 }
 
 // errorText is err for a person at a terminal: an engine error without the

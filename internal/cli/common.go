@@ -31,13 +31,16 @@ type base struct {
 // flags makes the subcommand's flag set with the shared flags on it.
 func (b *base) flags(name string, session, jsonFlag bool) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(b.io.Stderr)
-	fs.StringVar(&b.db, "db", "", "database `PATH` (default $SCROLLBACK_DB, else the state directory)")
+	// parse turns a flag error into a usage error and --help into a
+	// helpRequest, and Main prints either: the flag package prints nothing.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.StringVar(&b.db, "db", "", "the database: a SQLite file `PATH` or a postgres:// URL (default $SCROLLBACK_DB, else $XDG_STATE_HOME/scrollback/scrollback.db, else the platform's state directory: see scrollback help)")
 	if session {
-		fs.StringVar(&b.session, "session", "", "session `ID` (default $SCROLLBACK_SESSION, else the database's default session)")
+		fs.StringVar(&b.session, "session", "", "use the session `ID` (default $SCROLLBACK_SESSION, else the database's default session)")
 	}
 	if jsonFlag {
-		fs.BoolVar(&b.json, "json", false, "print the result as JSON")
+		fs.BoolVar(&b.json, "json", false, "print the result as JSON, a failure as {\"error\": {\"kind\", \"message\"}} (default text)")
 	}
 	b.fs = fs
 	return fs
@@ -51,7 +54,7 @@ func (b *base) parse(args []string) ([]string, error) {
 	for {
 		if err := b.fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
+				return nil, helpRequest{b.fs}
 			}
 			return nil, usageError{err.Error()}
 		}
@@ -128,7 +131,7 @@ func (b *base) useSession(ctx context.Context) (*scrollback.Session, store.Store
 	if err != nil {
 		return nil, nil, err
 	}
-	sess, err := b.openSession(ctx, eng)
+	sess, err := b.openSession(ctx, eng, false)
 	if err != nil {
 		st.Close()
 		return nil, nil, err
@@ -151,18 +154,25 @@ func fileOptions(getenv func(string) string) (o filepager.Options) {
 	return o
 }
 
-// openSession resolves the session: --session, else $SCROLLBACK_SESSION,
-// else the database's default session.
-func (b *base) openSession(ctx context.Context, eng *scrollback.Engine) (*scrollback.Session, error) {
+// openSession resolves the session, the one place the CLI decides it:
+// --session, else $SCROLLBACK_SESSION, else (fresh false) the database's
+// default session or (fresh true, for the servers) a new session.
+func (b *base) openSession(ctx context.Context, eng *scrollback.Engine, fresh bool) (*scrollback.Session, error) {
 	id := b.session
 	if id == "" {
 		id = b.io.Getenv("SCROLLBACK_SESSION")
 	}
-	if id == "" {
-		return eng.DefaultSession(ctx, scrollback.LocalOwner)
+	switch {
+	case id != "":
+		return eng.Session(ctx, scrollback.LocalOwner, id)
+	case fresh:
+		return eng.NewSession(ctx, scrollback.LocalOwner)
 	}
-	return eng.Session(ctx, scrollback.LocalOwner, id)
+	return eng.DefaultSession(ctx, scrollback.LocalOwner)
 }
+
+// wantsJSON reports whether --json was given.
+func (b *base) wantsJSON() bool { return b.json }
 
 // printJSON writes v as indented JSON, without HTML escaping.
 func printJSON(w io.Writer, v any) error {
@@ -171,8 +181,6 @@ func printJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
-
-func errorsIsSessionNotFound(err error) bool { return errors.Is(err, store.ErrSessionNotFound) }
 
 // servingGCPercent is the garbage collector's target when serving many
 // HTTP clients: each call allocates a few hundred KB of short-lived JSON,

@@ -12,7 +12,11 @@ func init() {
 	register(commandInfo{name: "file", order: 40,
 		usage:   "file [--line N] [--limit N] [--byte-offset N] [--json] PATH",
 		summary: "print one page of a file, located by line or byte offset",
-		make:    func(io IO) command { return &fileCmd{base: base{io: io}} }})
+		examples: []example{
+			{"print a file's first page", "scrollback file big.log"},
+			{"print 100 lines from line 5000", "scrollback file --line 5000 --limit 100 big.log"},
+		},
+		make: func(io IO) command { return &fileCmd{base: base{io: io}} }})
 }
 
 // fileCmd is `scrollback file`: print one page of a file.
@@ -23,9 +27,9 @@ type fileCmd struct {
 
 func (c *fileCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("file", true, true)
-	fs.Int64Var(&c.line, "line", 1, "1-based line `N` to start at")
-	fs.Int64Var(&c.limit, "limit", 2000, "most lines `N` to print (a page also stops at 24 KiB)")
-	fs.Int64Var(&c.byteOffset, "byte-offset", -1, "absolute byte offset `N` to continue from (wins over --line)")
+	fs.Int64Var(&c.line, "line", 1, "start at line `N`, counting from 1 (default 1)")
+	fs.Int64Var(&c.limit, "limit", 2000, "print at most `N` lines (default 2000; a page also stops at 24 KiB)")
+	fs.Int64Var(&c.byteOffset, "byte-offset", -1, "continue from byte `N` of the file, a nextByteOffset (wins over --line; default none)")
 	pos, err := c.parse(args)
 	if err != nil {
 		return err

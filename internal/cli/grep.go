@@ -13,7 +13,11 @@ func init() {
 	register(commandInfo{name: "grep", order: 25,
 		usage:   "grep [--session ID] [-i] [-C N] [--max N] [--offset N] [--json] OUTPUT_ID PATTERN",
 		summary: "print the lines of a retained copy that match an RE2 pattern, with line numbers and offsets",
-		make:    func(io IO) command { return &grepCmd{base: base{io: io}} }})
+		examples: []example{
+			{"find the failures in a retained copy, with 2 lines of context", "scrollback grep -C 2 out_alvhvxtb4mjeowolp7r7ar5afq 'FAIL|panic:'"},
+			{"find an error message in either case", "scrollback grep -i out_alvhvxtb4mjeowolp7r7ar5afq 'error'"},
+		},
+		make: func(io IO) command { return &grepCmd{base: base{io: io}} }})
 }
 
 // grepCmd is `scrollback grep`: search a retained copy.
@@ -27,10 +31,10 @@ type grepCmd struct {
 
 func (c *grepCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("grep", true, true)
-	fs.BoolVar(&c.ignoreCase, "i", false, "match letters in either case")
-	fs.IntVar(&c.context, "C", 0, "print `N` lines of context before and after each match (0 to 20)")
-	fs.IntVar(&c.max, "max", scrollback.GrepDefaultMax, "print at most `N` matches (1 to 1000)")
-	fs.Int64Var(&c.offset, "offset", 0, "search from UTF-8 byte `N` (a nextOffset)")
+	fs.BoolVar(&c.ignoreCase, "i", false, "match letters in either case (default: case matters)")
+	fs.IntVar(&c.context, "C", 0, "print `N` lines of context before and after each match, 0 to 20 (default 0)")
+	fs.IntVar(&c.max, "max", scrollback.GrepDefaultMax, fmt.Sprintf("print at most `N` matches, 1 to 1000 (default %d)", scrollback.GrepDefaultMax))
+	fs.Int64Var(&c.offset, "offset", 0, "search from byte `N` of the copy, a nextOffset (default 0, the start)")
 	pos, err := c.parse(args)
 	if err != nil {
 		return err

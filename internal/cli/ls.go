@@ -12,7 +12,11 @@ func init() {
 	register(commandInfo{name: "ls", order: 50,
 		usage:   "ls [--session ID] [--json]",
 		summary: "list the retained copies in a session",
-		make:    func(io IO) command { return &lsCmd{base: base{io: io}} }})
+		examples: []example{
+			{"list the retained copies of the default session", "scrollback ls"},
+			{"list another session's copies as JSON", "scrollback ls --session s_3nd6tyc2hbbd5g2zzxexqkzwtu --json"},
+		},
+		make: func(io IO) command { return &lsCmd{base: base{io: io}} }})
 }
 
 // lsCmd is `scrollback ls`: the retained copies in a session.

@@ -14,7 +14,11 @@ func init() {
 	register(commandInfo{name: "mcp", order: 80,
 		usage:   "mcp [--session ID] [--db PATH] [--root DIR]  |  mcp --http ADDR [--token-file F] [--db PATH] [--root DIR]",
 		summary: "serve the tools over MCP: stdio (one session), or streamable HTTP at /mcp",
-		make:    func(io IO) command { return &mcpCmd{base: base{io: io}} }})
+		examples: []example{
+			{"serve the tools to one agent over stdio, file reads confined to a project", "scrollback mcp --root ~/src/project"},
+			{"serve many clients over HTTP, each with a bearer token from a file", "scrollback mcp --http 127.0.0.1:7777 --token-file tokens.txt"},
+		},
+		make: func(io IO) command { return &mcpCmd{base: base{io: io}} }})
 }
 
 // mcpCmd is `scrollback mcp`: the MCP server, over stdio by default, over
@@ -27,7 +31,7 @@ type mcpCmd struct {
 
 func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("mcp", true, false)
-	fs.StringVar(&c.root, "root", "", "confine read_file to the directory tree `DIR`")
+	fs.StringVar(&c.root, "root", "", "confine read_file to the directory tree `DIR` (default: any file scrollback can read)")
 	c.addFlags(fs, "127.0.0.1:7777")
 	pos, err := c.parse(args)
 	if err != nil {
@@ -61,17 +65,7 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 // serveStdio serves one session on stdin and stdout: a new one unless
 // --session (or $SCROLLBACK_SESSION) names one to resume.
 func (c *mcpCmd) serveStdio(ctx context.Context, eng *scrollback.Engine, opts mcpserver.Options) error {
-	id := c.session
-	if id == "" {
-		id = c.io.Getenv("SCROLLBACK_SESSION")
-	}
-	var sess *scrollback.Session
-	var err error
-	if id == "" {
-		sess, err = eng.NewSession(ctx, scrollback.LocalOwner)
-	} else {
-		sess, err = eng.Session(ctx, scrollback.LocalOwner, id)
-	}
+	sess, err := c.openSession(ctx, eng, true)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,11 @@ func init() {
 	register(commandInfo{name: "proxy", order: 85,
 		usage:   "proxy [--session ID] [--db PATH] [--budget N] [--budget-for TOOL=N] [--call-timeout DUR] [--http ADDR] (-- COMMAND... | --url URL [--header 'K: V'])",
 		summary: "serve an upstream MCP server's tools with large results previewed and retained",
-		make:    func(io IO) command { return &proxyCmd{base: base{io: io}} }})
+		examples: []example{
+			{"preview and retain the large results of a filesystem MCP server", "scrollback proxy -- npx -y @modelcontextprotocol/server-filesystem /data"},
+			{"proxy an HTTP MCP server, sending a header", "scrollback proxy --url https://mcp.example.com/mcp --header 'Authorization: Bearer TOKEN'"},
+		},
+		make: func(io IO) command { return &proxyCmd{base: base{io: io}} }})
 }
 
 // proxyCmd is `scrollback proxy`: an MCP server in front of another one.
@@ -63,11 +67,11 @@ func (b budgetFlag) Set(v string) error {
 func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("proxy", true, false)
 	c.headers, c.budgetFor = headerFlag{}, budgetFlag{}
-	fs.StringVar(&c.url, "url", "", "connect to the upstream's streamable HTTP endpoint `URL` instead of running a command")
-	fs.Var(c.headers, "header", "send `'Name: value'` with every request to --url (repeatable)")
-	fs.IntVar(&c.budget, "budget", scrollback.HistoryBudget, "show results up to `N` bytes whole; preview larger ones")
-	fs.Var(c.budgetFor, "budget-for", "the budget of one tool, `TOOL=N` (repeatable)")
-	fs.DurationVar(&c.callTimeout, "call-timeout", proxy.DefaultCallTimeout, "give up on an upstream call after `DUR`")
+	fs.StringVar(&c.url, "url", "", "connect to the upstream's streamable HTTP endpoint `URL` (default none: run the command after --)")
+	fs.Var(c.headers, "header", "send the header `'Name: value'` with every request to --url (repeatable; default none)")
+	fs.IntVar(&c.budget, "budget", scrollback.HistoryBudget, fmt.Sprintf("show results up to `N` bytes whole and preview larger ones (default %d bytes)", scrollback.HistoryBudget))
+	fs.Var(c.budgetFor, "budget-for", "the budget of one tool, `TOOL=N` bytes (repeatable; default --budget)")
+	fs.DurationVar(&c.callTimeout, "call-timeout", proxy.DefaultCallTimeout, fmt.Sprintf("give up on an upstream call after `DUR`, e.g. 30s or 2m (default %s)", proxy.DefaultCallTimeout))
 	c.addFlags(fs, "127.0.0.1:7778")
 	pos, err := c.parse(args)
 	if err != nil {
@@ -110,16 +114,7 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		return c.serveHTTP(ctx, p)
 	}
 
-	id := c.session
-	if id == "" {
-		id = c.io.Getenv("SCROLLBACK_SESSION")
-	}
-	var sess *scrollback.Session
-	if id == "" {
-		sess, err = eng.NewSession(ctx, scrollback.LocalOwner)
-	} else {
-		sess, err = eng.Session(ctx, scrollback.LocalOwner, id)
-	}
+	sess, err := c.openSession(ctx, eng, true)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/scrollback-dev/scrollback"
@@ -11,7 +12,11 @@ func init() {
 	register(commandInfo{name: "read", order: 20,
 		usage:   "read [--session ID] [--offset N] [--limit N] [--json] OUTPUT_ID",
 		summary: "print one page of a retained copy",
-		make:    func(io IO) command { return &readCmd{base: base{io: io}} }})
+		examples: []example{
+			{"print the first page of a retained copy", "scrollback read out_alvhvxtb4mjeowolp7r7ar5afq"},
+			{"continue where the last page stopped (its nextOffset)", "scrollback read --offset 4096 out_alvhvxtb4mjeowolp7r7ar5afq"},
+		},
+		make: func(io IO) command { return &readCmd{base: base{io: io}} }})
 }
 
 // readCmd is `scrollback read`: print one page of a retained copy.
@@ -23,8 +28,8 @@ type readCmd struct {
 
 func (c *readCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("read", true, true)
-	fs.Int64Var(&c.offset, "offset", 0, "UTF-8 byte `N` to start at (a nextOffset)")
-	fs.IntVar(&c.limit, "limit", scrollback.PageLimit, "most bytes `N` to print, 1 to 4096")
+	fs.Int64Var(&c.offset, "offset", 0, "start at byte `N` of the copy, a nextOffset (default 0, the start)")
+	fs.IntVar(&c.limit, "limit", scrollback.PageLimit, fmt.Sprintf("print at most `N` bytes, 1 to 4096 (default %d)", scrollback.PageLimit))
 	pos, err := c.parse(args)
 	if err != nil {
 		return err

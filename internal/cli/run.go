@@ -15,7 +15,11 @@ func init() {
 	register(commandInfo{name: "run", order: 10,
 		usage:   "run [--session ID] [--timeout DUR] [--cwd DIR] [--env K=V] [--stdin FILE] [--head-bytes N] [--tail-bytes N] [--json] -- COMMAND...",
 		summary: "run a command; print its preview and exit with its exit code",
-		make:    func(io IO) command { return &runCmd{base: base{io: io}} }})
+		examples: []example{
+			{"run the tests; a long output is previewed and retained", "scrollback run -- go test ./..."},
+			{"show only the end of the output, and stop after 5 minutes", "scrollback run --head-bytes 0 --timeout 5m -- make build"},
+		},
+		make: func(io IO) command { return &runCmd{base: base{io: io}} }})
 }
 
 // runCmd is `scrollback run`: run a command, print its preview, exit with
@@ -45,12 +49,12 @@ func (e envFlag) Set(v string) error {
 func (c *runCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("run", true, true)
 	fs.DurationVar(&c.timeout, "timeout", 0, "kill the command's process group after `DUR` (e.g. 30s, 5m; default none)")
-	fs.StringVar(&c.cwd, "cwd", "", "run in `DIR`")
+	fs.StringVar(&c.cwd, "cwd", "", "run the command in the directory `DIR` (default the current directory)")
 	fs.StringVar(&c.stdin, "stdin", "", "give the command the contents of `FILE` on standard input (- for scrollback's own stdin; default none)")
 	c.env = envFlag{}
-	fs.Var(c.env, "env", "set `KEY=VALUE` in the command's environment (repeatable)")
-	head := fs.Int("head-bytes", -1, "when the output does not fit, show `N` bytes of its start (0: none)")
-	tail := fs.Int("tail-bytes", -1, "when the output does not fit, show `N` bytes of its end (0: none)")
+	fs.Var(c.env, "env", "set `KEY=VALUE` in the command's environment (repeatable; default: scrollback's environment as it is)")
+	head := fs.Int("head-bytes", -1, "when the output does not fit, show `N` bytes of its start, 0 for none (default: what --tail-bytes leaves, else about two thirds of the preview)")
+	tail := fs.Int("tail-bytes", -1, "when the output does not fit, show `N` bytes of its end, 0 for none (default: what --head-bytes leaves, else about one third of the preview)")
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
@@ -96,7 +100,7 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	}
 	defer st.Close()
 	eng := c.newEngine(st)
-	sess, err := c.openSession(ctx, eng)
+	sess, err := c.openSession(ctx, eng, false)
 	if err != nil {
 		return err
 	}

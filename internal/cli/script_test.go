@@ -33,8 +33,9 @@ func TestScripts(t *testing.T) {
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"setjson": cmdSetJSON,
-			"genfile": cmdGenFile,
+			"setjson":   cmdSetJSON,
+			"jsonerror": cmdJSONError,
+			"genfile":   cmdGenFile,
 			"setenvout": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 1 {
 					ts.Fatalf("usage: setenvout VAR")
@@ -65,6 +66,28 @@ func cmdSetJSON(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Setenv(args[0], fmt.Sprint(int64(v)))
 	default:
 		ts.Setenv(args[0], fmt.Sprint(v))
+	}
+}
+
+// cmdJSONError checks that stdout is exactly a --json error of the kind
+// given, {"error": {"kind": KIND, "message": "..."}}, with a message:
+//
+//	jsonerror KIND
+func cmdJSONError(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: jsonerror KIND")
+	}
+	dec := json.NewDecoder(strings.NewReader(ts.ReadFile("stdout")))
+	dec.DisallowUnknownFields()
+	var e struct {
+		Error *struct {
+			Kind    string `json:"kind"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	ts.Check(dec.Decode(&e))
+	if e.Error == nil || e.Error.Kind != args[0] || e.Error.Message == "" {
+		ts.Fatalf("stdout is not a --json error of kind %s: %s", args[0], ts.ReadFile("stdout"))
 	}
 }
 

@@ -22,9 +22,9 @@ type httpServing struct {
 
 // addFlags puts --http, --token-file and --idle-timeout on fs.
 func (h *httpServing) addFlags(fs *flag.FlagSet, example string) {
-	fs.StringVar(&h.http, "http", "", "serve streamable HTTP on `ADDR` (e.g. "+example+"; port 0 picks one) instead of stdio")
+	fs.StringVar(&h.http, "http", "", "serve streamable HTTP at /mcp on `ADDR`, e.g. "+example+" (port 0 picks one; default none: stdio)")
 	fs.StringVar(&h.tokenFile, "token-file", "", "with --http, require a bearer token from `FILE` (one per line; default $SCROLLBACK_TOKEN)")
-	fs.DurationVar(&h.idle, "idle-timeout", mcpserver.DefaultIdleTimeout, "with --http, close MCP sessions idle for `DUR` (their copies stay)")
+	fs.DurationVar(&h.idle, "idle-timeout", mcpserver.DefaultIdleTimeout, fmt.Sprintf("with --http, close MCP sessions idle for `DUR` (their copies stay; default %s)", mcpserver.DefaultIdleTimeout))
 }
 
 // tokens returns the configured bearer tokens: the token file's, else

@@ -14,7 +14,11 @@ func init() {
 	register(commandInfo{name: "session", order: 70,
 		usage:   "session new | list | fork ID | delete ID   [--json]",
 		summary: "create, list, fork and delete sessions",
-		make:    func(io IO) command { return &sessionCmd{base: base{io: io}} }})
+		examples: []example{
+			{"start a new session and use it in this shell", "export SCROLLBACK_SESSION=$(scrollback session new)"},
+			{"list the sessions", "scrollback session list"},
+		},
+		make: func(io IO) command { return &sessionCmd{base: base{io: io}} }})
 }
 
 // sessionCmd is `scrollback session new | list | fork ID | delete ID`.
@@ -38,7 +42,7 @@ func (c *sessionCmd) Run(ctx context.Context, args []string) error {
 	if len(rest) != n {
 		return usagef("session %s takes %d argument(s), got %d", verb, n, len(rest))
 	}
-	st, err := c.openStore(ctx)
+	eng, st, err := c.engine(ctx)
 	if err != nil {
 		return err
 	}
@@ -46,20 +50,20 @@ func (c *sessionCmd) Run(ctx context.Context, args []string) error {
 	owner := scrollback.LocalOwner
 	switch verb {
 	case "new":
-		s, err := st.CreateSession(ctx, owner)
+		s, err := eng.NewSession(ctx, owner)
 		if err != nil {
 			return err
 		}
-		return c.printSession(s)
+		return c.printSession(s.Info())
 	case "fork":
-		s, err := st.ForkSession(ctx, owner, rest[0])
+		s, err := eng.ForkSession(ctx, owner, rest[0])
 		if err != nil {
-			return sessionErr(rest[0], err)
+			return err
 		}
-		return c.printSession(s)
+		return c.printSession(s.Info())
 	case "delete", "rm":
-		if err := st.DeleteSession(ctx, owner, rest[0]); err != nil {
-			return sessionErr(rest[0], err)
+		if err := eng.DeleteSession(ctx, owner, rest[0]); err != nil {
+			return err
 		}
 		if c.json {
 			return printJSON(c.io.Stdout, map[string]string{"deleted": rest[0]})
@@ -67,7 +71,7 @@ func (c *sessionCmd) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.io.Stderr, "deleted session %s and its retained copies\n", rest[0])
 		return nil
 	default: // list
-		ss, err := st.ListSessions(ctx, owner)
+		ss, err := eng.ListSessions(ctx, owner)
 		if err != nil {
 			return err
 		}
@@ -93,12 +97,5 @@ func (c *sessionCmd) printSession(s store.Session) error {
 		return printJSON(c.io.Stdout, s)
 	}
 	_, err := fmt.Fprintln(c.io.Stdout, s.ID)
-	return err
-}
-
-func sessionErr(id string, err error) error {
-	if errorsIsSessionNotFound(err) {
-		return fmt.Errorf("no session %q: list yours with `scrollback session list`", id)
-	}
 	return err
 }

@@ -133,3 +133,38 @@ func ValidString(b []byte) string {
 	}
 	return string(AppendValid(make([]byte, 0, len(b)+8), b))
 }
+
+// Cut returns the longest prefix of s that is at most n bytes long and ends
+// on a character boundary: s itself when len(s) <= n. It is the one way
+// scrollback shortens a string or a byte slice (a label, a message, a
+// preview line), so that no shortened text ends in half a character. A byte
+// that is not part of a valid sequence counts as a character of its own, as
+// everywhere in this package. A negative n is taken as 0.
+func Cut[T ~string | ~[]byte](s T, n int) T {
+	if n >= len(s) {
+		return s
+	}
+	n = max(n, 0)
+	lo, hi := max(n-(utf8.UTFMax-1), 0), min(n+utf8.UTFMax-1, len(s))
+	var w [2 * (utf8.UTFMax - 1)]byte
+	k := copy(w[:], s[lo:hi])
+	return s[:lo+CutEnd(w[:k], n-lo, hi == len(s))]
+}
+
+// Tail returns the longest suffix of s that is at most n bytes long and
+// starts on a character boundary: s itself when len(s) <= n. It is Cut for
+// the end of a text (the last lines of stderr, the end of a long path). A
+// negative n is taken as 0.
+func Tail[T ~string | ~[]byte](s T, n int) T {
+	if n >= len(s) {
+		return s
+	}
+	start := len(s) - max(n, 0)
+	lo, hi := max(start-(utf8.UTFMax-1), 0), min(start+utf8.UTFMax-1, len(s))
+	var w [2 * (utf8.UTFMax - 1)]byte
+	k := copy(w[:], s[lo:hi])
+	if inside, _, end := Inside(w[:k], start-lo); inside {
+		start = lo + end
+	}
+	return s[start:]
+}

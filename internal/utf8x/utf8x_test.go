@@ -201,3 +201,66 @@ func FuzzBoundaries(f *testing.F) {
 		}
 	})
 }
+
+func TestCutTail(t *testing.T) {
+	tests := []struct {
+		text      string
+		n         int
+		cut, tail string
+	}{
+		{"", 3, "", ""},
+		{"abc", 5, "abc", "abc"},
+		{"abc", -1, "", ""},
+		{"héllo", 2, "h", "lo"},
+		{"héllo", 3, "hé", "llo"},
+		{"héllo", 4, "hél", "llo"},
+		{"€€", 4, "€", "€"},
+		{"€€", 5, "€", "€"},
+		{"🙂x", 3, "", "x"},
+		{"🙂x", 4, "🙂", "x"},
+		{"\x80\x80\x80\x80", 2, "\x80\x80", "\x80\x80"}, // stray bytes are characters
+		{"a\xe2\x82", 2, "a\xe2", "\xe2\x82"},           // so is a truncated sequence
+		{"\xed\xa0\x80z", 2, "\xed\xa0", "\x80z"},       // and a surrogate's bytes
+	}
+	for _, tt := range tests {
+		if got := Cut(tt.text, tt.n); got != tt.cut {
+			t.Errorf("Cut(%q, %d) = %q, want %q", tt.text, tt.n, got, tt.cut)
+		}
+		if got := Cut([]byte(tt.text), tt.n); string(got) != tt.cut {
+			t.Errorf("Cut([]byte(%q), %d) = %q, want %q", tt.text, tt.n, got, tt.cut)
+		}
+		if got := Tail(tt.text, tt.n); got != tt.tail {
+			t.Errorf("Tail(%q, %d) = %q, want %q", tt.text, tt.n, got, tt.tail)
+		}
+	}
+}
+
+// FuzzCutTail checks Cut and Tail against the reference decoder: Cut(s, n)
+// is the longest prefix of at most n bytes ending on a boundary, Tail(s, n)
+// the longest suffix of at most n bytes starting on one, and the string and
+// byte-slice forms agree.
+func FuzzCutTail(f *testing.F) {
+	f.Add([]byte("aé€🙂\xff\xe2\x82x\xed\xa0\x80"), uint16(3))
+	f.Add([]byte("\xf0\x9f\x99\x82\xf0\x9f"), uint16(5))
+	f.Fuzz(func(t *testing.T, text []byte, m uint16) {
+		ok := refBoundaries(text)
+		n := int(m) % (len(text) + 2)
+		want := min(n, len(text))
+		for !ok[want] {
+			want--
+		}
+		if got := Cut(text, n); !bytes.Equal(got, text[:want]) {
+			t.Fatalf("Cut(%q, %d) = %q, want %q", text, n, got, text[:want])
+		}
+		if got := Cut(string(text), n); got != string(text[:want]) {
+			t.Fatalf("Cut(string %q, %d) = %q, want %q", text, n, got, text[:want])
+		}
+		start := max(len(text)-n, 0)
+		for !ok[start] {
+			start++
+		}
+		if got := Tail(string(text), n); got != string(text[start:]) {
+			t.Fatalf("Tail(%q, %d) = %q, want %q", text, n, got, text[start:])
+		}
+	})
+}

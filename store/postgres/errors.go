@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/scrollback-dev/scrollback/store"
+	"github.com/scrollback-dev/scrollback/store/internal/dberr"
 )
 
 // Sentinel errors, matched with errors.Is against an *Error's cause.
@@ -19,11 +20,13 @@ var (
 	// pool reconnects on its own.
 	ErrUnavailable = errors.New("postgres: database unavailable")
 
-	// ErrNewerSchema: the database was migrated by a newer scrollback.
-	ErrNewerSchema = errors.New("postgres: database schema is newer than this program")
+	// ErrNewerSchema: the database was written by a newer scrollback; the
+	// same value as store.ErrNewerSchema.
+	ErrNewerSchema = store.ErrNewerSchema
 
-	// ErrFull: the server ran out of disk space or another resource.
-	ErrFull = errors.New("postgres: database server is out of space or resources")
+	// ErrFull: the disk, a quota or the server's resources ran out; the
+	// same value as store.ErrFull, which every backend shares.
+	ErrFull = store.ErrFull
 )
 
 // Error is a failure of the database itself (not of a lookup: those are the
@@ -39,37 +42,18 @@ type Error struct {
 
 // Error returns "postgres: OP: CAUSE (SERVER)", then "; HINT" when there is
 // one. The server is left out when not known (a URL that does not parse).
-func (e *Error) Error() string {
-	s := "postgres: " + e.Op + ": " + trimPrefix(e.Err.Error())
-	if e.Server != "" {
-		s += " (" + e.Server + ")"
-	}
-	if e.Hint != "" {
-		s += "; " + e.Hint
-	}
-	return s
-}
+func (e *Error) Error() string { return dberr.Format("postgres", e.Op, e.Err, e.Server, e.Hint) }
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-func trimPrefix(s string) string {
-	const p = "postgres: "
-	if len(s) > len(p) && s[:len(p)] == p {
-		return s[len(p):]
-	}
-	return s
-}
+// Is reports that every failure of the database is store.ErrUnavailable:
+// the store cannot do the work, whatever the cause.
+func (e *Error) Is(target error) bool { return store.IsUnavailable(target, e.Err) }
 
 // classified wraps a driver error in the sentinel that says what it means,
 // keeping the driver error in the chain.
-type classified struct {
-	kind  error
-	cause error
-}
-
-func (c *classified) Error() string   { return c.kind.Error() + ": " + c.cause.Error() }
-func (c *classified) Unwrap() []error { return []error{c.kind, c.cause} }
+type classified = dberr.Classified
 
 // wrap turns a driver or I/O error into an *Error for op. The store's lookup
 // sentinels, context errors and errors that are already an *Error pass
@@ -104,17 +88,17 @@ func classify(op, server string, err error) *Error {
 		case pe.Code == "42501": // insufficient_privilege
 			out.Hint = "the user may not create or change tables here: grant it CREATE on the database's schema, or use another user"
 		case pe.Code == "53300": // too_many_connections
-			out.Err = &classified{ErrUnavailable, err}
+			out.Err = &classified{Kind: ErrUnavailable, Cause: err}
 			out.Hint = "the server has no free connections: lower pool_max_conns in the URL or raise the server's max_connections"
 		case strings.HasPrefix(pe.Code, "53"): // insufficient_resources
-			out.Err = &classified{ErrFull, err}
+			out.Err = &classified{Kind: ErrFull, Cause: err}
 			out.Hint = "free disk space on the database server or delete old sessions"
 		case strings.HasPrefix(pe.Code, "08"), strings.HasPrefix(pe.Code, "57P"): // connection exception, server shutting down
-			out.Err = &classified{ErrUnavailable, err}
+			out.Err = &classified{Kind: ErrUnavailable, Cause: err}
 			out.Hint = "the connection to the server was lost; retry once it is back (the pool reconnects)"
 		}
 	case lostConnection(err):
-		out.Err = &classified{ErrUnavailable, err}
+		out.Err = &classified{Kind: ErrUnavailable, Cause: err}
 		out.Hint = "check that PostgreSQL is running and reachable at " + server + " (pg_isready), then retry; the pool reconnects on its own"
 	}
 	return out

@@ -404,14 +404,14 @@ func TestErrorStrings(t *testing.T) {
 	}{
 		{&Error{Op: "open", Server: "h:5432/db", Err: errors.New("boom")}, "postgres: open: boom (h:5432/db)"},
 		{&Error{Op: "open", Err: errors.New("postgres: bad"), Hint: "fix it"}, "postgres: open: bad; fix it"},
-		{&Error{Op: "x", Server: "s", Err: &classified{ErrUnavailable, io.EOF}, Hint: "h"}, "postgres: x: database unavailable: EOF (s); h"},
+		{&Error{Op: "x", Server: "s", Err: &classified{Kind: ErrUnavailable, Cause: io.EOF}, Hint: "h"}, "postgres: x: database unavailable: EOF (s); h"},
 	}
 	for _, tt := range tests {
 		if got := tt.err.Error(); got != tt.want {
 			t.Errorf("Error() = %q, want %q", got, tt.want)
 		}
 	}
-	e := &Error{Op: "x", Err: &classified{ErrUnavailable, io.EOF}}
+	e := &Error{Op: "x", Err: &classified{Kind: ErrUnavailable, Cause: io.EOF}}
 	if !errors.Is(e, ErrUnavailable) || !errors.Is(e, io.EOF) {
 		t.Errorf("errors.Is does not see both the kind and the cause")
 	}

@@ -6,6 +6,9 @@ import (
 
 	sqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/scrollback-dev/scrollback/store"
+	"github.com/scrollback-dev/scrollback/store/internal/dberr"
 )
 
 // Sentinel errors, matched with errors.Is against an *Error's cause.
@@ -14,15 +17,17 @@ var (
 	// file or its directory is not writable).
 	ErrReadOnly = errors.New("sqlite: database is read-only")
 
-	// ErrFull: the disk (or the file system's quota) is full.
-	ErrFull = errors.New("sqlite: database or disk is full")
+	// ErrFull: the disk, a quota or the server's resources ran out; the
+	// same value as store.ErrFull, which every backend shares.
+	ErrFull = store.ErrFull
 
 	// ErrBusy: another connection or process held the database lock for
 	// longer than the busy timeout.
 	ErrBusy = errors.New("sqlite: database is locked")
 
-	// ErrNewerSchema: the database was written by a newer scrollback.
-	ErrNewerSchema = errors.New("sqlite: database schema is newer than this program")
+	// ErrNewerSchema: the database was written by a newer scrollback; the
+	// same value as store.ErrNewerSchema.
+	ErrNewerSchema = store.ErrNewerSchema
 )
 
 // Error is a failure of the database itself (not of a lookup: those are the
@@ -36,34 +41,18 @@ type Error struct {
 }
 
 // Error returns "sqlite: OP: CAUSE (PATH)", then "; HINT" when there is one.
-func (e *Error) Error() string {
-	s := "sqlite: " + e.Op + ": " + trimPrefix(e.Err.Error()) + " (" + e.Path + ")"
-	if e.Hint != "" {
-		s += "; " + e.Hint
-	}
-	return s
-}
+func (e *Error) Error() string { return dberr.Format("sqlite", e.Op, e.Err, e.Path, e.Hint) }
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-func trimPrefix(s string) string {
-	const p = "sqlite: "
-	if len(s) > len(p) && s[:len(p)] == p {
-		return s[len(p):]
-	}
-	return s
-}
+// Is reports that every failure of the database is store.ErrUnavailable:
+// the store cannot do the work, whatever the cause.
+func (e *Error) Is(target error) bool { return store.IsUnavailable(target, e.Err) }
 
 // classified wraps a driver error in the sentinel that says what it means,
 // keeping the driver error in the chain.
-type classified struct {
-	kind  error
-	cause error
-}
-
-func (c *classified) Error() string   { return c.kind.Error() }
-func (c *classified) Unwrap() []error { return []error{c.kind, c.cause} }
+type classified = dberr.Classified
 
 // wrap turns a driver or I/O error into an *Error for op on path. Lookup
 // sentinels and context errors pass through untouched.
@@ -82,13 +71,13 @@ func wrap(op, path string, err error) error {
 	out := &Error{Op: op, Path: path, Err: err}
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_READONLY:
-		out.Err = &classified{ErrReadOnly, err}
+		out.Err = &classified{Kind: ErrReadOnly, Cause: err}
 		out.Hint = "check the permissions of the file and its directory, or point SCROLLBACK_DB at a writable location"
 	case sqlite3.SQLITE_FULL:
-		out.Err = &classified{ErrFull, err}
+		out.Err = &classified{Kind: ErrFull, Cause: err}
 		out.Hint = "free disk space, delete old sessions, or point SCROLLBACK_DB at another file system"
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-		out.Err = &classified{ErrBusy, err}
+		out.Err = &classified{Kind: ErrBusy, Cause: err}
 		out.Hint = "another process held the database lock too long; retry"
 	case sqlite3.SQLITE_CANTOPEN:
 		out.Err = fmt.Errorf("cannot open the database file: %w", err)

@@ -1,0 +1,105 @@
+package scrollback_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/store/sqlite"
+)
+
+// TestEngineSessions: the engine lists, forks and deletes an owner's
+// sessions; another owner's session reads exactly like a missing one
+// (ErrNoSession, kind not_found), for every method; a fork shares no copies.
+func TestEngineSessions(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "scrollback.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	eng := scrollback.New(st, scrollback.Options{})
+
+	a, err := eng.NewSession(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, err := a.RunCommand(ctx, scrollback.RunCommandInput{Command: "seq 100000"})
+	if err != nil || big.OutputID == "" {
+		t.Fatalf("run: %v, output %q", err, big.OutputID)
+	}
+	b, err := eng.NewSession(ctx, "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ss, err := eng.ListSessions(ctx, "alice")
+	if err != nil || len(ss) != 1 || ss[0].ID != a.ID() || ss[0].Copies != 1 {
+		t.Fatalf("ListSessions(alice) = %+v, %v; want only %s with its copy", ss, err, a.ID())
+	}
+
+	fork, err := eng.ForkSession(ctx, "alice", a.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fork.Owner() != "alice" || fork.Info().Parent != a.ID() || fork.ID() == a.ID() {
+		t.Errorf("fork %+v", fork.Info())
+	}
+	if _, err := fork.ReadToolOutput(ctx, scrollback.ReadInput{ID: big.OutputID}); !errors.Is(err, scrollback.ErrNoOutput) {
+		t.Errorf("a fork reads its parent's copy: %v", err)
+	}
+
+	missing := "s_aaaaaaaaaaaaaaaaaaaaaaaaaa"
+	for _, tc := range []struct {
+		name string
+		call func(id string) error
+	}{
+		{"Session", func(id string) error { _, err := eng.Session(ctx, "alice", id); return err }},
+		{"ForkSession", func(id string) error { _, err := eng.ForkSession(ctx, "alice", id); return err }},
+		{"DeleteSession", func(id string) error { return eng.DeleteSession(ctx, "alice", id) }},
+	} {
+		other, none := tc.call(b.ID()), tc.call(missing)
+		for _, err := range []error{other, none} {
+			if !errors.Is(err, scrollback.ErrNoSession) || scrollback.ErrorKind(err) != scrollback.KindNotFound {
+				t.Errorf("%s: %v, want ErrNoSession", tc.name, err)
+			}
+		}
+		if other != nil && none != nil && other.Error() != strings.Replace(none.Error(), missing, b.ID(), 1) {
+			t.Errorf("%s: another owner's session %q reads unlike a missing one %q", tc.name, other, none)
+		}
+	}
+	if _, err := eng.Session(ctx, "bob", b.ID()); err != nil {
+		t.Errorf("bob's session is gone after alice tried to delete it: %v", err)
+	}
+
+	if err := eng.DeleteSession(ctx, "alice", a.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Session(ctx, "alice", a.ID()); !errors.Is(err, scrollback.ErrNoSession) {
+		t.Errorf("a deleted session opens: %v", err)
+	}
+	if _, err := a.ReadToolOutput(ctx, scrollback.ReadInput{ID: big.OutputID}); !errors.Is(err, scrollback.ErrNoOutput) {
+		t.Errorf("a deleted session's copy reads: %v", err)
+	}
+	ss, err = eng.ListSessions(ctx, "alice")
+	if err != nil || len(ss) != 1 || ss[0].ID != fork.ID() {
+		t.Errorf("after delete, ListSessions(alice) = %+v, %v; want only the fork", ss, err)
+	}
+}
+
+// TestNewFillsDefaults: Options reports every default New documents.
+func TestNewFillsDefaults(t *testing.T) {
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "scrollback.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	o := scrollback.New(st, scrollback.Options{}).Options()
+	if o.PreviewBudget != scrollback.PreviewBudget || o.HistoryBudget != scrollback.HistoryBudget || o.File.PageBytes != scrollback.FilePageBytes ||
+		o.Capture.Copy != scrollback.CopyCap || o.Capture.Stdout != 8<<20 || o.Capture.Stderr != 8<<20 || o.Capture.Tail != 2<<20 {
+		t.Errorf("defaults not filled in: %+v", o)
+	}
+}

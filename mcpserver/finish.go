@@ -1,0 +1,128 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
+)
+
+// MetaErrorKind is the _meta key of every tool error scrollback makes: the
+// error's kind, as scrollback.ErrorKind names it ("not_found", "evicted",
+// "offset", "argument", "sensitive", "unavailable").
+const MetaErrorKind = "scrollback/error_kind"
+
+// FinishResults returns the middleware that gives every tools/call result of
+// a server bound to b its shape, so that each server (NewServer, the HTTP
+// handler's servers, the proxy's) shapes results the same way and no tool
+// handler has to:
+//
+//   - _meta carries MetaSession, the bound session's id, once the session
+//     exists (failures included);
+//   - a call of a tool the server does not have is a tool error (isError,
+//     never a protocol error) naming the tools there are, which tools lists;
+//   - a failure a handler returned (an error recorded with SetError, as the
+//     SDK does for a typed handler's error and for arguments that do not
+//     match the input schema) gets MetaErrorKind, its message starts with
+//     the tool's name, and a message longer than 2 KiB is cut on a character
+//     boundary, saying how long it was.
+//
+// foreign, when not nil, names the tools whose results are another
+// server's, passed through as they are (an upstream's, behind the proxy):
+// their results are left untouched unless they are failures a handler
+// returned. A result that sets isError on its own, without an error
+// recorded, is the tool's to word and is never cut or given a kind.
+func FinishResults(b *Binding, tools func() []string, foreign func(tool string) bool) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method != "tools/call" {
+				return res, err
+			}
+			var werr *jsonrpc.Error
+			if errors.As(err, &werr) && werr.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(werr.Message, "unknown tool") {
+				r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
+					Text: fmt.Sprintf("%s; this server's tools are %s", werr.Message, strings.Join(tools(), ", ")),
+				}}}
+				r.SetError(fmt.Errorf("%w: %s", scrollback.ErrArgument, werr.Message))
+				res, err = r, nil
+			}
+			r, ok := res.(*mcp.CallToolResult)
+			if !ok || r == nil || err != nil {
+				return res, err
+			}
+			e := r.GetError()
+			if e == nil && foreign != nil && foreign(toolName(req)) {
+				return res, err
+			}
+			if s := b.Current(); s != nil {
+				if r.Meta == nil {
+					r.Meta = mcp.Meta{}
+				}
+				r.Meta[MetaSession] = s.ID()
+			}
+			if e != nil {
+				if r.Meta == nil {
+					r.Meta = mcp.Meta{}
+				}
+				r.Meta[MetaErrorKind] = scrollback.ErrorKind(e)
+				prefixToolName(r, req)
+				cutMessage(r)
+			}
+			return res, err
+		}
+	}
+}
+
+// toolName is the name of the tool a tools/call request calls.
+func toolName(req mcp.Request) string {
+	if ctr, ok := req.(*mcp.CallToolRequest); ok && ctr.Params != nil {
+		return ctr.Params.Name
+	}
+	return ""
+}
+
+// prefixToolName makes a failure's message start with the tool's name (the
+// SDK's own messages do not), and points messages about arguments that do
+// not match the input schema at the schema.
+func prefixToolName(r *mcp.CallToolResult, req mcp.Request) {
+	ctr, ok := req.(*mcp.CallToolRequest)
+	if !ok || ctr.Params == nil || len(r.Content) == 0 {
+		return
+	}
+	tc, ok := r.Content[0].(*mcp.TextContent)
+	if !ok || strings.HasPrefix(tc.Text, ctr.Params.Name+":") {
+		return
+	}
+	msg := tc.Text
+	if head, _, _ := strings.Cut(msg, "\n"); !strings.Contains(head, "tool "+ctr.Params.Name+":") {
+		msg = ctr.Params.Name + ": " + msg
+	}
+	if strings.Contains(tc.Text, "validating \"arguments\"") || strings.Contains(tc.Text, "json: ") || strings.Contains(tc.Text, "cannot unmarshal") {
+		msg += "; the arguments must match the tool's input schema (see tools/list)"
+	}
+	r.Content[0] = &mcp.TextContent{Text: msg}
+}
+
+// maxMessage bounds a tool error's text: a message that quotes a 10 MiB
+// argument back must not become a 10 MiB result.
+const maxMessage = 2048
+
+// cutMessage cuts an over-long error message at a character boundary and
+// says so.
+func cutMessage(r *mcp.CallToolResult) {
+	if len(r.Content) == 0 {
+		return
+	}
+	tc, ok := r.Content[0].(*mcp.TextContent)
+	if !ok || len(tc.Text) <= maxMessage {
+		return
+	}
+	r.Content[0] = &mcp.TextContent{Text: fmt.Sprintf("%s… [error message cut: %d bytes in all]", utf8x.Cut(tc.Text, maxMessage), len(tc.Text))}
+}
