@@ -18,7 +18,7 @@ import (
 
 // RunCodeInput is the input of run_code.
 type RunCodeInput struct {
-	Code      string `json:"code" jsonschema:"JavaScript: the body of a function; call tools synchronously as tools.NAME({...}) and return a value"`
+	Code      string `json:"code" jsonschema:"TypeScript or JavaScript: the body of an async function; call tools as await tools.NAME({...}) and return a value"`
 	TimeoutMS int64  `json:"timeout_ms,omitempty" jsonschema:"stop the script after this many milliseconds, tool calls included (default 30000)"`
 }
 
@@ -35,18 +35,19 @@ type RunCodeResult struct {
 	Retained []codemode.Ref  `json:"retained"`        // [{call, tool, output_id, totalBytes, complete}], [] when none
 }
 
-// RunCode runs in.Code, the body of a JavaScript function, with the
-// session's tools (run_command, read_file, read_tool_output,
-// grep_tool_output) and extra (an upstream server's tools, behind the proxy)
-// callable as tools.NAME(args). A nested result longer than the preview
-// budget is saved as a retained copy of this session before the script
+// RunCode runs in.Code, the body of an async function in TypeScript or
+// JavaScript, with the session's tools (run_command, read_file,
+// read_tool_output, grep_tool_output, query_tool_output) and extra (an
+// upstream server's tools, behind the proxy) callable as tools.NAME(args),
+// with or without await. A nested result longer than the preview budget is
+// saved as a retained copy of this session before the script
 // receives it, and listed in Retained; so is a nested command's own copy.
 // The return value is previewed like any result. A script that fails is a
 // result with Error set, not an error: an error means bad arguments.
 func (s *Session) RunCode(ctx context.Context, in RunCodeInput, extra ...codemode.Tool) (RunCodeResult, error) {
 	const op = "run_code"
 	if strings.TrimSpace(in.Code) == "" {
-		return RunCodeResult{}, errorf(op, ErrArgument, `pass the body of a JavaScript function, e.g. {"code": "return tools.run_command({command: 'ls'}).preview"}`, "code is empty")
+		return RunCodeResult{}, errorf(op, ErrArgument, `pass the body of an async function, e.g. {"code": "const r = await tools.run_command({command: 'ls'}); return r.preview"}`, "code is empty")
 	}
 	if in.TimeoutMS < 0 {
 		return RunCodeResult{}, errorf(op, ErrArgument, "give a positive number of milliseconds, or 0 for the default (30000)", "timeout_ms %d is negative", in.TimeoutMS)
@@ -108,14 +109,13 @@ func codeSource(code string) string {
 func (s *Session) CodeTools() []codemode.Tool { return codeTools(s) }
 
 // CodeDescription returns the description of the run_code tool: what a
-// script can do and, generated from the tools' schemas, a TypeScript-style
-// signature for each tool it can call (the session's tools plus extra).
+// script can do and, generated from the tools' schemas, a TypeScript
+// declaration of the tools it can call (the session's tools plus extra).
+// For the session's tools alone it stays under 4 KiB.
 func CodeDescription(extra ...codemode.Tool) string {
-	return `Run JavaScript that calls tools, to do in one step what would take many tool calls. The code is the body of a function: call tools synchronously as tools.NAME({...}) (no await), use console.log for notes, and return a value (a string is shown as itself, anything else as JSON). The script has no file, network or process access of its own; it stops after timeout_ms (default 30 s), and its memory and tool calls are bounded.
+	return `Run TypeScript or JavaScript that calls the tools below, in one step; the code is the body of an async function: ` + "`const r = await tools.run_command({command: \"ls\"}); return r.preview`" + `. Return a value (a string as itself, else JSON); console.log goes to logs. No file, network or process access; stops after timeout_ms (default 30 s).
 
-A nested result larger than the preview budget is saved as a retained copy before the script sees it, and listed in "retained" ({call, tool, output_id, totalBytes, complete}) whatever the script returns; a nested run_command result carries its own output_id, listed too. A preview is not the whole result: before claiming a field, line or record does not exist, read the retained copies with read_tool_output (or grep_tool_output) and check the source's own pagination; when the evidence cannot be obtained, say it is uncertain instead of absent.
-
-Callable tools:
+A nested result over 24 KiB is kept: saved as a copy before the script sees it, and listed in retained (output_id). A preview is not the whole result: before claiming something does not exist, read the copies (read_tool_output, grep_tool_output, query_tool_output) and check the source's pagination; if you cannot, say it is uncertain, not absent.
 
 ` + codemode.Describe(append(codeTools(nil), extra...))
 }
@@ -128,6 +128,7 @@ func codeTools(s *Session) []codemode.Tool {
 		codeTool(s, "read_file", "Read one page of a file, by line or byte offset.", (*Session).ReadFile),
 		codeTool(s, "read_tool_output", "Read one page (at most 4096 bytes) of a retained copy by UTF-8 byte offset; follow nextOffset.", (*Session).ReadToolOutput),
 		codeTool(s, "grep_tool_output", "Search a retained copy with an RE2 pattern; returns matching lines with their offsets.", (*Session).GrepToolOutput),
+		codeTool(s, "query_tool_output", "Run a jq filter over a retained copy that holds JSON (one document or JSON Lines); returns the results as compact JSON, one a line, paged by byte offset like read_tool_output.", (*Session).QueryToolOutput),
 	}
 }
 

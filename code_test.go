@@ -193,25 +193,34 @@ func TestRunCodeBadInput(t *testing.T) {
 }
 
 func TestCodeDescription(t *testing.T) {
+	own := scrollback.CodeDescription()
+	if len(own) >= 4096 {
+		t.Errorf("run_code's description is %d bytes, want under 4 KiB", len(own))
+	}
 	d := scrollback.CodeDescription(codemode.Tool{Name: "upstream_search", InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`)})
 	for _, want := range []string{
-		"tools.run_command(args: {",
-		"  command: string;",
-		"  cwd?: string;",
-		"  env?: { [key: string]: string };",
-		"tools.read_tool_output(args: {",
-		"  limit?: number;",
-		"tools.grep_tool_output(",
-		"tools.read_file(",
-		"exit_code: null | number;",
-		"tools.upstream_search(args: {\n  q: string;\n}): any;",
+		"declare const tools: {",
+		"  run_command(input: {",
+		"    command: string; // the shell command",
+		"    cwd?: string;",
+		"    env?: { [key: string]: string };",
+		"}): Promise<RunCommandResult>;",
+		"  read_tool_output(input: {",
+		"    limit?: number;",
+		"  grep_tool_output(input: {",
+		"  read_file(input: {",
+		"type RunCommandResult = { preview: string; truncated: boolean; output_id?: string; exit_code: null | number;",
+		"type ReadToolOutputResult = { text: string; nextOffset: number;",
+		"  upstream_search(input: {\n    q: string;\n  }): Promise<any>;",
+		"await tools.run_command(",
+		"is kept",
 		"retained",
 	} {
 		if !strings.Contains(d, want) {
 			t.Errorf("description lacks %q:\n%s", want, d)
 		}
 	}
-	if strings.Contains(d, "tools.run_code(") {
+	if strings.Contains(d, "run_code(") {
 		t.Error("run_code is listed as callable")
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
+	"github.com/scrollback-dev/scrollback/jsonq"
 	"github.com/scrollback-dev/scrollback/preview"
 	"github.com/scrollback-dev/scrollback/runner"
 	"github.com/scrollback-dev/scrollback/store"
@@ -87,6 +88,7 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 		timeout = s.e.opts.DefaultTimeout
 	}
 	cp := capture.New(s.e.opts.Capture)
+	sp := s.startSpill(ctx, cp)
 	res, err := runner.Run(ctx, runner.Command{
 		Command: in.Command,
 		Dir:     in.Cwd,
@@ -99,6 +101,9 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 	if err != nil && res.Duration == 0 {
 		// Not started: a bad working directory or environment, or the
 		// caller went away first.
+		if p, _ := sp.end(); p != nil {
+			p.Abort(context.WithoutCancel(ctx))
+		}
 		var rerr *runner.Error
 		if errors.As(err, &rerr) {
 			return RunCommandResult{}, &Error{Op: op, Err: ErrArgument, Msg: strings.TrimPrefix(rerr.Error(), "runner: ")}
@@ -106,6 +111,7 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 		return RunCommandResult{}, &Error{Op: op, Err: err, Msg: err.Error()}
 	}
 	got := cp.Result()
+	pending, spilled := sp.end()
 	out := RunCommandResult{
 		ExitCode:    res.ExitCode,
 		Signal:      res.Signal,
@@ -130,6 +136,8 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 		head:     head,
 		tail:     tail,
 		stderr:   failedStderr(res, got.StderrTail),
+		pending:  pending,
+		spilled:  spilled,
 	})
 	out.ShownText, out.ShownCopy = shown.ShownText, shown.ShownCopy
 	if err != nil {
@@ -252,24 +260,47 @@ type retainRequest struct {
 	gap          *preview.Gap
 	head, tail   int    // preview.Options.HeadBytes and TailBytes
 	stderr       []byte // the stderr tail of a failed command, for an error-first preview
+
+	// pending, when not nil, already holds data[:spilled] (see spill):
+	// saving finishes it, and a result that fits aborts it.
+	pending store.PendingCopy
+	spilled int
 }
 
 func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
 	sh := Shown{ShownCopy: ShownCopy{TotalBytes: int64(len(r.data)), Complete: r.complete, Recovery: RecoveryNotNeeded}}
 	if preview.Fits(r.data, r.budget) {
+		if r.pending != nil {
+			r.pending.Abort(context.WithoutCancel(ctx))
+		}
 		sh.Preview = preview.Render(r.data, preview.Options{Budget: r.budget}, preview.Footer{}).Text
 		return sh
 	}
 	f := preview.Footer{Complete: r.complete, Status: r.status, Gap: r.gap}
+	// A JSON copy's outline is made while the copy is saved: scanning 8 MiB
+	// costs about as much as saving it, and the two need not wait for
+	// each other.
+	var outline chan string
+	if jsonq.MayBeJSON(r.data) {
+		outline = make(chan string, 1)
+		go func() {
+			o, ok := jsonq.OutlineOf(r.data)
+			if !ok {
+				outline <- ""
+				return
+			}
+			outline <- o.Text(preview.OutlineBytes)
+		}()
+	}
 	// The copy is saved even when the caller has gone away meanwhile (a
 	// client that disconnected mid-command): the session outlives the call.
-	info, err := s.e.store.SaveCopy(context.WithoutCancel(ctx), s.info.ID, store.CopyMeta{
+	info, err := s.save(context.WithoutCancel(ctx), r, store.CopyMeta{
 		Tool:         r.tool,
 		Source:       r.source,
 		Complete:     r.complete,
 		OmittedBytes: gapBytes(r.gap),
 		OmittedLines: gapLines(r.gap),
-	}, bytes.NewReader(r.data))
+	})
 	if err != nil {
 		sh.Recovery = RecoveryUnavailable
 		sh.RecoveryError = "the retained copy could not be saved: " + err.Error()
@@ -278,6 +309,9 @@ func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
 		sh.Recovery = RecoveryAvailable
 		sh.OutputID = info.ID
 		f.ID = info.ID
+		if outline != nil {
+			f.Outline = <-outline
+		}
 	}
 	opts := preview.Options{Budget: r.budget, HeadBytes: r.head, TailBytes: r.tail}
 	p := preview.Render(r.data, opts, f)
@@ -291,6 +325,20 @@ func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
 	}
 	sh.Preview, sh.Truncated = p.Text, p.Truncated
 	return sh
+}
+
+// save stores r.data as a retained copy: by finishing the pending copy
+// that already holds its head, when there is one, else (or should that
+// fail) in one SaveCopy.
+func (s *Session) save(ctx context.Context, r retainRequest, meta store.CopyMeta) (store.CopyInfo, error) {
+	if r.pending != nil {
+		info, err := r.pending.Finish(ctx, meta, bytes.NewReader(r.data[r.spilled:]))
+		if err == nil {
+			return info, nil
+		}
+		r.pending.Abort(ctx)
+	}
+	return s.e.store.SaveCopy(ctx, s.info.ID, meta, bytes.NewReader(r.data))
 }
 
 // shrink keeps a caller's head or tail request within a smaller budget.

@@ -32,14 +32,22 @@ type Options struct {
 	File          filepager.Options
 	// DefaultTimeout applies to commands that give no timeout; 0 = none.
 	DefaultTimeout time.Duration
+	// QueryTimeout stops a query_tool_output filter; 0 = QueryTimeout (5 s).
+	QueryTimeout time.Duration
+	// QueryMaxOutput bounds a filter's results in bytes; 0 = QueryMaxOutput.
+	QueryMaxOutput int
+	// QueryMaxMemory bounds the heap's growth while a filter runs; 0 =
+	// jsonq.DefaultMaxMemory (512 MiB), < 0 = no limit.
+	QueryMaxMemory int64
 }
 
 // Engine runs tools and keeps their retained copies in a Store. It is safe
 // for concurrent use.
 type Engine struct {
-	store store.Store
-	opts  Options
-	files *filepager.Pager
+	store   store.Store
+	opts    Options
+	files   *filepager.Pager
+	queries *queryCache // recent query_tool_output results, for paging
 }
 
 // New returns an Engine over st. The Engine does not own st: close st
@@ -55,7 +63,13 @@ func New(st store.Store, opts Options) *Engine {
 		opts.File.PageBytes = FilePageBytes
 	}
 	opts.Capture = captureDefaults(opts.Capture)
-	return &Engine{store: st, opts: opts, files: filepager.New(opts.File)}
+	if opts.QueryTimeout <= 0 {
+		opts.QueryTimeout = QueryTimeout
+	}
+	if opts.QueryMaxOutput <= 0 {
+		opts.QueryMaxOutput = QueryMaxOutput
+	}
+	return &Engine{store: st, opts: opts, files: filepager.New(opts.File), queries: &queryCache{max: QueryCacheBytes}}
 }
 
 // captureDefaults fills in the caps Options documents, as capture.New

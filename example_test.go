@@ -51,3 +51,47 @@ func Example() {
 	// preview mentions the reader: true
 	// page: "50000\n" next: 288894 more: true complete: true
 }
+
+// A tool result that is a large JSON document: the preview's footer
+// outlines it and names query_tool_output, which answers with a jq filter
+// instead of pages of JSON.
+func ExampleSession_QueryToolOutput() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "scrollback-example")
+	defer os.RemoveAll(dir)
+	st, err := sqlite.Open(filepath.Join(dir, "scrollback.db"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+	sess, err := scrollback.New(st, scrollback.Options{}).NewSession(ctx, scrollback.LocalOwner)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	var doc strings.Builder
+	doc.WriteString(`{"items":[`)
+	for i := 1; i <= 2000; i++ {
+		if i > 1 {
+			doc.WriteString(",")
+		}
+		fmt.Fprintf(&doc, `{"id":%d,"status":%q}`, i, map[bool]string{true: "failed", false: "ok"}[i%500 == 0])
+	}
+	doc.WriteString(`],"summary":{"failed":4}}`)
+	shown := sess.History(ctx, "export", "export --all", []byte(doc.String()))
+	fmt.Println("outlined:", strings.Contains(shown.Preview, "  .summary: object of 1 key, at "))
+
+	res, err := sess.QueryToolOutput(ctx, scrollback.QueryInput{ID: shown.OutputID, Filter: `.items[] | select(.status == "failed") | .id`})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Print(res.Text)
+	fmt.Println("totalBytes:", res.TotalBytes, "hasMore:", res.HasMore, "complete:", res.Complete)
+	// Output:
+	// outlined: true
+	// 500
+	// 1000
+	// 1500
+	// 2000
+	// totalBytes: 19 hasMore: false complete: true
+}

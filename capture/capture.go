@@ -296,6 +296,22 @@ func (c *Capture) overflow(cause string, rest []byte) {
 	c.ring.write(rest)
 }
 
+// Settled returns the leading bytes of the copy that no later write, and
+// not Result, can change: the copy Result returns starts with them. A
+// caller may store them while the command still runs. The slice is valid
+// for reading as long as the Capture is; its bytes are never written again.
+//
+// Why they are settled: until a cap is crossed the head grows by appends
+// only; when one is, the head keeps at most headMax bytes and Result cuts
+// it back at most near(k) bytes (to a line or character boundary) from its
+// end k; so the first k - near(k) bytes, k = min(len, headMax), stay.
+func (c *Capture) Settled() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := max(min(len(c.buf), c.headMax), 0)
+	return c.buf[:k-near(k)]
+}
+
 // Result returns the retained copy and the counts. Call it once every write
 // has returned; later writes fail with ErrDone. Calling it again returns the
 // same Result.

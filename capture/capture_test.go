@@ -427,3 +427,39 @@ func TestLimitsDefaults(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSettled: whatever is written, in whatever pieces and to whichever
+// stream, the copy Result returns starts with every prefix Settled gave
+// along the way.
+func FuzzSettled(f *testing.F) {
+	f.Add([]byte("hello\nworld\n"), uint16(3), int64(600))
+	f.Add(bytes.Repeat([]byte("line of text\n"), 400), uint16(97), int64(1024))
+	f.Add(bytes.Repeat([]byte("ééé"), 700), uint16(5), int64(512))
+	f.Fuzz(func(t *testing.T, data []byte, piece uint16, copyCap int64) {
+		if piece == 0 {
+			piece = 1
+		}
+		copyCap = MinCopy + (copyCap&0xffff)%4096
+		c := New(Limits{Copy: copyCap, Stdout: copyCap / 2, Stderr: copyCap})
+		var settled [][]byte
+		for i := 0; i < len(data); i += int(piece) {
+			p := data[i:min(i+int(piece), len(data))]
+			w := c.Stdout()
+			if i/int(piece)%3 == 2 {
+				w = c.Stderr()
+			}
+			w.Write(p)
+			s := c.Settled()
+			settled = append(settled, append([]byte(nil), s...))
+			if len(settled) > 1 && !bytes.HasPrefix(s, settled[len(settled)-2]) {
+				t.Fatalf("Settled shrank or changed: %q then %q", settled[len(settled)-2], s)
+			}
+		}
+		got := c.Result().Copy
+		for _, s := range settled {
+			if !bytes.HasPrefix(got, s) {
+				t.Fatalf("copy %q does not start with settled %q", got, s)
+			}
+		}
+	})
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/dop251/goja"
 )
 
 // smallTool returns a small object, like a read_tool_output page header.
@@ -60,6 +62,90 @@ func BenchmarkRuntimeStart(b *testing.B) {
 	for b.Loop() {
 		if res := Run(context.Background(), "return 1", tools, Options{}); res.Error != nil {
 			b.Fatal(res.Error)
+		}
+	}
+}
+
+// BenchmarkToolCallBridgeAwait is BenchmarkToolCallBridge with each call
+// awaited, as models write it: the per-call figure includes the promise
+// job that resumes the script.
+func BenchmarkToolCallBridgeAwait(b *testing.B) {
+	const calls = 1000
+	code := fmt.Sprintf("let n = 0; for (let i = 0; i < %d; i++) n += (await tools.small({id: 'x'})).totalBytes; return n", calls)
+	for b.Loop() {
+		res := Run(context.Background(), code, []Tool{smallTool}, Options{MaxCalls: calls})
+		if res.Error != nil {
+			b.Fatal(res.Error)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*calls), "ns/call")
+}
+
+// script2KiB is a TypeScript script of about 2 KiB, as a model writes one.
+var script2KiB = func() string {
+	s := `interface Match { line: number; offset: number; text: string }
+type Summary = { file: string; errors: number; first?: Match };
+enum Severity { Info, Warn, Error }
+async function scan(id: string): Promise<Match[]> {
+  const out: Match[] = [];
+  let offset = 0;
+  for (;;) {
+    const r = await tools.grep_tool_output({id, pattern: "error|panic", offset});
+    out.push(...(r.matches ?? []));
+    if (!r.hasMore) break;
+    offset = r.nextOffset;
+  }
+  return out;
+}
+`
+	for i := 0; len(s) < 2000; i++ {
+		s += fmt.Sprintf("const r%d = await tools.run_command({command: `grep -c error log%d.txt`});\nconst n%d: number = Number(r%d.preview.trim()) as number;\n", i, i, i, i)
+	}
+	return s + "return {done: true} as Summary | {done: boolean};\n"
+}()
+
+// BenchmarkTranspile2KiB: compiling a 2 KiB TypeScript script as Run does
+// (esbuild's transform, then goja's parse and compile).
+func BenchmarkTranspile2KiB(b *testing.B) {
+	b.SetBytes(int64(len(script2KiB)))
+	for b.Loop() {
+		if _, err := compile(script2KiB); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTranspile2KiBEsbuildOnly: esbuild's transform alone.
+func BenchmarkTranspile2KiBEsbuildOnly(b *testing.B) {
+	for b.Loop() {
+		if _, err := transpile(script2KiB); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCompile2KiBGojaOnly is the reference for BenchmarkTranspile2KiB:
+// goja compiling the same script already in JavaScript, without esbuild.
+func BenchmarkCompile2KiBGojaOnly(b *testing.B) {
+	js, e := transpile(script2KiB)
+	if e != nil {
+		b.Fatal(e)
+	}
+	for b.Loop() {
+		if _, err := goja.Compile(scriptName, js, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRuntimeStartGojaOnly is the reference for BenchmarkRuntimeStart:
+// a bare goja runtime running "return 1", without the tools, console,
+// polyfills, guards or esbuild.
+func BenchmarkRuntimeStartGojaOnly(b *testing.B) {
+	for b.Loop() {
+		vm := goja.New()
+		if _, err := vm.RunString("(function() { return 1 })()"); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -6,16 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dop251/goja"
-	"github.com/dop251/goja/ast"
-	"github.com/dop251/goja/parser"
 
 	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
@@ -177,95 +172,22 @@ type Result struct {
 	Calls    int    // tool calls made
 }
 
-const scriptName = "code.js"
-
-// The code is wrapped on lines of its own, so that only line numbers need
-// adjusting: the script's line n is the source's line n+1.
-const (
-	wrapHead = "(function() {\n"
-	wrapTail = "\n})"
-)
-
-// Compile checks that code parses as a function body, as Run would run it.
-// The error is an *Error of kind syntax.
-func Compile(code string) error {
-	_, err := compile(code)
-	if err != nil {
-		return err
-	}
-	return nil
-}
-
-func compile(code string) (*goja.Program, *Error) {
-	src := wrapHead + code + wrapTail
-	prg, err := parser.ParseFile(nil, scriptName, src, 0)
-	if err != nil {
-		e := &Error{Kind: "syntax", Err: ErrSyntax, Message: err.Error()}
-		var list parser.ErrorList
-		var one *parser.Error
-		switch {
-		case errors.As(err, &list) && len(list) > 0:
-			e.Message, e.Line, e.Column = list[0].Message, list[0].Position.Line, list[0].Position.Column
-		case errors.As(err, &one):
-			e.Message, e.Line, e.Column = one.Message, one.Position.Line, one.Position.Column
-		}
-		e.Message = "SyntaxError: " + e.Message
-		e.Line = userLine(e.Line, code)
-		if strings.Contains(code, "await") {
-			e.Message += " (tools are synchronous: call them without await; the code is not an async function)"
-		}
-		return nil, e
-	}
-	if len(prg.Body) != 1 || !isWrapper(prg.Body[0]) {
-		e := &Error{Kind: "syntax", Err: ErrSyntax,
-			Message: "SyntaxError: the code closes the function it runs in (an unbalanced '}'); write the body of a function, ending with return"}
-		if len(prg.Body) > 1 {
-			p := prg.File.Position(int(prg.Body[1].Idx0()) - prg.File.Base())
-			e.Line, e.Column = userLine(p.Line, code), p.Column
-		}
-		return nil, e
-	}
-	p, err := goja.CompileAST(prg, false)
-	if err != nil {
-		e := &Error{Kind: "syntax", Err: ErrSyntax, Message: "SyntaxError: " + err.Error()}
-		var ce *goja.CompilerSyntaxError
-		if errors.As(err, &ce) {
-			e.Message = "SyntaxError: " + ce.Message
-			if ce.File != nil {
-				pos := ce.File.Position(ce.Offset)
-				e.Line, e.Column = userLine(pos.Line, code), pos.Column
-			}
-		}
-		return nil, e
-	}
-	return p, nil
-}
-
-func isWrapper(s ast.Statement) bool {
-	es, ok := s.(*ast.ExpressionStatement)
-	if !ok {
-		return false
-	}
-	_, ok = es.Expression.(*ast.FunctionLiteral)
-	return ok
-}
-
-// userLine maps a source line to the script's own line, clamped to the
-// script's lines (an error at the wrapper's closing line is reported at the
-// script's last line).
-func userLine(line int, code string) int {
-	if line == 0 {
-		return 0
-	}
-	n := strings.Count(code, "\n") + 1
-	return min(max(line-1, 1), n)
-}
-
-// Run runs code, the body of a function, in a fresh runtime whose tools
-// object calls tools. It always returns a Result; a script that failed has
-// Result.Error set, with the logs and retained copies gathered before.
+// Run runs code, the body of an async function in JavaScript or
+// TypeScript, in a fresh runtime whose tools object calls tools. It always
+// returns a Result; a script that failed has Result.Error set, with the
+// logs and retained copies gathered before.
 func Run(ctx context.Context, code string, tools []Tool, opts Options) (res Result) {
 	opts = opts.withDefaults()
+	var mem *memoryWatch
+	if opts.MaxMemory > 0 {
+		mem = newMemoryWatch(opts.MaxMemory)
+	}
+	return runWith(ctx, code, tools, opts, mem)
+}
+
+// runWith is Run with its memory watch given (nil: none); opts has its
+// defaults.
+func runWith(ctx context.Context, code string, tools []Tool, opts Options, mem *memoryWatch) (res Result) {
 	res = Result{Retained: []Ref{}, Complete: true}
 	prg, cerr := compile(code)
 	if cerr != nil {
@@ -291,15 +213,21 @@ func Run(ctx context.Context, code string, tools []Tool, opts Options) (res Resu
 	vm := r.vm // the closures below must not see r.vm set to nil
 	stop := context.AfterFunc(ctx, func() { vm.Interrupt(ctxErr(ctx)) })
 	defer stop()
-	stopSampler := r.sample()
+	stopWatch := func() bool { return false }
+	if mem != nil {
+		stopWatch = mem.start(func() { vm.Interrupt(ErrMemory) })
+	}
 
 	v, err := r.call(prg)
-	if stopSampler() {
+	if err == nil {
+		v, err = r.settle(v)
+	}
+	if stopWatch() {
 		// The heap was grown past the limit: give it back now rather than
-		// at the next GC cycle.
+		// at the next GC cycle, without keeping the caller waiting.
 		v = nil
 		r.vm = nil
-		debug.FreeOSMemory()
+		go debug.FreeOSMemory()
 	}
 	switch {
 	case err != nil:
@@ -322,13 +250,17 @@ type run struct {
 
 	stringify, parse goja.Callable
 	errorCtor        goja.Value
+	then             goja.Value // given to each object a tool returns
 
 	logs        strings.Builder
 	logFull     bool
 	logsDropped int
 }
 
-// call runs the compiled wrapper and calls the function it evaluates to.
+// call runs the compiled wrapper and calls the async function it evaluates
+// to. goja runs the promise jobs (what follows each await) before the call
+// returns, so the promise it gives back has settled unless it waits on
+// something nothing will settle.
 func (r *run) call(prg *goja.Program) (goja.Value, error) {
 	fv, err := r.vm.RunProgram(prg)
 	if err != nil {
@@ -339,6 +271,36 @@ func (r *run) call(prg *goja.Program) (goja.Value, error) {
 		return nil, errors.New("the wrapped code is not a function")
 	}
 	return fn(goja.Undefined())
+}
+
+// rejection is a promise the script returned (or its async body) that was
+// rejected.
+type rejection struct{ value goja.Value }
+
+func (e *rejection) Error() string { return "rejected" }
+
+// pending is a promise that had not settled when the run's time was up.
+type pending struct{ cause error }
+
+func (e *pending) Error() string { return "pending" }
+
+// settle turns the async body's promise into its value or its error. A
+// promise still pending has nothing left to settle it (tools are
+// synchronous, and there are no timers): the run waits out its timeout,
+// as a script waiting on something would, and says why.
+func (r *run) settle(v goja.Value) (goja.Value, error) {
+	p, ok := v.Export().(*goja.Promise)
+	if !ok {
+		return v, nil
+	}
+	switch p.State() {
+	case goja.PromiseStateFulfilled:
+		return p.Result(), nil
+	case goja.PromiseStateRejected:
+		return nil, &rejection{p.Result()}
+	}
+	<-r.ctx.Done()
+	return nil, &pending{ctxErr(r.ctx)}
 }
 
 func (r *run) setup(tools []Tool) error {
@@ -355,6 +317,11 @@ func (r *run) setup(tools []Tool) error {
 		return errors.New("no JSON.parse")
 	}
 	r.errorCtor = vm.Get("Error")
+	then, err := prelude(vm, json.Get("parse"), json.Get("stringify"))
+	if err != nil {
+		return err
+	}
+	r.then = then
 	if err := guard(vm, r.opts.MaxMemory); err != nil {
 		return err
 	}
@@ -440,8 +407,19 @@ func (r *run) tool(t Tool) func(goja.FunctionCall) goja.Value {
 		if err != nil {
 			panic(r.newError("tools." + t.Name + ": the tool returned invalid JSON"))
 		}
+		r.thenable(v)
 		return v
 	}
+}
+
+// thenable gives an object result a non-enumerable then, unless it has a
+// then of its own: awaiting it, or calling .then, gives the object itself.
+func (r *run) thenable(v goja.Value) {
+	o, ok := v.(*goja.Object)
+	if !ok || o.Get("then") != nil {
+		return
+	}
+	_ = o.DefineDataProperty("then", r.then, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 }
 
 func ctxErr(ctx context.Context) error {
@@ -608,7 +586,23 @@ func (r *run) scriptError(err error) *Error {
 	var intr *goja.InterruptedError
 	var so *goja.StackOverflowError
 	var ex *goja.Exception
+	var rej *rejection
+	var pend *pending
 	switch {
+	case errors.As(err, &rej):
+		e.Message = r.thrownMessage(rej.value)
+		if o, ok := rej.value.(*goja.Object); ok {
+			if st := o.Get("stack"); st != nil {
+				e.Line, e.Column = stackPosition(st.String())
+			}
+		}
+	case errors.As(err, &pend):
+		if errors.Is(pend.cause, ErrCanceled) {
+			e.Kind, e.Err, e.Message = "canceled", ErrCanceled, "the run was canceled by its caller while the script awaited a promise that had not settled"
+			break
+		}
+		e.Kind, e.Err = "timeout", ErrTimeout
+		e.Message = fmt.Sprintf("the script awaited a promise that never settled, and was stopped at its timeout of %s: nothing was left to run that could settle it (tools answer at once, and there are no timers); resolve or reject every promise the script makes", r.opts.Timeout)
 	case errors.As(err, &intr):
 		frames = intr.Stack()
 		cause, _ := intr.Value().(error)
@@ -638,7 +632,7 @@ func (r *run) scriptError(err error) *Error {
 	for i := range frames {
 		if frames[i].SrcName() == scriptName {
 			p := frames[i].Position()
-			e.Line, e.Column = max(p.Line-1, 1), p.Column
+			e.Line, e.Column = max(p.Line-1, 1), p.Column+1 // mapped by the source map: 0-based
 			break
 		}
 	}
@@ -655,71 +649,4 @@ func (r *run) thrownMessage(v goja.Value) string {
 		}
 	}
 	return v.String()
-}
-
-// sample starts the memory sampler; the returned stop function reports
-// whether the sampler interrupted the run.
-func (r *run) sample() (stop func() bool) {
-	if r.opts.MaxMemory < 0 {
-		return func() bool { return false }
-	}
-	base := heapBytes()
-	vm := r.vm
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	var hit bool
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(sampleEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				if !grown(base, uint64(r.opts.MaxMemory)) {
-					continue
-				}
-				// The sample counts garbage not yet swept, and in a busy
-				// server other requests make plenty: collect it before
-				// blaming the script. Collecting is quick here, since what
-				// stays live is small unless the script holds it.
-				runtime.GC()
-				if !grown(base, uint64(r.opts.MaxMemory)) {
-					continue
-				}
-				hit = true
-				vm.Interrupt(ErrMemory)
-				return
-			}
-		}
-	}()
-	return func() bool {
-		close(done)
-		wg.Wait()
-		return hit
-	}
-}
-
-const sampleEvery = 2 * time.Millisecond
-
-// grown reports whether the heap has grown more than limit bytes past base.
-func grown(base, limit uint64) bool {
-	h := heapBytes()
-	return h > base && h-base > limit
-}
-
-var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-var heapMu sync.Mutex
-
-// heapBytes reads the bytes held by heap objects, live or not yet swept.
-func heapBytes() uint64 {
-	heapMu.Lock()
-	defer heapMu.Unlock()
-	metrics.Read(heapSample)
-	if heapSample[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return heapSample[0].Value.Uint64()
 }

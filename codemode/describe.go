@@ -5,53 +5,140 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
 )
 
-// Describe lists the tools a script can call, one TypeScript-style
-// declaration each, generated from their JSON Schemas:
+// Describe declares the tools a script can call as TypeScript, generated
+// from their JSON Schemas, the way models expect a tool API to look:
 //
-//	// Run a shell command.
-//	tools.run_command(args: {
-//	  // the shell command
-//	  command: string;
-//	  cwd?: string;
-//	}): { preview: string; output_id?: string; ... }
+//	declare const tools: {
+//	  // Run a shell command.
+//	  run_command(input: {
+//	    command: string; // the shell command
+//	    cwd?: string;
+//	  }): Promise<RunCommandResult>;
+//	};
+//	type RunCommandResult = { preview: string; output_id?: string; ... };
 //
-// Object properties not listed in "required" are optional (name?), arrays
-// are T[], enums unions of literals, a map an index signature; a schema it
-// cannot read, or nested deeper than a few levels, is any. Tools named
-// run_code are left out: a script cannot call them.
+// Each input is written out with its properties' descriptions (cut short,
+// each given once; an optional property's type leaves out null);
+// each output schema becomes a named result type on one line, without
+// descriptions, to keep the declaration short. A tool without an output
+// schema returns Promise<any>. Object properties not listed in "required"
+// are optional (name?), arrays are T[], enums unions of literals, a map an
+// index signature; a schema it cannot read, or nested deeper than a few
+// levels, is any. Tools named run_code are left out: a script cannot call
+// them.
 func Describe(tools []Tool) string {
-	var b strings.Builder
-	for i, t := range tools {
+	var b, results strings.Builder
+	seen := map[string]bool{} // a property comment is given once
+	b.WriteString("declare const tools: {\n")
+	for _, t := range tools {
 		if t.Name == Name || t.Name == "" {
 			continue
 		}
-		if i > 0 && b.Len() > 0 {
-			b.WriteByte('\n')
+		if d := cutComment(t.Description, maxToolComment); d != "" {
+			fmt.Fprintf(&b, "  // %s\n", d)
 		}
-		if d := oneLine(t.Description); d != "" {
-			fmt.Fprintf(&b, "// %s\n", d)
+		name := t.Name
+		if !identifier.MatchString(name) {
+			name = fmt.Sprintf("%q", name)
 		}
-		fmt.Fprintf(&b, "tools.%s(args: %s): %s;\n", t.Name, TypeScript(t.InputSchema), TypeScript(t.OutputSchema))
+		in := printer{b: &b, comments: true, indent: 1, seen: seen}
+		fmt.Fprintf(&b, "  %s(input: ", name)
+		in.schema(t.InputSchema)
+		out := "any"
+		if len(bytes.TrimSpace(t.OutputSchema)) > 0 {
+			out = resultName(t.Name)
+			fmt.Fprintf(&results, "type %s = ", out)
+			p := printer{b: &results, inline: true}
+			p.schema(t.OutputSchema)
+			results.WriteString(";\n")
+		}
+		fmt.Fprintf(&b, "): Promise<%s>;\n", out)
 	}
+	b.WriteString("};\n")
+	b.WriteString(results.String())
 	return b.String()
 }
 
-// TypeScript renders a JSON Schema as a TypeScript type, as Describe does;
-// "any" for an empty or unreadable schema.
+// Lengths at which Describe cuts a tool's and a property's description.
+const (
+	maxToolComment     = 90
+	maxPropertyComment = 46
+)
+
+// resultName names a tool's result type: run_command -> RunCommandResult.
+func resultName(tool string) string {
+	var b strings.Builder
+	up := true
+	for _, r := range tool {
+		switch {
+		case r == '_' || r == '-' || r == '.' || r == ' ':
+			up = true
+		case (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') || r == '$':
+			if up && r >= 'a' && r <= 'z' {
+				r -= 'a' - 'A'
+			}
+			b.WriteRune(r)
+			up = false
+		}
+	}
+	if b.Len() == 0 || (b.String()[0] >= '0' && b.String()[0] <= '9') {
+		return "Tool" + b.String() + "Result"
+	}
+	return b.String() + "Result"
+}
+
+// cutComment folds s onto one line and cuts it to at most n bytes, at a
+// character boundary and, when it can, at the end of a sentence or clause.
+func cutComment(s string, n int) string {
+	s = oneLine(s)
+	if len(s) <= n {
+		return s
+	}
+	s = s[:utf8x.CutEnd([]byte(s), n-3, true)]
+	if i := max(strings.LastIndex(s, ". "), strings.LastIndex(s, "; "), strings.LastIndex(s, " ("), strings.LastIndex(s, ", ")); i > n/2 &&
+		!strings.HasSuffix(s[:i], "e.g") && !strings.HasSuffix(s[:i], "i.e") {
+		return s[:i]
+	}
+	return strings.TrimRight(s, " ,") + "..."
+}
+
+// TypeScript renders a JSON Schema as a TypeScript type, as Describe does
+// for a tool's input; "any" for an empty or unreadable schema.
 func TypeScript(schema json.RawMessage) string {
+	var b strings.Builder
+	p := printer{b: &b, comments: true}
+	p.schema(schema)
+	return b.String()
+}
+
+// printer writes JSON Schemas as TypeScript: objects one property a line
+// (indented by indent levels, top-level descriptions as comments when
+// comments is set), or all on one line when inline is set.
+type printer struct {
+	b        *strings.Builder
+	inline   bool
+	comments bool
+	indent   int
+	seen     map[string]bool // comments already given, when not nil: each is given once
+}
+
+func (p printer) schema(schema json.RawMessage) {
 	if len(bytes.TrimSpace(schema)) == 0 {
-		return "any"
+		p.b.WriteString("any")
+		return
 	}
 	var s jsonSchema
 	if err := json.Unmarshal(schema, &s); err != nil {
-		return "any"
+		p.b.WriteString("any")
+		return
 	}
-	var b strings.Builder
-	s.write(&b, 0)
-	return b.String()
+	p.write(&s, 0)
 }
 
 // maxDepth bounds how deep TypeScript follows nested schemas.
@@ -118,7 +205,8 @@ func (p *properties) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (s *jsonSchema) write(b *strings.Builder, depth int) {
+func (p printer) write(s *jsonSchema, depth int) {
+	b := p.b
 	if s == nil || depth > maxDepth {
 		b.WriteString("any")
 		return
@@ -141,13 +229,13 @@ func (s *jsonSchema) write(b *strings.Builder, depth int) {
 			if i > 0 {
 				b.WriteString(" | ")
 			}
-			a.write(b, depth+1)
+			p.write(a, depth+1)
 		}
 		return
 	}
 	if len(s.Type) == 0 {
 		if len(s.Properties) > 0 {
-			s.writeObject(b, depth)
+			p.writeObject(s, depth)
 			return
 		}
 		b.WriteString("any")
@@ -164,14 +252,16 @@ func (s *jsonSchema) write(b *strings.Builder, depth int) {
 			b.WriteString("number")
 		case "array":
 			var item strings.Builder
-			s.Items.write(&item, depth+1)
+			ip := p
+			ip.b = &item
+			ip.write(s.Items, depth+1)
 			if it := item.String(); strings.ContainsAny(it, "|&") && !strings.HasPrefix(it, "{") {
 				fmt.Fprintf(b, "(%s)[]", it)
 			} else {
 				fmt.Fprintf(b, "%s[]", it)
 			}
 		case "object":
-			s.writeObject(b, depth)
+			p.writeObject(s, depth)
 		default:
 			b.WriteString("any")
 		}
@@ -180,13 +270,14 @@ func (s *jsonSchema) write(b *strings.Builder, depth int) {
 
 var identifier = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
 
-func (s *jsonSchema) writeObject(b *strings.Builder, depth int) {
+func (p printer) writeObject(s *jsonSchema, depth int) {
+	b := p.b
 	if len(s.Properties) == 0 {
 		if ap := bytes.TrimSpace(s.AdditionalProperties); len(ap) > 0 && ap[0] == '{' {
 			var v jsonSchema
 			if json.Unmarshal(ap, &v) == nil {
 				b.WriteString("{ [key: string]: ")
-				v.write(b, depth+1)
+				p.write(&v, depth+1)
 				b.WriteString(" }")
 				return
 			}
@@ -198,27 +289,56 @@ func (s *jsonSchema) writeObject(b *strings.Builder, depth int) {
 	for _, r := range s.Required {
 		required[r] = true
 	}
-	indent := strings.Repeat("  ", depth+1)
-	b.WriteString("{\n")
-	for _, p := range s.Properties {
-		if d := oneLine(p.schema.Description); d != "" {
-			fmt.Fprintf(b, "%s// %s\n", indent, d)
+	if p.inline {
+		b.WriteString("{ ")
+		for i, prop := range s.Properties {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			p.writeName(prop.name, required[prop.name])
+			p.write(prop.schema, depth+1)
 		}
-		name := p.name
-		if !identifier.MatchString(name) {
-			name = fmt.Sprintf("%q", name)
-		}
-		b.WriteString(indent)
-		b.WriteString(name)
-		if !required[p.name] {
-			b.WriteByte('?')
-		}
-		b.WriteString(": ")
-		p.schema.write(b, depth+1)
-		b.WriteString(";\n")
+		b.WriteString(" }")
+		return
 	}
-	b.WriteString(strings.Repeat("  ", depth))
+	indent := strings.Repeat("  ", p.indent+depth+1)
+	b.WriteString("{\n")
+	for _, prop := range s.Properties {
+		b.WriteString(indent)
+		p.writeName(prop.name, required[prop.name])
+		ps := prop.schema
+		if !required[prop.name] && len(ps.Type) > 1 && slices.Contains(ps.Type, "null") {
+			// Optional already says it may be left out: "limit?: number",
+			// not "limit?: null | number".
+			c := *ps
+			c.Type = slices.DeleteFunc(slices.Clone(ps.Type), func(t string) bool { return t == "null" })
+			ps = &c
+		}
+		p.write(ps, depth+1)
+		b.WriteString(";")
+		if d := cutComment(prop.schema.Description, maxPropertyComment); p.comments && depth == 0 && d != "" && !p.seen[d] {
+			fmt.Fprintf(b, " // %s", d)
+			if p.seen != nil {
+				p.seen[d] = true
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString(strings.Repeat("  ", p.indent+depth))
 	b.WriteString("}")
+}
+
+// writeName writes "name: " or "name?: ", quoting a name that is not an
+// identifier.
+func (p printer) writeName(name string, required bool) {
+	if !identifier.MatchString(name) {
+		name = fmt.Sprintf("%q", name)
+	}
+	p.b.WriteString(name)
+	if !required {
+		p.b.WriteByte('?')
+	}
+	p.b.WriteString(": ")
 }
 
 func writeLiteral(b *strings.Builder, v any) {

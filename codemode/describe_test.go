@@ -24,7 +24,7 @@ func TestTypeScript(t *testing.T) {
 		{`{"type":"object"}`, `{ [key: string]: any }`},
 		{`{"type":"object","additionalProperties":{"type":"integer"}}`, `{ [key: string]: number }`},
 		{`{"type":"object","properties":{"b":{"type":"string","description":"first\nline"},"a-b":{"type":"boolean"}},"required":["b"]}`,
-			"{\n  // first line\n  b: string;\n  \"a-b\"?: boolean;\n}"},
+			"{\n  b: string; // first line\n  \"a-b\"?: boolean;\n}"},
 		{`{"type":"object","properties":{"o":{"type":"object","properties":{"x":{"type":"number"}},"required":["x"]}}}`,
 			"{\n  o?: {\n    x: number;\n  };\n}"},
 		{`{"type":"weird"}`, `any`},
@@ -48,9 +48,49 @@ func TestTypeScriptDepth(t *testing.T) {
 
 func TestDescribeSkipsRunCode(t *testing.T) {
 	d := Describe([]Tool{{Name: Name}, {Name: "a", Description: "does\n a"}, {Name: "b"}})
-	want := "// does a\ntools.a(args: any): any;\n\ntools.b(args: any): any;\n"
+	want := "declare const tools: {\n  // does a\n  a(input: any): Promise<any>;\n  b(input: any): Promise<any>;\n};\n"
 	if d != want {
 		t.Errorf("Describe = %q, want %q", d, want)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	in := json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"the copy's id"},"n":{"type":"integer","description":"` + strings.Repeat("long words here ", 10) + `"},"o":{"type":"object","properties":{"x":{"type":"number","description":"not shown"}}}},"required":["id"]}`)
+	out := json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"not shown"},"rows":{"type":"array","items":{"type":"object","properties":{"k":{"type":"string"}},"required":["k"]}}},"required":["text"]}`)
+	got := Describe([]Tool{{Name: "read_page", Description: "Read a page.", InputSchema: in, OutputSchema: out}, {Name: "x-y"}})
+	want := `declare const tools: {
+  // Read a page.
+  read_page(input: {
+    id: string; // the copy's id
+    n?: number; // long words here long words here long words...
+    o?: {
+      x?: number;
+    };
+  }): Promise<ReadPageResult>;
+  "x-y"(input: any): Promise<any>;
+};
+type ReadPageResult = { text: string; rows?: { k: string }[] };
+`
+	if got != want {
+		t.Errorf("Describe =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// An optional property's type leaves out null, and a comment already
+// given is not repeated.
+func TestDescribeShortens(t *testing.T) {
+	in := json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"the copy's id"},"limit":{"type":["null","integer"]}},"required":["id"]}`)
+	got := Describe([]Tool{{Name: "a", InputSchema: in}, {Name: "b", InputSchema: in}})
+	if strings.Count(got, "the copy's id") != 1 || strings.Contains(got, "null") || !strings.Contains(got, "limit?: number;") {
+		t.Errorf("Describe =\n%s", got)
+	}
+}
+
+func TestResultName(t *testing.T) {
+	for in, want := range map[string]string{"run_command": "RunCommandResult", "search.issues": "SearchIssuesResult", "9lives": "Tool9livesResult", "ünï": "NResult", "": "ToolResult"} {
+		if got := resultName(in); got != want {
+			t.Errorf("resultName(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 
@@ -99,6 +139,39 @@ func FuzzCapText(f *testing.F) {
 		}
 		if len(got) < max-3 && len(got) < len(b) {
 			t.Fatalf("cut %d bytes short of %d", max-len(got), max)
+		}
+	})
+}
+
+// FuzzCutComment: a cut description is one line, at most n bytes, valid
+// UTF-8 when the input is, and a prefix of the folded input (plus "...").
+func FuzzCutComment(f *testing.F) {
+	f.Add("bytes of the output's start to show (0: none); more. And more", 20)
+	f.Add("héllo wörld, ünïcödé everywhere in this description", 13)
+	f.Add("\xff\xfe broken", 5)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		n = 8 + int(uint(n)%200)
+		got := cutComment(s, n)
+		if len(got) > n || strings.ContainsAny(got, "\n\r") {
+			t.Fatalf("cutComment(%q, %d) = %q", s, n, got)
+		}
+		if utf8.ValidString(s) && !utf8.ValidString(got) {
+			t.Fatalf("split a character: %q", got)
+		}
+		if !strings.HasPrefix(oneLine(s), strings.TrimSuffix(got, "...")) {
+			t.Fatalf("%q is not a prefix of %q", got, oneLine(s))
+		}
+	})
+}
+
+// FuzzColumnOf: any byte column gives a character column within the line.
+func FuzzColumnOf(f *testing.F) {
+	f.Add("const s = 'héllo'; const = 1", 30)
+	f.Add("", -4)
+	f.Fuzz(func(t *testing.T, line string, col int) {
+		c := columnOf(line, col)
+		if c < 1 || c > len(line)+1 {
+			t.Fatalf("columnOf(%q, %d) = %d", line, col, c)
 		}
 	})
 }

@@ -1,7 +1,7 @@
-// Package codemode runs a model's JavaScript against a set of tools: Code
-// Mode. A script calls tools.NAME(args) synchronously, gets each tool's
-// structured result back as a JavaScript value, and returns a value of its
-// own. It knows nothing of scrollback's engine: the tools, and the place
+// Package codemode runs a model's TypeScript or JavaScript against a set of
+// tools: Code Mode. A script calls tools.NAME(args), with or without await,
+// gets each tool's structured result back as a JavaScript value, and
+// returns a value of its own. It knows nothing of scrollback's engine: the tools, and the place
 // oversized results are saved, come from the caller (package scrollback
 // binds them to a session in Session.RunCode).
 //
@@ -21,31 +21,52 @@
 //
 // # How a script is run
 //
-// The code is the body of a function: it is wrapped as
+// The code is the body of an async function: it is wrapped as
 //
-//	(function() {
+//	(async function() {
 //	CODE
 //	})
 //
-// so a top-level return gives the run's value, and line numbers in errors
-// are the script's own (the wrapper's first line is subtracted). Code that
-// closes the wrapper early is refused. Each run gets a fresh goja runtime
-// holding only the ECMAScript built-ins, a tools object and a console
-// object: no require, no timers, no file, network or process access.
-// Tools are synchronous: call them without await.
+// and transpiled by esbuild (loader ts: type annotations, interfaces,
+// enums, generics, as and ! are accepted and removed; async generators and
+// for await, which goja lacks, are lowered), with a source map, so that
+// every error's line and column are those of the code as written. A
+// top-level return gives the run's value; a returned promise is settled
+// first. goja runs the promise jobs after each await before the call
+// returns, so await needs no event loop; a promise that nothing can settle
+// (there are no timers, and tools answer at once) ends the run at its
+// timeout, which says so. Code that closes the wrapper early is refused.
+//
+// Tools are synchronous Go calls underneath. Each object result also has a
+// non-enumerable then that resolves to the object itself, so
+// tools.x({}).field, (await tools.x({})).field, Promise.all([...]) and
+// tools.x({}).then(f) all see the same value. A failing tool throws at the
+// call (try/catch around the call, with or without await, catches it); a
+// string result has no then, but await works on it.
+//
+// Each run gets a fresh goja runtime holding only the ECMAScript built-ins,
+// small polyfills for what goja lacks (Object.groupBy, Map.groupBy,
+// structuredClone, Promise.withResolvers, queueMicrotask), a tools object
+// and a console object (log, info, debug, warn, error: all into the logs):
+// no require, no timers, no file, network or process access.
 //
 // # Limits
 //
 // A run ends with an Error, never a panic or a hung process, when it goes
 // past its timeout (goja's Interrupt, so while(true){} ends), makes more
 // tool calls than allowed, recurses past the call stack limit, or grows the
-// heap past the memory limit. The memory limit is enforced by a sampler
-// that reads the Go heap (runtime/metrics) every few milliseconds and
-// interrupts the script when the heap has grown by more than the limit
-// since the run began; built-ins that could allocate a huge block in one
-// native step (String.prototype.repeat, padStart, padEnd, the Array,
+// heap past the memory limit. The memory limit is enforced by a watch that
+// reads the Go heap (runtime/metrics) every millisecond; past the limit it
+// starts a collection and interrupts the script if the collection finds
+// that much live, or, when the collection is held up by the script itself
+// (one huge native copy stalls it) and the heap is past the limit plus a
+// slack, without waiting for it. Built-ins that could allocate a huge block
+// in one native step (String.prototype.repeat, padStart, padEnd, the Array,
 // ArrayBuffer and typed array constructors, Array.from, fill, join) refuse
-// sizes past a share of the limit with a RangeError first. The sampler
-// reads the whole process's heap, so concurrent runs share the headroom.
+// sizes past a share of the limit with a RangeError first. The watch reads
+// the whole process's heap, so concurrent runs share the headroom. The
+// limits hold in async code too: a loop in an async function, a microtask
+// loop (for (;;) await null) and a promise that never settles all end at
+// the timeout.
 // Console output is kept up to a bound, with a note when it was cut.
 package codemode

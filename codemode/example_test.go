@@ -27,7 +27,7 @@ func Example() {
 		return id, nil
 	}
 	code := `
-const text = tools.logs({service: "api"});
+const text: string = await tools.logs({service: "api"});
 console.log("lines:", text.split("\n").length);
 return text.slice(0, 6);`
 	res := codemode.Run(context.Background(), code, []codemode.Tool{logs}, codemode.Options{Save: save})
@@ -42,15 +42,18 @@ return text.slice(0, 6);`
 	// value: "ok\nok\n"
 	// logs: lines: 20002
 	// retained: call 1 logs -> out_1, 60017 bytes, complete true, ends "FATAL: disk full\n"
-	// // Fetch the service's logs.
-	// tools.logs(args: {
-	//   service: string;
-	// }): any;
+	// declare const tools: {
+	//   // Fetch the service's logs.
+	//   logs(input: {
+	//     service: string;
+	//   }): Promise<any>;
+	// };
 }
 
-// Errors carry the script's own line and column.
+// Errors carry the line and column of the code as written, TypeScript
+// included.
 func ExampleRun_error() {
-	res := codemode.Run(context.Background(), "const a = 1;\nnull.x;", nil, codemode.Options{})
+	res := codemode.Run(context.Background(), "interface A { x: number }\nconst a: A | null = null;\na!.x;", nil, codemode.Options{})
 	fmt.Println(res.Error.Kind, res.Error.Line, res.Error.Column)
-	// Output: exception 2 6
+	// Output: exception 3 4
 }

@@ -39,9 +39,13 @@ wrapLength(Array.prototype, "join", "elements");
 const ctor = (name, check) => {
 	const C = G[name];
 	if (typeof C !== "function") return;
+	// goja's instanceof does not see through a Proxy: answer it for the
+	// target, so that [] instanceof Array stays true.
+	const hasInstance = {[Symbol.hasInstance](v) { return v instanceof C; }}[Symbol.hasInstance];
 	const p = new P(C, {
 		construct(t, a, nt) { check(a); return RC(t, a, nt === p ? t : nt); },
 		apply(t, th, a) { check(a); return RA(t, th, a); },
+		get(t, k, r) { return k === Symbol.hasInstance ? hasInstance : Reflect.get(t, k, r); },
 	});
 	def(G, name, p);
 };

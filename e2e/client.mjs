@@ -2,7 +2,7 @@
 // SDK client, as an agent would: list the tools and check their schemas,
 // run one command whose output is too large to show, then page through the
 // retained copy with read_tool_output until the marker line is found and
-// the copy ends.
+// the copy ends; then query a large JSON result with query_tool_output.
 //
 // Usage (the Go tests in this folder run it):
 //
@@ -55,6 +55,7 @@ const want = {
   run_command: { required: ["command"], out: ["preview", "truncated", "output_id", "exit_code", "totalBytes", "complete", "recovery"] },
   read_tool_output: { required: ["id"], out: ["text", "nextOffset", "totalBytes", "hasMore", "complete"] },
   read_file: { required: ["path"], out: ["text", "startLine", "endLine", "nextLine", "nextByteOffset", "totalBytes", "hasMore"] },
+  query_tool_output: { required: ["id", "filter"], out: ["text", "nextOffset", "totalBytes", "hasMore", "complete"] },
 };
 for (const [name, w] of Object.entries(want)) {
   const t = byName[name];
@@ -111,6 +112,18 @@ const missing = await client.callTool({ name: "read_tool_output", arguments: { i
 check(missing.isError === true && missing._meta?.["scrollback/error_kind"] === "not_found", "unknown id: " + JSON.stringify(missing));
 const unknown = await client.callTool({ name: "no_such_tool", arguments: {} });
 check(unknown.isError === true && unknown._meta?.["scrollback/error_kind"] === "argument" && /read_tool_output/.test(unknown.content[0].text), "unknown tool: " + JSON.stringify(unknown));
+
+// A JSON result: its preview outlines the document and names
+// query_tool_output, which answers with a jq filter over the copy.
+const jsonCmd = `printf '{"items":['; i=1; while [ $i -le 4000 ]; do [ $i -gt 1 ] && printf ','; printf '{"id":%d,"ok":%s}' $i $([ $((i % 1000)) -eq 0 ] && echo false || echo true); i=$((i+1)); done; printf '],"summary":{"failed":4}}'`;
+const jr = (await client.callTool({ name: "run_command", arguments: { command: jsonCmd } })).structuredContent;
+check(jr.truncated && jr.output_id, "the JSON command's output was not retained");
+check(jr.preview.includes(`query_tool_output {"id":"${jr.output_id}"`) && /  \.summary: object of 1 key, at \d+/.test(jr.preview), "the JSON preview has no outline");
+const q = await client.callTool({ name: "query_tool_output", arguments: { id: jr.output_id, filter: ".items[] | select(.ok | not) | .id" } });
+check(!q.isError && q.structuredContent.text === "1000\n2000\n3000\n4000\n" && q.structuredContent.complete === true, "query_tool_output: " + JSON.stringify(q.content));
+check(q.content[0].text === q.structuredContent.text && q._meta?.["scrollback/session"] === session, "query_tool_output: text block or session");
+const qbad = await client.callTool({ name: "query_tool_output", arguments: { id: jr.output_id, filter: ".items[" } });
+check(qbad.isError === true && /not valid jq/.test(qbad.content[0].text), "bad filter: " + JSON.stringify(qbad));
 
 writeFileSync(outFile, pages.join(""));
 console.log(JSON.stringify({ session, output_id: rc.output_id, totalBytes: rc.totalBytes, pages: pages.length, markerPage }));

@@ -335,3 +335,27 @@ func mustRun(t *testing.T, env []string, name string, args ...string) string {
 	}
 	return stdout.String()
 }
+
+// TestCodeCorpusTypeScriptClient runs Code Mode's corpus of model-written
+// scripts through `scrollback mcp` with the TypeScript SDK client, against
+// the expectations the root package's TestCodeCorpus checks in process.
+func TestCodeCorpusTypeScriptClient(t *testing.T) {
+	bin, nodeBin := setup(t)
+	dir := t.TempDir()
+	corpus, err := filepath.Abs(filepath.Join("..", "codemode", "testdata", "corpus"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(nodeBin, "code_corpus.mjs", corpus, "--", bin, "mcp", "--db", filepath.Join(dir, "scrollback.db"))
+	cmd.Env = env(dir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := run(cmd, 3*time.Minute); err != nil {
+		t.Fatalf("code_corpus.mjs: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var s struct{ Scripts, Passed int }
+	if err := json.Unmarshal(stdout.Bytes(), &s); err != nil || s.Scripts < 30 || s.Passed != s.Scripts {
+		t.Fatalf("code_corpus.mjs printed %q (%v)", stdout.String(), err)
+	}
+	t.Logf("%d of %d scripts gave their expected value through the TypeScript SDK client", s.Passed, s.Scripts)
+}

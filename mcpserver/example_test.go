@@ -99,7 +99,7 @@ func ExampleAddTools() {
 	}
 	fmt.Println("session made before any call:", b.Current() != nil)
 	// Output:
-	// mcpserver: no session tool named "cat"; the tools are run_command, read_tool_output, read_file, grep_tool_output, run_code
+	// mcpserver: no session tool named "cat"; the tools are run_command, read_tool_output, read_file, grep_tool_output, query_tool_output, run_code
 	// grep_tool_output
 	// read_tool_output
 	// session made before any call: false

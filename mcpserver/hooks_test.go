@@ -37,7 +37,7 @@ func TestAddTools(t *testing.T) {
 		want    []string
 		wantErr string
 	}{
-		{nil, []string{"grep_tool_output", "read_file", "read_tool_output", "run_code", "run_command"}, ""},
+		{nil, []string{"grep_tool_output", "query_tool_output", "read_file", "read_tool_output", "run_code", "run_command"}, ""},
 		{[]string{"read_tool_output"}, []string{"read_tool_output"}, ""},
 		{[]string{"grep_tool_output", "read_tool_output"}, []string{"grep_tool_output", "read_tool_output"}, ""},
 		{[]string{"read_tool_output", "cat"}, nil, `no session tool named "cat"; the tools are run_command, read_tool_output`},

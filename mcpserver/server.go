@@ -19,7 +19,7 @@ const MetaSession = "scrollback/session"
 // the product contract, in the project's words.
 const Instructions = `scrollback keeps tool output that is too large to show at once.
 
-A preview is not the whole result. When a result is truncated, the text you did not see is saved as a retained copy in this session, and the preview's footer says how many bytes and lines you did not see and gives the exact read_tool_output call (output_id and offset) that continues. Page through it with read_tool_output; never re-run the command to see the rest.
+A preview is not the whole result. When a result is truncated, the text you did not see is saved as a retained copy in this session, and the preview's footer says how many bytes and lines you did not see and gives the exact read_tool_output call (output_id and offset) that continues. Page through it with read_tool_output; never re-run the command to see the rest. Search it with grep_tool_output; when the copy is JSON (the footer then outlines it), query it with a jq filter using query_tool_output instead of paging.
 
 Two flags answer two different questions: hasMore=false means you reached the end of the saved text; complete=false means the saved text itself may lack part of what the tool produced (a cap was crossed). Both can be false on the last page.
 

@@ -151,6 +151,12 @@ func TestListTools(t *testing.T) {
 			out:      []string{"matches", "nextOffset", "hasMore", "totalBytes", "complete"},
 			doc:      []string{"hasMore=true", "complete=false", "uncertain"},
 		},
+		"query_tool_output": {
+			required: []string{"id", "filter"},
+			in:       []string{"id", "filter", "offset", "limit"},
+			out:      []string{"text", "nextOffset", "totalBytes", "hasMore", "complete"},
+			doc:      []string{"jq", "hasMore=true", "complete=false", "uncertain", "time limit", "output limit"},
+		},
 		"run_code": {
 			required: []string{"code"},
 			in:       []string{"code", "timeout_ms"},

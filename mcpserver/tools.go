@@ -29,6 +29,7 @@ var tools = []tool{
 	{"read_tool_output", addReadToolOutput},
 	{"read_file", addReadFile},
 	{"grep_tool_output", addGrepToolOutput},
+	{"query_tool_output", addQueryToolOutput},
 	{"run_code", addRunCode},
 }
 
@@ -129,10 +130,6 @@ const grepToolOutputDoc = `Search a retained copy for lines matching an RE2 regu
 
 hasMore=true: more matches may follow; search again with offset=nextOffset. A search that finds nothing in a copy with complete=false does not prove absence: the copy lacks part of what the tool produced, so say the answer is uncertain.`
 
-const runCodeDoc = `Run JavaScript (the body of a function) that calls the other tools synchronously — tools.run_command({...}), tools.read_file({...}), tools.read_tool_output({...}), tools.grep_tool_output({...}) — and returns a value. The script has no file, network or process access of its own.
-
-The return value is shown like any result: whole up to 24 KiB, else a preview whose footer gives the read_tool_output call that continues. Every nested result too large to show was saved as a retained copy before the script saw it, and every copy made during the run is listed in retained (call, tool, output_id): read those before claiming something is absent. error says why a script stopped, with line and column; logs holds console output.`
-
 func addGrepToolOutput(srv *mcp.Server, b *Binding) {
 	register(srv, b, &mcp.Tool{
 		Name:        "grep_tool_output",
@@ -149,15 +146,11 @@ func addRunCode(srv *mcp.Server, b *Binding) { AddRunCode(srv, b) }
 // tools, say), which the tool's description then lists. Adding it again
 // replaces it: call it whenever extra changes.
 func AddRunCode(srv *mcp.Server, b *Binding, extra ...codemode.Tool) {
-	desc := runCodeDoc
-	if len(extra) > 0 {
-		desc = scrollback.CodeDescription(extra...)
-	}
 	register(srv, b, &mcp.Tool{
 		Name:        "run_code",
-		Title:       "Run JavaScript that calls the tools",
-		Description: desc,
-		Annotations: &mcp.ToolAnnotations{Title: "Run JavaScript that calls the tools", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+		Title:       "Run code that calls the tools",
+		Description: scrollback.CodeDescription(extra...),
+		Annotations: &mcp.ToolAnnotations{Title: "Run code that calls the tools", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, func(s *scrollback.Session, ctx context.Context, in scrollback.RunCodeInput) (scrollback.RunCodeResult, error) {
 		return s.RunCode(ctx, in, extra...)
 	}, runCodeText)

@@ -155,6 +155,7 @@ func fullRecovery(b *strings.Builder, f Footer, n numbers) {
 		}
 		call(b, f, n.headEnd)
 		b.WriteString(", following nextOffset until hasMore is false.\n")
+		outline(b, f)
 		b.WriteString("A preview is not the whole result: before saying a line, field or record is absent, read the copy and check the source's own pagination; if you cannot get the evidence, say it is uncertain, not absent.]\n")
 		return
 	}
@@ -226,6 +227,7 @@ func jsonString(b *strings.Builder, s string) {
 // a wrong call); an absurdly long one only makes the footer shorter.
 func (f Footer) clean() Footer {
 	f.ID = strings.ToValidUTF8(f.ID, "\uFFFD")
+	f.Outline = cleanOutline(f.Outline)
 	f.Unavailable = oneLine(f.Unavailable, 200)
 	f.Status = strings.TrimRight(oneLine(f.Status, 120), ".")
 	if f.ReadTool = oneLine(f.ReadTool, 64); f.ReadTool == "" {

@@ -51,7 +51,16 @@ type Footer struct {
 	Gap *Gap
 	// ReadTool is the name of the reader tool; "" means ReadTool.
 	ReadTool string
+	// Outline, when not empty, is the shape of a copy that holds JSON
+	// (jsonq.Outline.Text): lines of at most about OutlineBytes in all. The
+	// full footer shows it under a line naming QueryTool; other levels
+	// leave it out. Control characters other than newlines are shown as
+	// spaces, and it is cut at OutlineBytes.
+	Outline string
 }
+
+// OutlineBytes bounds Footer.Outline.
+const OutlineBytes = 1 << 10
 
 // Gap describes bytes the tool produced that the copy does not hold: at
 // offset Offset in the copy, Bytes bytes in Lines lines were dropped. It is

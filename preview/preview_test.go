@@ -611,6 +611,43 @@ func logCopy() []byte {
 	return bytes.Repeat(line, (8<<20)/len(line)+1)[:8<<20]
 }
 
+// TestFooterOutline: a JSON copy's outline goes into the full footer under
+// a line naming query_tool_output, cleaned and within OutlineBytes; it is
+// left out when nothing was saved or the budget allows only a short footer.
+func TestFooterOutline(t *testing.T) {
+	data := []byte(strings.Repeat(`{"a":1}`+"\n", 20000))
+	outline := "JSON object of 2 keys, 99 bytes:\n  .items: array of 3, at 9, 50 bytes\n  .bad\x01key: null, at 70, 4 bytes\n"
+	p := Render(data, Options{}, Footer{ID: "out_x", Complete: true, Outline: outline})
+	for _, want := range []string{
+		`query_tool_output {"id":"out_x","filter":".key"}`,
+		"\nJSON object of 2 keys, 99 bytes:\n  .items: array of 3, at 9, 50 bytes\n  .bad key: null, at 70, 4 bytes\n",
+	} {
+		if !strings.Contains(p.Text, want) {
+			t.Errorf("footer lacks %q:\n%s", want, p.Text[p.HeadEnd:min(len(p.Text), int(p.HeadEnd)+2000)])
+		}
+	}
+	if len(p.Text) > Budget {
+		t.Errorf("preview of %d bytes", len(p.Text))
+	}
+	huge := strings.Repeat("  .k: number, at 1, 1 byte\n", 200)
+	p = Render(data, Options{}, Footer{ID: "out_x", Complete: true, Outline: huge})
+	if i := strings.Index(p.Text, "  .k: number"); i < 0 || strings.Count(p.Text, "  .k: number") > OutlineBytes/len("  .k: number, at 1, 1 byte\n") {
+		t.Errorf("outline not cut to %d bytes: %d lines", OutlineBytes, strings.Count(p.Text, "  .k: number"))
+	}
+	for name, f := range map[string]Footer{
+		"not saved":    {Unavailable: "disk full", Outline: outline},
+		"short footer": {ID: "out_x", Outline: outline},
+	} {
+		budget := Budget
+		if name == "short footer" {
+			budget = 400
+		}
+		if p := Render(data, Options{Budget: budget}, f); strings.Contains(p.Text, "query_tool_output") || strings.Contains(p.Text, ".items") {
+			t.Errorf("%s: outline shown:\n%s", name, p.Text)
+		}
+	}
+}
+
 // FuzzOneLine checks that a label folded onto one line stays within its
 // bound and, from valid UTF-8, does not split a character.
 func FuzzOneLine(f *testing.F) {

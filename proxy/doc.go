@@ -26,7 +26,8 @@
 //   - A result within the budget passes through untouched: the same
 //     content blocks, structuredContent, isError and _meta.
 //
-// The proxy adds read_tool_output and grep_tool_output over the session's
+// The proxy adds read_tool_output, grep_tool_output and query_tool_output
+// (jq over a copy that holds JSON) over the session's
 // copies, and run_code, whose scripts can call every upstream tool as
 // tools.NAME(args): the script gets the JSON of the result's
 // structuredContent when it has one, else its text as a string, and a

@@ -125,13 +125,13 @@ func TestListTools(t *testing.T) {
 		}
 		got[tool.Name] = tool
 	}
-	for _, own := range []string{"read_tool_output", "grep_tool_output", "run_code"} {
+	for _, own := range []string{"read_tool_output", "grep_tool_output", "query_tool_output", "run_code"} {
 		if got[own] == nil {
 			t.Errorf("the proxy does not offer %s", own)
 		}
 	}
-	if len(got) != len(up)+3 {
-		t.Errorf("the proxy offers %d tools, want the upstream's %d plus 3", len(got), len(up))
+	if len(got) != len(up)+4 {
+		t.Errorf("the proxy offers %d tools, want the upstream's %d plus 4", len(got), len(up))
 	}
 	for name, u := range up {
 		g := got[name]
@@ -152,8 +152,8 @@ func TestListTools(t *testing.T) {
 	if !strings.Contains(got["big"].Description, "larger than 1000 bytes") {
 		t.Errorf("big's description does not name its own budget: %q", got["big"].Description)
 	}
-	if !strings.Contains(got["run_code"].Description, "tools.records") && !strings.Contains(got["run_code"].Description, "records(") {
-		t.Errorf("run_code's description does not list the upstream tools:\n%s", got["run_code"].Description)
+	if d := got["run_code"].Description; !strings.Contains(d, "  records(input: {") || !strings.Contains(d, "): Promise<RecordsResult>;") || !strings.Contains(d, "type RecordsResult = { records: ") {
+		t.Errorf("run_code's description does not declare the upstream tools with their result types:\n%s", d)
 	}
 	if ins := cs.InitializeResult().Instructions; !strings.Contains(ins, "upstream instructions") || !strings.Contains(ins, "preview is not the whole result") {
 		t.Errorf("instructions %q lack the rule or the upstream's own", ins)
@@ -405,5 +405,25 @@ func TestRunCodeCallsUpstream(t *testing.T) {
 	}
 	if got, _ := readAll(t, cs, out.Retained[0].OutputID); got != bigText(100000) {
 		t.Errorf("the bridge's copy (%d bytes) is not the result", len(got))
+	}
+}
+
+// TestQueryProxiedJSON: an upstream's large JSON result is outlined in its
+// preview, and the proxy's own query_tool_output runs jq over the copy.
+func TestQueryProxiedJSON(t *testing.T) {
+	_, _, cs := inProcess(t, Options{})
+	res := call(t, cs, "records", map[string]any{"n": 3000})
+	id, _, _ := meta(t, res)
+	if pv := text(res); !strings.Contains(pv, `query_tool_output {"id":"`+id+`"`) || !strings.Contains(pv, "  .records: array of 3000, at ") {
+		t.Errorf("the preview does not outline the JSON copy:\n%s", tail(pv, 1500))
+	}
+	res = call(t, cs, "query_tool_output", map[string]any{"id": id, "filter": "(.records | length), .records[2999].name"})
+	if res.IsError || !strings.HasPrefix(text(res), "3000\n\"name-2999\"\n") {
+		t.Errorf("query_tool_output through the proxy: %s", text(res))
+	}
+	var q scrollback.QueryResult
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &q); err != nil || q.TotalBytes != int64(len("3000\n\"name-2999\"\n")) || !q.Complete {
+		t.Errorf("structuredContent %s: %v", raw, err)
 	}
 }

@@ -44,7 +44,7 @@ type server struct {
 
 // Server returns an MCP server offering the upstream's tools (results
 // previewed within the budget, copies retained in sess), prompts and
-// resources, plus read_tool_output, grep_tool_output and run_code over
+// resources, plus read_tool_output, grep_tool_output, query_tool_output and run_code over
 // sess. Serve it over stdio with srv.Run(ctx, &mcp.StdioTransport{}).
 // Call Start first, so that the upstream's tools are known.
 func (p *Proxy) Server(sess *scrollback.Session) *mcp.Server {
@@ -95,11 +95,11 @@ func (p *Proxy) newServer(b *mcpserver.Binding) *server {
 
 // ownTools are the proxy's own tools; an upstream tool of the same name is
 // not re-exported.
-var ownTools = map[string]bool{"read_tool_output": true, "grep_tool_output": true, codemode.Name: true}
+var ownTools = map[string]bool{"read_tool_output": true, "grep_tool_output": true, "query_tool_output": true, codemode.Name: true}
 
 // previewNote is appended to every re-exported tool's description.
 func previewNote(budget int) string {
-	return fmt.Sprintf("[scrollback] A result of this tool larger than %d bytes is not shown whole: you get a head-and-tail preview whose footer says how much you did not see, and an output_id; read the rest with read_tool_output (or search it with grep_tool_output) instead of calling the tool again. A preview is not the whole result: before claiming that something is absent, read the retained copy; if you cannot, say it is uncertain.", budget)
+	return fmt.Sprintf("[scrollback] A result of this tool larger than %d bytes is not shown whole: you get a head-and-tail preview whose footer says how much you did not see, and an output_id; read the rest with read_tool_output (or search it with grep_tool_output, or query JSON with jq using query_tool_output) instead of calling the tool again. A preview is not the whole result: before claiming that something is absent, read the retained copy; if you cannot, say it is uncertain.", budget)
 }
 
 // exportTool is an upstream tool as the proxy offers it: same name, input

@@ -12,10 +12,11 @@ import (
 	"github.com/scrollback-dev/scrollback/mcpserver"
 )
 
-// addOwnTools registers read_tool_output and grep_tool_output, as the
-// scrollback server offers them, over the server's session.
+// addOwnTools registers read_tool_output, grep_tool_output and
+// query_tool_output, as the scrollback server offers them, over the
+// server's session.
 func (s *server) addOwnTools() {
-	mcpserver.AddTools(s.srv, s.b, "read_tool_output", "grep_tool_output") // session tools: cannot fail
+	mcpserver.AddTools(s.srv, s.b, "read_tool_output", "grep_tool_output", "query_tool_output") // session tools: cannot fail
 }
 
 // codeTools are the upstream tools as Code Mode tools: a script calls
@@ -29,11 +30,16 @@ func (p *Proxy) codeTools(tools []*mcp.Tool) []codemode.Tool {
 			continue
 		}
 		schema, _ := json.Marshal(t.InputSchema)
+		var outSchema json.RawMessage // the description's result type: what a call returns, the structured content
+		if t.OutputSchema != nil {
+			outSchema, _ = json.Marshal(t.OutputSchema)
+		}
 		name := t.Name
 		out = append(out, codemode.Tool{
-			Name:        name,
-			Description: firstParagraph(t.Description),
-			InputSchema: schema,
+			Name:         name,
+			Description:  firstParagraph(t.Description),
+			InputSchema:  schema,
+			OutputSchema: outSchema,
 			Call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 				res, err := p.call(ctx, name, args)
 				if err != nil {

@@ -44,7 +44,7 @@ step "cross-build: linux, darwin, windows x amd64, arm64 (scripts/cross.sh)"
 
 # The engine packages slice bytes and share state across goroutines: they
 # run under the race detector.
-engine_pkgs=(. ./preview/... ./capture/... ./runner/... ./internal/procgroup/... ./store/... ./filepager/... ./internal/utf8x/... ./grep/...)
+engine_pkgs=(. ./preview/... ./capture/... ./runner/... ./internal/procgroup/... ./store/... ./filepager/... ./internal/utf8x/... ./grep/... ./jsonq/...)
 mapfile -t engine_list < <(go list "${engine_pkgs[@]}" 2>/dev/null)
 mapfile -t all_list < <(go list ./...)
 other_list=()

@@ -82,6 +82,10 @@ type Session struct {
 	CreatedAt time.Time `json:"created_at"`
 	Copies    int       `json:"copies"`     // number of retained copies (as listed)
 	Bytes     int64     `json:"totalBytes"` // sum of their sizes (as listed)
+	// LastUsedAt is when a copy was last saved into or read from the
+	// session (its creation time before that). Retention deletes sessions
+	// by it. Reads may be recorded a little late: a backend batches them.
+	LastUsedAt time.Time `json:"last_used_at"`
 }
 
 // CopyMeta describes a copy being saved; it is stored beside the bytes.

@@ -14,9 +14,9 @@ import (
 func init() {
 	register(commandInfo{name: "code", order: 15,
 		usage:   "code [--session ID] [--timeout DUR] [--json] FILE|-",
-		summary: "run JavaScript that calls the tools (Code Mode); print its value, logs and retained copies",
+		summary: "run TypeScript or JavaScript that calls the tools (Code Mode); print its value, logs and retained copies",
 		examples: []example{
-			{"run a script that calls the tools, from a file", "scrollback code check.js"},
+			{"run a script that awaits the tools, from a TypeScript or JavaScript file", "scrollback code check.ts"},
 			{"run a script from stdin; print its value, logs and copies as JSON", "echo 'return tools.run_command({command: \"make\"}).exit_code' | scrollback code --json -"},
 		},
 		make: func(io IO) command { return &codeCmd{base: base{io: io}} }})

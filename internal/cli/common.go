@@ -26,6 +26,7 @@ type base struct {
 	db      string
 	session string
 	json    bool
+	storageFlags
 }
 
 // flags makes the subcommand's flag set with the shared flags on it.
@@ -36,6 +37,7 @@ func (b *base) flags(name string, session, jsonFlag bool) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	fs.StringVar(&b.db, "db", "", "the database: a SQLite file `PATH` or a postgres:// URL (default $SCROLLBACK_DB, else $XDG_STATE_HOME/scrollback/scrollback.db, else the platform's state directory: see scrollback help)")
+	b.addLimitFlags(fs)
 	if session {
 		fs.StringVar(&b.session, "session", "", "use the session `ID` (default $SCROLLBACK_SESSION, else the database's default session)")
 	}
@@ -91,13 +93,26 @@ func (b *base) dbTarget() (string, error) {
 	return DefaultDBPath(b.io.Getenv)
 }
 
-// openStore opens the store named by --db / $SCROLLBACK_DB / the default.
+// openStore opens the store named by --db / $SCROLLBACK_DB / the default,
+// with the quotas of --session-quota and --db-cap (or their environment
+// variables) in force.
 func (b *base) openStore(ctx context.Context) (store.Store, error) {
+	limits, err := b.limits(b.io.Getenv)
+	if err != nil {
+		return nil, err
+	}
 	target, err := b.dbTarget()
 	if err != nil {
 		return nil, err
 	}
-	return OpenStore(ctx, target)
+	st, err := OpenStore(ctx, target)
+	if err != nil {
+		return nil, err
+	}
+	if h, ok := st.(store.Housekeeper); ok {
+		h.SetLimits(limits)
+	}
+	return st, nil
 }
 
 // OpenStore opens a store by its location: a postgres:// or postgresql://

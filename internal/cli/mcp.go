@@ -31,6 +31,7 @@ type mcpCmd struct {
 
 func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("mcp", true, false)
+	c.addRetentionFlag(fs)
 	fs.StringVar(&c.root, "root", "", "confine read_file to the directory tree `DIR` (default: any file scrollback can read)")
 	c.addFlags(fs, "127.0.0.1:7777")
 	pos, err := c.parse(args)
@@ -47,11 +48,16 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 		return usagef("--session applies to stdio only: over HTTP a client resumes a session with the %s header", mcpserver.SessionHeader)
 	}
 
+	retention, err := c.retentionPeriod(c.io.Getenv)
+	if err != nil {
+		return err
+	}
 	st, err := c.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	defer startRetention(ctx, st, retention, c.io.Stderr)()
 	fo := fileOptions(c.io.Getenv)
 	fo.Root = c.root
 	eng := scrollback.New(st, scrollback.Options{File: fo})

@@ -66,6 +66,7 @@ func (b budgetFlag) Set(v string) error {
 
 func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("proxy", true, false)
+	c.addRetentionFlag(fs)
 	c.headers, c.budgetFor = headerFlag{}, budgetFlag{}
 	fs.StringVar(&c.url, "url", "", "connect to the upstream's streamable HTTP endpoint `URL` (default none: run the command after --)")
 	fs.Var(c.headers, "header", "send the header `'Name: value'` with every request to --url (repeatable; default none)")
@@ -92,11 +93,16 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		return usagef("--session applies to stdio only: over HTTP a client resumes a session with the %s header", mcpserver.SessionHeader)
 	}
 
+	retention, err := c.retentionPeriod(c.io.Getenv)
+	if err != nil {
+		return err
+	}
 	st, err := c.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	defer startRetention(ctx, st, retention, c.io.Stderr)()
 	eng := scrollback.New(st, scrollback.Options{File: fileOptions(c.io.Getenv)})
 	up := proxy.Upstream{Command: pos, Stderr: c.io.Stderr}
 	if c.url != "" {

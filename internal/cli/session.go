@@ -82,9 +82,10 @@ func (c *sessionCmd) Run(ctx context.Context, args []string) error {
 			return printJSON(c.io.Stdout, ss)
 		}
 		tw := tabwriter.NewWriter(c.io.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SESSION\tCREATED\tCOPIES\tBYTES\tFORKED FROM")
+		fmt.Fprintln(tw, "SESSION\tCREATED\tLAST USED\tCOPIES\tBYTES\tFORKED FROM")
 		for _, s := range ss {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", s.ID, s.CreatedAt.Local().Format(time.DateTime), s.Copies, s.Bytes, s.Parent)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", s.ID, s.CreatedAt.Local().Format(time.DateTime),
+				s.LastUsedAt.Local().Format(time.DateTime), s.Copies, s.Bytes, s.Parent)
 		}
 		return tw.Flush()
 	}

@@ -64,7 +64,8 @@ func (db *DB) wrap(op string, err error) error {
 	}
 	var e *Error
 	if errors.As(err, &e) ||
-		errors.Is(err, store.ErrSessionNotFound) || errors.Is(err, store.ErrCopyNotFound) || errors.Is(err, store.ErrOffset) {
+		errors.Is(err, store.ErrSessionNotFound) || errors.Is(err, store.ErrCopyNotFound) || errors.Is(err, store.ErrOffset) ||
+		errors.Is(err, store.ErrEvicted) {
 		return err
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

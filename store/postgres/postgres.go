@@ -7,12 +7,14 @@ import (
 	"io"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/scrollback-dev/scrollback/store"
+	"github.com/scrollback-dev/scrollback/store/internal/chunkcodec"
 )
 
 // DB is a store.Store on a PostgreSQL database, shared safely by any number
@@ -24,6 +26,21 @@ type DB struct {
 	// newID makes ids; tests replace it to know a copy's id before its save
 	// returns.
 	newID func(prefix string) string
+
+	// limits are the quotas SaveCopy enforces (SetLimits).
+	limits store.Limits
+
+	// reads records which copies were read, and when, until the next
+	// write transaction (a save, DeleteIdle, Close) stores it, so that a
+	// page read stays one read-only query.
+	readsMu sync.Mutex
+	reads   map[string]readMark // by copy id
+}
+
+// readMark is the latest read of one copy not yet written down.
+type readMark struct {
+	session string
+	at      time.Time
 }
 
 var _ store.Store = (*DB)(nil)
@@ -52,7 +69,8 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	if err != nil {
 		return nil, classify("open", server, err)
 	}
-	db := &DB{pool: pool, server: server, newID: store.NewID}
+	db := &DB{pool: pool, server: server, newID: store.NewID,
+		limits: store.DefaultLimits(), reads: map[string]readMark{}}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, db.wrap("connect", err)
@@ -66,12 +84,23 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		}
 		return nil, e
 	}
+	if err := deleteAbandoned(ctx, pool); err != nil {
+		pool.Close()
+		return nil, db.wrap("delete abandoned copies", err)
+	}
 	return db, nil
 }
 
-// Close closes every connection in the pool. Calls still running are
-// waited for.
+// Close writes down the reads not yet recorded (see SetLimits) and closes
+// every connection in the pool. Calls still running are waited for.
 func (db *DB) Close() error {
+	if db.pendingReads() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// Best effort: a lost read time only makes that copy a little more
+		// likely to be evicted.
+		db.flushReads(ctx)
+		cancel()
+	}
 	db.pool.Close()
 	return nil
 }
@@ -92,8 +121,8 @@ func (db *DB) retry(ctx context.Context, fn func() error) error {
 }
 
 const sessionQuery = `
-SELECT s.id, s.owner, s.parent, s.created_at, count(c.pk), coalesce(sum(c.total_bytes), 0)::bigint
-FROM sessions s LEFT JOIN copies c ON c.session = s.id
+SELECT s.id, s.owner, s.parent, s.created_at, count(c.pk), coalesce(sum(c.total_bytes), 0)::bigint, s.last_used_at
+FROM sessions s LEFT JOIN copies c ON c.session = s.id AND NOT c.pending
 WHERE s.owner = $1 AND ($2 = '' OR s.id = $2)
 GROUP BY s.id
 ORDER BY s.created_at, s.id`
@@ -102,7 +131,7 @@ func scanSession(row pgx.Row) (store.Session, error) {
 	var s store.Session
 	var owner []byte
 	var copies int64
-	err := row.Scan(&s.ID, &owner, &s.Parent, &s.CreatedAt, &copies, &s.Bytes)
+	err := row.Scan(&s.ID, &owner, &s.Parent, &s.CreatedAt, &copies, &s.Bytes, &s.LastUsedAt)
 	s.Owner, s.Copies = string(owner), int(copies)
 	return s, err
 }
@@ -110,8 +139,8 @@ func scanSession(row pgx.Row) (store.Session, error) {
 // CreateSession makes a new, empty session owned by owner.
 func (db *DB) CreateSession(ctx context.Context, owner string) (store.Session, error) {
 	s := store.Session{ID: db.newID(store.SessionPrefix), Owner: owner}
-	err := db.pool.QueryRow(ctx, "INSERT INTO sessions (id, owner) VALUES ($1, $2) RETURNING created_at",
-		s.ID, []byte(owner)).Scan(&s.CreatedAt)
+	err := db.pool.QueryRow(ctx, "INSERT INTO sessions (id, owner) VALUES ($1, $2) RETURNING created_at, last_used_at",
+		s.ID, []byte(owner)).Scan(&s.CreatedAt, &s.LastUsedAt)
 	return s, db.wrap("create session", err)
 }
 
@@ -122,8 +151,8 @@ func (db *DB) CreateSession(ctx context.Context, owner string) (store.Session, e
 // read the winner's.
 func (db *DB) DefaultSession(ctx context.Context, owner string) (store.Session, error) {
 	const get = `
-SELECT s.id, s.owner, s.parent, s.created_at, count(c.pk), coalesce(sum(c.total_bytes), 0)::bigint
-FROM default_sessions d JOIN sessions s ON s.id = d.session LEFT JOIN copies c ON c.session = s.id
+SELECT s.id, s.owner, s.parent, s.created_at, count(c.pk), coalesce(sum(c.total_bytes), 0)::bigint, s.last_used_at
+FROM default_sessions d JOIN sessions s ON s.id = d.session LEFT JOIN copies c ON c.session = s.id AND NOT c.pending
 WHERE d.owner = $1
 GROUP BY s.id`
 	for range 10 {
@@ -206,7 +235,7 @@ func (db *DB) ForkSession(ctx context.Context, owner, id string) (store.Session,
 	err := db.pool.QueryRow(ctx, `
 INSERT INTO sessions (id, owner, parent)
 SELECT $1, owner, id FROM sessions WHERE id = $2 AND owner = $3
-RETURNING created_at`, s.ID, id, []byte(owner)).Scan(&s.CreatedAt)
+RETURNING created_at, last_used_at`, s.ID, id, []byte(owner)).Scan(&s.CreatedAt, &s.LastUsedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Session{}, store.ErrSessionNotFound
 	}
@@ -232,10 +261,11 @@ func (db *DB) DeleteSession(ctx context.Context, owner, id string) error {
 
 // SaveCopy streams r into a new copy in session, in one transaction: the
 // copy row first (which fails when the session does not exist), then the
-// chunks through COPY FROM, one store.ChunkSize buffer at a time, then the
-// totals, then COMMIT. Nothing is visible before the commit; if the process
-// dies midway, the server rolls the transaction back when the connection
-// drops.
+// chunks through COPY FROM, one store.ChunkSize buffer at a time and each
+// compressed where that saves space, then the totals, the evictions the
+// limits require (see SetLimits), then COMMIT. Nothing is visible before
+// the commit; if the process dies midway, the server rolls the transaction
+// back when the connection drops.
 func (db *DB) SaveCopy(ctx context.Context, session string, meta store.CopyMeta, r io.Reader) (store.CopyInfo, error) {
 	if !store.ValidID(store.SessionPrefix, session) {
 		return store.CopyInfo{}, store.ErrSessionNotFound
@@ -247,64 +277,144 @@ func (db *DB) SaveCopy(ctx context.Context, session string, meta store.CopyMeta,
 		ID: db.newID(store.CopyPrefix), Session: session, Tool: meta.Tool, Source: meta.Source,
 		Complete: meta.Complete, OmittedBytes: meta.OmittedBytes, OmittedLines: meta.OmittedLines,
 	}
+	// The reads noted so far go first, so that the evictions see them; in
+	// statements of their own, before the transaction holds anything
+	// (see flushReads).
+	db.flushReads(ctx)
 	tx, err := db.pool.Begin(ctx)
 	if err != nil {
 		return store.CopyInfo{}, db.wrap("save copy", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 
-	var pk int64
-	err = tx.QueryRow(ctx, `
-INSERT INTO copies (session, id, tool, source, total_bytes, lines, complete, omitted_bytes, omitted_lines)
-VALUES ($1, $2, $3, $4, 0, 0, $5, $6, $7)
-RETURNING pk, created_at`,
-		session, info.ID, []byte(meta.Tool), []byte(meta.Source), meta.Complete, meta.OmittedBytes, meta.OmittedLines,
-	).Scan(&pk, &info.CreatedAt)
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "23503" { // foreign_key_violation: no such session
-		return store.CopyInfo{}, store.ErrSessionNotFound
-	}
+	pk, err := insertCopy(ctx, tx, &info, false)
 	if err != nil {
 		return store.CopyInfo{}, db.wrap("save copy", err)
 	}
+	w := &chunkWriter{pk: pk}
+	if err := db.finishTx(ctx, tx, w, r, &info); err != nil {
+		return store.CopyInfo{}, err
+	}
+	return info, nil
+}
 
-	src := &chunkSource{ctx: ctx, r: r, copy: pk, buf: make([]byte, store.ChunkSize)}
-	_, err = tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, []string{"copy", "seq", "data"}, src)
+// finishTx streams the rest of the copy from r, records its totals and
+// meta, makes it visible, writes down the reads noted so far, evicts what
+// the limits require, and commits.
+func (db *DB) finishTx(ctx context.Context, tx pgx.Tx, w *chunkWriter, r io.Reader, info *store.CopyInfo) error {
+	err := w.copyFrom(ctx, tx, r)
+	var ie *inputError
+	if errors.As(err, &ie) {
+		return fmt.Errorf("postgres: save copy: %w", err)
+	}
+	if err != nil {
+		return db.wrap("save copy", err)
+	}
+	if err := finishCopy(ctx, tx, w, info); err != nil {
+		return db.wrap("save copy", err)
+	}
+	if err := db.evict(ctx, tx, info.Session, w.pk); err != nil {
+		return db.wrap("save copy", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return db.wrap("save copy", err)
+	}
+	// The session's last use, after the commit: a save holds no session
+	// row, so concurrent saves and reads cannot deadlock over them. A
+	// failure here only leaves the last use a save behind.
+	markUsed(ctx, db.pool, []string{info.Session}, []time.Time{info.CreatedAt})
+	return nil
+}
+
+// insertCopy adds the copy's row, empty (and pending, if so), and returns
+// its key, or store.ErrSessionNotFound when the session does not exist.
+func insertCopy(ctx context.Context, tx pgx.Tx, info *store.CopyInfo, pending bool) (int64, error) {
+	var pk int64
+	err := tx.QueryRow(ctx, `
+INSERT INTO copies (session, id, tool, source, total_bytes, lines, complete, omitted_bytes, omitted_lines, pending)
+VALUES ($1, $2, $3, $4, 0, 0, $5, $6, $7, $8)
+RETURNING pk, created_at`,
+		info.Session, info.ID, []byte(info.Tool), []byte(info.Source), info.Complete, info.OmittedBytes, info.OmittedLines, pending,
+	).Scan(&pk, &info.CreatedAt)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23503" { // foreign_key_violation: no such session
+		return 0, store.ErrSessionNotFound
+	}
+	return pk, err
+}
+
+// chunkWriter writes a copy's chunks with COPY FROM and counts what it
+// wrote; a pending copy keeps one across its appends.
+type chunkWriter struct {
+	pk     int64
+	seq    int32
+	total  int64
+	stored int64
+	lines  lineCounter
+}
+
+// copyFrom streams r into the copy's next chunks, one reused buffer at a
+// time.
+func (w *chunkWriter) copyFrom(ctx context.Context, tx pgx.Tx, r io.Reader) error {
+	src := &chunkSource{ctx: ctx, r: r, copy: w.pk, rows: w.seq, buf: make([]byte, store.ChunkSize), zbuf: make([]byte, 0, store.ChunkSize)}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, []string{"copy", "seq", "codec", "data"}, src)
 	if src.err != nil {
 		// The reader failed or ctx ended; COPY was aborted because of it.
 		// Report the cause, not the server's "COPY failed".
 		if errors.Is(src.err, context.Canceled) || errors.Is(src.err, context.DeadlineExceeded) {
-			return store.CopyInfo{}, db.wrap("save copy", src.err)
+			return src.err
 		}
-		return store.CopyInfo{}, fmt.Errorf("postgres: save copy: reading the output: %w", src.err)
+		return &inputError{src.err}
 	}
 	if err != nil {
-		return store.CopyInfo{}, db.wrap("save copy", err)
+		return err
 	}
-	info.TotalBytes, info.Lines = src.total, src.lines.Lines()
-	if _, err := tx.Exec(ctx, "UPDATE copies SET total_bytes = $1, lines = $2 WHERE pk = $3", info.TotalBytes, info.Lines, pk); err != nil {
-		return store.CopyInfo{}, db.wrap("save copy", err)
+	w.seq = src.rows
+	w.total += src.total
+	w.stored += src.stored
+	w.lines.add(&src.lines)
+	return nil
+}
+
+// inputError is a failure of the reader handed to SaveCopy, reported as
+// such rather than as a database error.
+type inputError struct{ err error }
+
+func (e *inputError) Error() string { return "reading the output: " + e.err.Error() }
+func (e *inputError) Unwrap() error { return e.err }
+
+// finishCopy records the copy's totals and meta and makes it visible.
+func finishCopy(ctx context.Context, tx pgx.Tx, w *chunkWriter, info *store.CopyInfo) error {
+	info.TotalBytes, info.Lines = w.total, w.lines.Lines()
+	if err := tx.QueryRow(ctx, `
+UPDATE copies SET total_bytes = $1, lines = $2, stored_bytes = $3, tool = $4, source = $5, complete = $6,
+	omitted_bytes = $7, omitted_lines = $8, created_at = clock_timestamp(), last_read_at = clock_timestamp(), pending = false
+WHERE pk = $9 RETURNING created_at`,
+		info.TotalBytes, info.Lines, w.stored, []byte(info.Tool), []byte(info.Source), info.Complete,
+		info.OmittedBytes, info.OmittedLines, w.pk).Scan(&info.CreatedAt); err != nil {
+		return err
 	}
-	if err := tx.Commit(ctx); err != nil {
-		return store.CopyInfo{}, db.wrap("save copy", err)
-	}
-	return info, nil
+	return nil
 }
 
 // chunkSource feeds COPY FROM one chunk row at a time from r, reusing one
 // buffer, so memory does not grow with the copy.
 type chunkSource struct {
-	ctx   context.Context
-	r     io.Reader
-	copy  int64
-	buf   []byte
-	n     int   // bytes in buf for the current row
-	seq   int32 // the current row's chunk number
-	rows  int32 // rows yielded so far
-	total int64
-	lines lineCounter
-	eof   bool
-	err   error // the reader's or the context's error, which aborts the save
+	ctx    context.Context
+	r      io.Reader
+	copy   int64
+	buf    []byte
+	zbuf   []byte // the current row's compressed bytes, when compressed
+	row    []byte // what the current row stores: buf[:n] or zbuf
+	codec  int16
+	n      int   // bytes in buf for the current row
+	seq    int32 // the current row's chunk number
+	rows   int32 // rows yielded so far
+	total  int64
+	stored int64
+	lines  lineCounter
+	eof    bool
+	err    error // the reader's or the context's error, which aborts the save
 }
 
 // maxEmptyReads is how many (0, nil) reads in a row count as a stuck reader,
@@ -352,11 +462,15 @@ func (s *chunkSource) Next() bool {
 	s.rows++
 	s.total += int64(s.n)
 	s.lines.Write(s.buf[:s.n])
+	var codec int
+	s.row, codec = chunkcodec.Encode(s.zbuf, s.buf[:s.n])
+	s.codec = int16(codec)
+	s.stored += int64(len(s.row))
 	return true
 }
 
 func (s *chunkSource) Values() ([]any, error) {
-	return []any{s.copy, s.seq, s.buf[:s.n]}, nil
+	return []any{s.copy, s.seq, s.codec, s.row}, nil
 }
 
 func (s *chunkSource) Err() error { return s.err }
@@ -367,6 +481,14 @@ type lineCounter struct {
 	newlines int64
 	last     byte // the last byte written, 0 before any
 	any      bool
+}
+
+// add counts what o counted after what c did.
+func (c *lineCounter) add(o *lineCounter) {
+	c.newlines += o.newlines
+	if o.any {
+		c.last, c.any = o.last, true
+	}
 }
 
 func (c *lineCounter) Write(p []byte) {
@@ -405,11 +527,11 @@ func (db *DB) StatCopy(ctx context.Context, session, id string) (store.CopyInfo,
 	}
 	var c store.CopyInfo
 	err := db.retry(ctx, func() (err error) {
-		c, err = scanCopy(db.pool.QueryRow(ctx, "SELECT "+copyColumns+" FROM copies WHERE session = $1 AND id = $2", session, id))
+		c, err = scanCopy(db.pool.QueryRow(ctx, "SELECT "+copyColumns+" FROM copies WHERE session = $1 AND id = $2 AND NOT pending", session, id))
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return store.CopyInfo{}, store.ErrCopyNotFound
+		return store.CopyInfo{}, db.missing(ctx, session, id)
 	}
 	return c, db.wrap("stat copy", err)
 }
@@ -422,7 +544,7 @@ func (db *DB) ListCopies(ctx context.Context, session string) ([]store.CopyInfo,
 	}
 	var list []store.CopyInfo
 	err := db.retry(ctx, func() error {
-		rows, err := db.pool.Query(ctx, "SELECT "+copyColumns+" FROM copies WHERE session = $1 ORDER BY created_at, pk", session)
+		rows, err := db.pool.Query(ctx, "SELECT "+copyColumns+" FROM copies WHERE session = $1 AND NOT pending ORDER BY created_at, pk", session)
 		if err != nil {
 			return err
 		}
@@ -433,14 +555,17 @@ func (db *DB) ListCopies(ctx context.Context, session string) ([]store.CopyInfo,
 }
 
 // readQuery fetches, in one round trip, the copy's size and the parts of
-// the chunks [$5, $6] that hold bytes [$3, $4). The substring bounds are
-// the ones piece computes, in SQL.
+// the chunks [$5, $6] that hold bytes [$3, $4): of a raw chunk only those
+// bytes (the substring bounds are the ones piece computes, in SQL), of a
+// compressed one all of it, to decompress and cut with piece here.
 const readQuery = `
-SELECT c.total_bytes, k.seq,
+SELECT c.total_bytes, k.seq, k.codec,
+	CASE k.codec WHEN 0 THEN
 	substring(k.data FROM (greatest($3::bigint - k.seq::bigint * $7::bigint, 0) + 1)::int
 	                 FOR ($4::bigint - greatest($3::bigint, k.seq::bigint * $7::bigint))::int)
+	ELSE k.data END
 FROM copies c LEFT JOIN chunks k ON k.copy = c.pk AND k.seq BETWEEN $5::bigint AND $6::bigint
-WHERE c.session = $1 AND c.id = $2
+WHERE c.session = $1 AND c.id = $2 AND NOT c.pending
 ORDER BY k.seq`
 
 // piece returns where, within chunk seq, the bytes of [off, end) start and
@@ -456,6 +581,9 @@ func piece(seq, off, end int64) (from, n int64) {
 func chunkRange(off, end int64) (first, last int64) {
 	return off / store.ChunkSize, (end - 1) / store.ChunkSize
 }
+
+// chunkBufs holds buffers for decompressing one chunk while reading.
+var chunkBufs = sync.Pool{New: func() any { return make([]byte, 0, store.ChunkSize) }}
 
 // ReadCopyAt reads len(p) bytes of the copy from offset off, with
 // io.ReaderAt semantics. It reads only the chunks that hold those bytes
@@ -480,6 +608,7 @@ func (db *DB) ReadCopyAt(ctx context.Context, session, id string, p []byte, off 
 	}
 	var n int
 	var total int64
+	var zbuf []byte
 	err := db.retry(ctx, func() error {
 		n, total = 0, -1
 		rows, err := db.pool.Query(ctx, readQuery, session, id, off, end, first, last, int64(store.ChunkSize))
@@ -489,8 +618,9 @@ func (db *DB) ReadCopyAt(ctx context.Context, session, id string, p []byte, off 
 		defer rows.Close()
 		for rows.Next() {
 			var seq *int32
+			var codec *int16
 			var data []byte
-			if err := rows.Scan(&total, &seq, &data); err != nil {
+			if err := rows.Scan(&total, &seq, &codec, &data); err != nil {
 				return err
 			}
 			if seq == nil {
@@ -498,6 +628,22 @@ func (db *DB) ReadCopyAt(ctx context.Context, session, id string, p []byte, off 
 			}
 			if pos := max(int64(*seq)*store.ChunkSize-off, 0); pos != int64(n) {
 				return fmt.Errorf("copy %s is damaged: chunk %d not where expected (offset %d, have %d bytes)", id, *seq, off+pos, off+int64(n))
+			}
+			if *codec != chunkcodec.Raw {
+				if zbuf == nil {
+					zbuf = chunkBufs.Get().([]byte)
+					defer chunkBufs.Put(zbuf)
+				}
+				whole, err := chunkcodec.Decode(zbuf, data, int(*codec))
+				if err != nil {
+					return fmt.Errorf("copy %s is damaged: chunk %d: %w", id, *seq, err)
+				}
+				// Past the chunk's end (an offset past the copy's), the
+				// piece is empty, as substring's is; the checks below say
+				// what was wrong.
+				from, m := piece(int64(*seq), off, end)
+				from = min(from, int64(len(whole)))
+				data = whole[from:min(int64(len(whole)), from+max(m, 0))]
 			}
 			n += copy(p[n:], data)
 		}
@@ -507,8 +653,9 @@ func (db *DB) ReadCopyAt(ctx context.Context, session, id string, p []byte, off 
 		return 0, db.wrap("read copy", err)
 	}
 	if total < 0 {
-		return 0, store.ErrCopyNotFound
+		return 0, db.missing(ctx, session, id)
 	}
+	db.markRead(session, id)
 	if off > total {
 		return 0, fmt.Errorf("%w: offset %d is past the end of the copy (%d bytes)", store.ErrOffset, off, total)
 	}

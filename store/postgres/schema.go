@@ -62,6 +62,49 @@ CREATE TABLE chunks (
 -- few small reads instead of decompressing 64 KiB.
 ALTER TABLE chunks ALTER COLUMN data SET STORAGE EXTERNAL;
 `,
+	// 2: storage that lives for months, as in store/sqlite's version 2.
+	// Chunks carry their codec (0 raw, 1 zstd; version 1's are all raw):
+	// a compressed chunk is read whole and decompressed by the client, a
+	// raw one still by substring. Copies know their stored size (the
+	// chunks' lengths) and last read, which orders eviction; sessions know
+	// their last use, which retention goes by. Evicted copies leave their
+	// id and time; counters keep the totals stats reports.
+	`
+ALTER TABLE chunks ADD COLUMN codec SMALLINT NOT NULL DEFAULT 0;
+
+ALTER TABLE copies ADD COLUMN stored_bytes BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE copies ADD COLUMN last_read_at TIMESTAMPTZ;
+UPDATE copies SET last_read_at = created_at,
+	stored_bytes = coalesce((SELECT sum(octet_length(data)) FROM chunks WHERE copy = copies.pk), 0);
+ALTER TABLE copies ALTER COLUMN last_read_at SET NOT NULL,
+	ALTER COLUMN last_read_at SET DEFAULT clock_timestamp();
+CREATE INDEX copies_lru ON copies (last_read_at, pk);
+CREATE INDEX copies_session_lru ON copies (session, last_read_at, pk);
+-- A copy being saved in pieces (store.PendingCopy) is pending until
+-- finished: no query but its own sees it. last_read_at is its heartbeat.
+ALTER TABLE copies ADD COLUMN pending BOOLEAN NOT NULL DEFAULT false;
+CREATE INDEX copies_pending ON copies (last_read_at) WHERE pending;
+
+ALTER TABLE sessions ADD COLUMN last_used_at TIMESTAMPTZ;
+UPDATE sessions SET last_used_at = greatest(created_at,
+	(SELECT max(created_at) FROM copies WHERE session = sessions.id));
+ALTER TABLE sessions ALTER COLUMN last_used_at SET NOT NULL,
+	ALTER COLUMN last_used_at SET DEFAULT clock_timestamp();
+CREATE INDEX sessions_last_used ON sessions (last_used_at);
+
+CREATE TABLE evicted (
+	id      TEXT PRIMARY KEY,
+	session TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+	at      TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX evicted_session ON evicted (session);
+
+CREATE TABLE counters (
+	name  TEXT PRIMARY KEY,
+	value BIGINT NOT NULL
+);
+INSERT INTO counters (name, value) VALUES ('evictions', 0), ('retention_deletions', 0);
+`,
 }
 
 // migrationLock is the pg_advisory_xact_lock key that serialises migrations
@@ -72,6 +115,12 @@ const migrationLock = 0x7363726f6c6c6261
 // migrationLock, so two instances starting at once apply each migration
 // exactly once: the second waits for the first, then finds nothing to do.
 func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	return migrateWith(ctx, pool, migrations)
+}
+
+// migrateWith applies the history migrations; the migration test gives it
+// the first versions only, to make a database as an older release did.
+func migrateWith(ctx context.Context, pool *pgxpool.Pool, migrations []string) error {
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrationLock)); err != nil {
 			return err

@@ -51,6 +51,45 @@ CREATE TABLE chunks (
 	PRIMARY KEY (copy, seq)
 );
 `,
+	// 2: storage that lives for months. Chunks carry their codec (0 raw,
+	// 1 zstd; version 1's chunks are all raw). Copies know what they take
+	// in the file (stored_bytes, the chunks' lengths) and when they were
+	// last read, which orders eviction; sessions know when they were last
+	// used, which retention goes by. Evicted copies leave their id and
+	// time behind so that reading one says so; counters keep the totals
+	// stats reports.
+	`
+ALTER TABLE chunks ADD COLUMN codec INTEGER NOT NULL DEFAULT 0;
+
+ALTER TABLE copies ADD COLUMN stored_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE copies ADD COLUMN last_read_at INTEGER NOT NULL DEFAULT 0;
+UPDATE copies SET last_read_at = created_at,
+	stored_bytes = (SELECT coalesce(sum(length(data)), 0) FROM chunks WHERE copy = copies.pk);
+CREATE INDEX copies_lru ON copies (last_read_at, pk);
+CREATE INDEX copies_session_lru ON copies (session, last_read_at, pk);
+-- A copy being saved in pieces (store.PendingCopy) is pending until
+-- finished: no query but its own sees it. last_read_at is its heartbeat.
+ALTER TABLE copies ADD COLUMN pending INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX copies_pending ON copies (last_read_at) WHERE pending;
+
+ALTER TABLE sessions ADD COLUMN last_used_at INTEGER NOT NULL DEFAULT 0;
+UPDATE sessions SET last_used_at = max(created_at,
+	coalesce((SELECT max(created_at) FROM copies WHERE session = sessions.id), 0));
+CREATE INDEX sessions_last_used ON sessions (last_used_at);
+
+CREATE TABLE evicted (
+	id      TEXT PRIMARY KEY,
+	session TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+	at      INTEGER NOT NULL -- unix nanoseconds
+);
+CREATE INDEX evicted_session ON evicted (session);
+
+CREATE TABLE counters (
+	name  TEXT PRIMARY KEY,
+	value INTEGER NOT NULL
+);
+INSERT INTO counters (name, value) VALUES ('evictions', 0), ('retention_deletions', 0);
+`,
 }
 
 // migrate brings the schema up to date. It runs in one BEGIN IMMEDIATE

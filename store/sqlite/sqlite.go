@@ -30,11 +30,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/scrollback-dev/scrollback/store"
+	"github.com/scrollback-dev/scrollback/store/internal/chunkcodec"
 )
 
 // Options configure Open. The zero value (or nil) is a read-write database
@@ -52,6 +54,12 @@ type Options struct {
 	// MaxOpenConns bounds the connection pool (each connection has its own
 	// page cache). Default 8.
 	MaxOpenConns int
+
+	// RawChunks stores new chunks uncompressed, as version 1 did. Reads
+	// of compressed chunks still work. By default a chunk is compressed
+	// with zstd when that saves space; this is the reference the
+	// benchmarks measure compression against.
+	RawChunks bool
 }
 
 // Defaults for Options.
@@ -65,6 +73,7 @@ const (
 type DB struct {
 	path     string
 	readOnly bool
+	raw      bool // Options.RawChunks
 	db       *sql.DB
 
 	// writeSem admits one write transaction of this process at a time, so
@@ -74,6 +83,24 @@ type DB struct {
 
 	readChunks *sql.Stmt
 	statCopy   *sql.Stmt
+
+	// chunks keeps the last few decompressed chunks, for paging forward.
+	chunks chunkcodec.Cache
+
+	// limits are the quotas SaveCopy enforces (SetLimits).
+	limits store.Limits
+
+	// reads records which copies were read, and when, until the next
+	// write transaction (a save, housekeeping, Close) stores it: marking
+	// every page read in the file would make each read a write.
+	readsMu sync.Mutex
+	reads   map[string]readMark // by copy id
+}
+
+// readMark is the latest read of one copy not yet written down.
+type readMark struct {
+	session string
+	at      int64
 }
 
 var _ store.Store = (*DB)(nil)
@@ -110,7 +137,8 @@ func Open(path string, opts *Options) (*DB, error) {
 	db.SetMaxIdleConns(o.MaxOpenConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 
-	d := &DB{path: abs, readOnly: o.ReadOnly, db: db, writeSem: make(chan struct{}, 1)}
+	d := &DB{path: abs, readOnly: o.ReadOnly, raw: o.RawChunks, db: db, writeSem: make(chan struct{}, 1),
+		limits: store.DefaultLimits(), reads: map[string]readMark{}}
 	if err := d.init(); err != nil {
 		db.Close()
 		return nil, wrap("open", abs, err)
@@ -178,33 +206,47 @@ func (d *DB) init() error {
 		if err := migrate(ctx, d.db); err != nil {
 			return err
 		}
+		if err := deleteAbandoned(ctx, d.db); err != nil {
+			return err
+		}
 	}
 	var err error
 	// One row per chunk covering [off, end), each with the copy's size and
-	// the part of the chunk in range as substr() arguments (1-based start,
-	// length), so that only the bytes asked for leave SQLite. A copy with
-	// no chunk in range (off == size) still yields one row, seq NULL.
+	// the chunk's codec. A raw chunk comes as the part of it in range, cut
+	// by substr() (1-based start, length), so that only the bytes asked
+	// for leave SQLite; a compressed one comes whole, to be decompressed
+	// and cut here. A copy with no chunk in range (off == size) still
+	// yields one row, seq NULL.
 	// ?1 session, ?2 id, ?3 first seq, ?4 last seq, ?5 off, ?6 end.
 	c := strconv.Itoa(store.ChunkSize)
 	d.readChunks, err = d.db.Prepare(`
-		SELECT c.total_bytes, k.seq,
-			substr(k.data, max(?5 - k.seq*` + c + `, 0) + 1,
+		SELECT c.total_bytes, k.seq, k.codec,
+			CASE k.codec WHEN 0 THEN substr(k.data, max(?5 - k.seq*` + c + `, 0) + 1,
 				min(?6 - k.seq*` + c + `, length(k.data)) - max(?5 - k.seq*` + c + `, 0))
+			ELSE k.data END
 		FROM copies c LEFT JOIN chunks k ON k.copy = c.pk AND k.seq BETWEEN ?3 AND ?4
-		WHERE c.session = ?1 AND c.id = ?2
+		WHERE c.session = ?1 AND c.id = ?2 AND NOT c.pending
 		ORDER BY k.seq`)
 	if err != nil {
 		return err
 	}
-	d.statCopy, err = d.db.Prepare(`SELECT ` + copyCols + ` FROM copies WHERE session = ? AND id = ?`)
+	d.statCopy, err = d.db.Prepare(`SELECT ` + copyCols + ` FROM copies WHERE session = ? AND id = ? AND NOT pending`)
 	return err
 }
 
 // Path returns the absolute path of the database file.
 func (d *DB) Path() string { return d.path }
 
-// Close closes the database.
+// Close writes down the reads not yet recorded (see SetLimits) and closes
+// the database.
 func (d *DB) Close() error {
+	if !d.readOnly && d.pendingReads() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// Best effort: losing a read time only makes that copy a little
+		// more likely to be evicted.
+		d.write(ctx, "record reads", func(tx *sql.Tx) error { return d.flushReads(ctx, tx) })
+		cancel()
+	}
 	if d.readChunks != nil {
 		d.readChunks.Close()
 	}
@@ -264,7 +306,7 @@ func (e *inputError) Unwrap() error { return e.err }
 // are returned as they are.
 func isLookup(err error) bool {
 	return errors.Is(err, store.ErrSessionNotFound) || errors.Is(err, store.ErrCopyNotFound) ||
-		errors.Is(err, store.ErrOffset)
+		errors.Is(err, store.ErrOffset) || errors.Is(err, store.ErrEvicted)
 }
 
 // readErr wraps an error from a read-only query.
@@ -296,8 +338,9 @@ func insertSession(ctx context.Context, tx *sql.Tx, owner, parent string) (store
 	s := store.Session{ID: store.NewID(store.SessionPrefix), Owner: owner, Parent: parent}
 	at := now()
 	s.CreatedAt = fromNanos(at)
-	_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, owner, parent, created_at) VALUES (?, ?, ?, ?)`,
-		s.ID, owner, parent, at)
+	s.LastUsedAt = s.CreatedAt
+	_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, owner, parent, created_at, last_used_at) VALUES (?, ?, ?, ?, ?)`,
+		s.ID, owner, parent, at, at)
 	return s, err
 }
 
@@ -341,14 +384,14 @@ func (d *DB) defaultSession(ctx context.Context, q querier, owner string) (store
 }
 
 const sessionQuery = `
-	SELECT s.id, s.owner, s.parent, s.created_at, count(c.pk), coalesce(sum(c.total_bytes), 0)
-	FROM sessions s LEFT JOIN copies c ON c.session = s.id`
+	SELECT s.id, s.owner, s.parent, s.created_at, count(c.pk), coalesce(sum(c.total_bytes), 0), s.last_used_at
+	FROM sessions s LEFT JOIN copies c ON c.session = s.id AND NOT c.pending`
 
 func scanSession(sc interface{ Scan(...any) error }) (store.Session, error) {
 	var s store.Session
-	var at int64
-	err := sc.Scan(&s.ID, &s.Owner, &s.Parent, &at, &s.Copies, &s.Bytes)
-	s.CreatedAt = fromNanos(at)
+	var at, used int64
+	err := sc.Scan(&s.ID, &s.Owner, &s.Parent, &at, &s.Copies, &s.Bytes, &used)
+	s.CreatedAt, s.LastUsedAt = fromNanos(at), fromNanos(used)
 	return s, err
 }
 
@@ -451,8 +494,10 @@ func scanCopy(sc interface{ Scan(...any) error }) (store.CopyInfo, error) {
 
 // SaveCopy stores everything r yields as a new copy in session. It reads r
 // one chunk at a time into a single reused buffer, so memory does not grow
-// with the copy's size, and writes the chunks in one write transaction, so
-// the copy is visible only once whole.
+// with the copy's size, and writes the chunks (compressed where that saves
+// space) in one write transaction, so the copy is visible only once whole.
+// In the same transaction it evicts what the limits require (see
+// SetLimits): an eviction and the save that caused it commit together.
 //
 // The write lock is held while r is read: other writers (in this process or
 // another) wait for the save to finish. Hand SaveCopy output that has already
@@ -472,63 +517,133 @@ func (d *DB) SaveCopy(ctx context.Context, session string, meta store.CopyMeta, 
 		OmittedLines: meta.OmittedLines,
 	}
 	err := d.write(ctx, "save copy", func(tx *sql.Tx) error {
-		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, session).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			return store.ErrSessionNotFound
-		}
+		pk, err := insertCopy(ctx, tx, &info, false)
 		if err != nil {
 			return err
 		}
-		at := now()
-		info.CreatedAt = fromNanos(at)
-		res, err := tx.ExecContext(ctx, `INSERT INTO copies (`+copyCols+`) VALUES (?, ?, ?, ?, 0, 0, ?, ?, ?, ?)`,
-			info.ID, session, meta.Tool, meta.Source, meta.Complete, meta.OmittedBytes, meta.OmittedLines, at)
-		if err != nil {
+		w := &chunkWriter{pk: pk, raw: d.raw}
+		if err := w.copyFrom(ctx, tx, r); err != nil {
 			return err
 		}
-		pk, err := res.LastInsertId()
-		if err != nil {
-			return err
-		}
-		insert, err := tx.PrepareContext(ctx, `INSERT INTO chunks (copy, seq, data) VALUES (?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer insert.Close()
-
-		buf := make([]byte, store.ChunkSize)
-		var last byte
-		for seq := int64(0); ; seq++ {
-			n, rerr := fill(r, buf)
-			if rerr != nil && rerr != io.EOF {
-				return &inputError{rerr}
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if n > 0 {
-				if _, err := insert.ExecContext(ctx, pk, seq, buf[:n]); err != nil {
-					return err
-				}
-				info.TotalBytes += int64(n)
-				info.Lines += int64(bytes.Count(buf[:n], newline))
-				last = buf[n-1]
-			}
-			if rerr == io.EOF {
-				break
-			}
-		}
-		if info.TotalBytes > 0 && last != '\n' {
-			info.Lines++
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE copies SET total_bytes = ?, lines = ? WHERE pk = ?`, info.TotalBytes, info.Lines, pk)
-		return err
+		return d.finish(ctx, tx, w, &info)
 	})
 	if err != nil {
 		return store.CopyInfo{}, err
 	}
 	return info, nil
+}
+
+// insertCopy adds the copy's row, empty (and pending, if so), and returns
+// its key; it returns store.ErrSessionNotFound when the session does not
+// exist.
+func insertCopy(ctx context.Context, tx *sql.Tx, info *store.CopyInfo, pending bool) (int64, error) {
+	var one int
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM sessions WHERE id = ?`, info.Session).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, store.ErrSessionNotFound
+	}
+	if err != nil {
+		return 0, err
+	}
+	at := now()
+	info.CreatedAt = fromNanos(at)
+	res, err := tx.ExecContext(ctx, `INSERT INTO copies (`+copyCols+`, stored_bytes, last_read_at, pending) VALUES (?, ?, ?, ?, 0, 0, ?, ?, ?, ?, 0, ?, ?)`,
+		info.ID, info.Session, info.Tool, info.Source, info.Complete, info.OmittedBytes, info.OmittedLines, at, at, pending)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+// chunkWriter writes a copy's chunks, compressed where that saves space,
+// and counts what it wrote; a pending copy keeps one across its appends.
+type chunkWriter struct {
+	pk     int64
+	raw    bool // Options.RawChunks
+	seq    int64
+	total  int64
+	lines  int64 // newlines so far
+	last   byte
+	stored int64
+	zbuf   []byte
+}
+
+// write stores chunk (at most store.ChunkSize bytes) as the next one.
+func (w *chunkWriter) write(ctx context.Context, insert *sql.Stmt, chunk []byte) error {
+	if len(chunk) == 0 {
+		return nil
+	}
+	data, codec := chunk, chunkcodec.Raw
+	if !w.raw {
+		if w.zbuf == nil {
+			w.zbuf = make([]byte, 0, store.ChunkSize)
+		}
+		data, codec = chunkcodec.Encode(w.zbuf, chunk)
+	}
+	if _, err := insert.ExecContext(ctx, w.pk, w.seq, codec, data); err != nil {
+		return err
+	}
+	w.seq++
+	w.stored += int64(len(data))
+	w.total += int64(len(chunk))
+	w.lines += int64(bytes.Count(chunk, newline))
+	w.last = chunk[len(chunk)-1]
+	return nil
+}
+
+func prepareInsert(ctx context.Context, tx *sql.Tx) (*sql.Stmt, error) {
+	return tx.PrepareContext(ctx, `INSERT INTO chunks (copy, seq, codec, data) VALUES (?, ?, ?, ?)`)
+}
+
+// copyFrom streams r into chunks, one reused buffer at a time, so memory
+// does not grow with the copy.
+func (w *chunkWriter) copyFrom(ctx context.Context, tx *sql.Tx, r io.Reader) error {
+	insert, err := prepareInsert(ctx, tx)
+	if err != nil {
+		return err
+	}
+	defer insert.Close()
+	buf := make([]byte, store.ChunkSize)
+	for {
+		n, rerr := fill(r, buf)
+		if rerr != nil && rerr != io.EOF {
+			return &inputError{rerr}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := w.write(ctx, insert, buf[:n]); err != nil {
+			return err
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+	}
+}
+
+// finish records the copy's totals and meta, makes it visible, marks its
+// session used, writes down the reads noted so far and evicts what the
+// limits require.
+func (d *DB) finish(ctx context.Context, tx *sql.Tx, w *chunkWriter, info *store.CopyInfo) error {
+	info.TotalBytes, info.Lines = w.total, w.lines
+	if w.total > 0 && w.last != '\n' {
+		info.Lines++
+	}
+	at := now()
+	info.CreatedAt = fromNanos(at)
+	if _, err := tx.ExecContext(ctx, `UPDATE copies SET total_bytes = ?, lines = ?, stored_bytes = ?, tool = ?, source = ?,
+		complete = ?, omitted_bytes = ?, omitted_lines = ?, created_at = ?, last_read_at = ?, pending = 0 WHERE pk = ?`,
+		info.TotalBytes, info.Lines, w.stored, info.Tool, info.Source, info.Complete, info.OmittedBytes, info.OmittedLines,
+		at, at, w.pk); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_used_at = max(last_used_at, ?) WHERE id = ?`, at, info.Session); err != nil {
+		return err
+	}
+	if err := d.flushReads(ctx, tx); err != nil {
+		return err
+	}
+	return d.evict(ctx, tx, info.Session, w.pk)
 }
 
 var newline = []byte{'\n'}
@@ -560,7 +675,7 @@ func (d *DB) StatCopy(ctx context.Context, session, id string) (store.CopyInfo, 
 	}
 	c, err := scanCopy(d.statCopy.QueryRowContext(ctx, session, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return store.CopyInfo{}, store.ErrCopyNotFound
+		err = d.missing(ctx, session, id)
 	}
 	return c, d.readErr("stat copy", err)
 }
@@ -574,11 +689,35 @@ func (d *DB) ReadCopyAt(ctx context.Context, session, id string, p []byte, off i
 		return 0, store.ErrCopyNotFound
 	}
 	n, err := d.readCopyAt(ctx, session, id, p, off)
+	if errors.Is(err, store.ErrCopyNotFound) {
+		err = d.missing(ctx, session, id)
+	}
 	if err != nil && err != io.EOF {
 		return n, d.readErr("read copy", err)
 	}
+	if n > 0 || err == io.EOF {
+		d.markRead(session, id)
+	}
 	return n, err
 }
+
+// missing returns the error for a copy the session does not hold: an
+// *store.EvictedError when it was evicted from this session, else
+// store.ErrCopyNotFound.
+func (d *DB) missing(ctx context.Context, session, id string) error {
+	var at int64
+	err := d.db.QueryRowContext(ctx, `SELECT at FROM evicted WHERE session = ? AND id = ?`, session, id).Scan(&at)
+	switch {
+	case err == nil:
+		return &store.EvictedError{ID: id, At: fromNanos(at)}
+	case errors.Is(err, sql.ErrNoRows):
+		return store.ErrCopyNotFound
+	}
+	return err
+}
+
+// chunkBufs holds buffers for decompressing one chunk while reading.
+var chunkBufs = sync.Pool{New: func() any { return make([]byte, 0, store.ChunkSize) }}
 
 func (d *DB) readCopyAt(ctx context.Context, session, id string, p []byte, off int64) (int, error) {
 	const C = store.ChunkSize
@@ -596,10 +735,12 @@ func (d *DB) readCopyAt(ctx context.Context, session, id string, p []byte, off i
 		total int64 = -1
 		n     int
 		seq   sql.NullInt64
+		codec sql.NullInt64
 		piece []byte
+		zbuf  []byte
 	)
 	for rows.Next() {
-		if err := rows.Scan(&total, &seq, &piece); err != nil {
+		if err := rows.Scan(&total, &seq, &codec, &piece); err != nil {
 			return 0, err
 		}
 		if off < 0 || off > total {
@@ -610,6 +751,26 @@ func (d *DB) readCopyAt(ctx context.Context, session, id string, p []byte, off i
 		}
 		if want := max(seq.Int64*C, off) - off; want != int64(n) {
 			return n, fmt.Errorf("copy %s is damaged: chunk %d missing", id, (off+int64(n))/C)
+		}
+		if codec.Int64 != chunkcodec.Raw {
+			from := max(off-seq.Int64*C, 0)
+			if m, ok := d.chunks.ReadAt(id, seq.Int64, p[n:], from); ok {
+				n += m
+				continue
+			}
+			if zbuf == nil {
+				zbuf = chunkBufs.Get().([]byte)
+				defer chunkBufs.Put(zbuf)
+			}
+			whole, err := chunkcodec.Decode(zbuf, piece, int(codec.Int64))
+			if err != nil {
+				return n, fmt.Errorf("copy %s is damaged: chunk %d: %w", id, seq.Int64, err)
+			}
+			d.chunks.Put(id, seq.Int64, whole)
+			if from > int64(len(whole)) {
+				return n, fmt.Errorf("copy %s is damaged: chunk %d is short", id, seq.Int64)
+			}
+			piece = whole[from:min(int64(len(whole)), end-seq.Int64*C)]
 		}
 		n += copy(p[n:], piece)
 	}
@@ -637,7 +798,7 @@ func (d *DB) ListCopies(ctx context.Context, session string) ([]store.CopyInfo, 
 	if !store.ValidID(store.SessionPrefix, session) {
 		return nil, nil
 	}
-	rows, err := d.db.QueryContext(ctx, `SELECT `+copyCols+` FROM copies WHERE session = ? ORDER BY pk`, session)
+	rows, err := d.db.QueryContext(ctx, `SELECT `+copyCols+` FROM copies WHERE session = ? AND NOT pending ORDER BY pk`, session)
 	if err != nil {
 		return nil, d.readErr("list copies", err)
 	}

@@ -364,7 +364,10 @@ func TestDiskFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, bytes.NewReader(payload(3, 4<<20)))
+	// Random bytes, which stay raw: compression cannot make them fit.
+	big := make([]byte, 4<<20)
+	rand.NewChaCha8([32]byte{3}).Read(big)
+	_, err = db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, bytes.NewReader(big))
 	checkDBError(t, err, sqlite.ErrFull, "save copy", path)
 	// Nothing of the failed copy is visible; the earlier one still reads.
 	list, lerr := db.ListCopies(ctx, sess.ID)
@@ -374,6 +377,15 @@ func TestDiskFull(t *testing.T) {
 	// Deleting frees the space again for small saves.
 	if _, err := db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, strings.NewReader("still fits")); err != nil {
 		t.Errorf("small save after a failed big one: %v", err)
+	}
+	// A full disk under a quota evicts nothing: the failed save rolls its
+	// evictions back with it.
+	db.SetLimits(store.Limits{SessionQuota: 100})
+	_, err = db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, bytes.NewReader(big))
+	checkDBError(t, err, sqlite.ErrFull, "save copy", path)
+	got := make([]byte, 4)
+	if n, err := db.ReadCopyAt(ctx, sess.ID, small.ID, got, 0); n != 4 || string(got) != "fits" {
+		t.Errorf("after a failed save under a quota, the small copy reads %q, %v", got[:n], err)
 	}
 }
 

@@ -77,6 +77,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 			tt.fn(t, newStore(t))
 		})
 	}
+	runHousekeeping(t, newStore)
+	runPending(t, newStore)
 }
 
 // Owners used throughout the suite.

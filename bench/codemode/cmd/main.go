@@ -1,0 +1,173 @@
+// Command codemodebench measures how fast Code Mode's memory bound stops a
+// runaway script, and what it costs the process: for each allocation
+// pattern (string concatenation, arrays, objects, typed arrays) it runs
+// the script in a fresh child process with the default 256 MiB bound and
+// reports the time from the heap crossing the bound to the run's end (as a
+// range: the heap read counts garbage, so the crossing is known only to
+// lie between the last time the heap read went over the bound and the
+// first collection that found that much live), and the child's peak RSS.
+// It exits 1 when a target is missed: stopped within 1 s of crossing (the
+// range's upper end), peak RSS under the bound plus 256 MiB.
+//
+//	go run ./bench/codemode/cmd [-n 3] [-pattern string]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"runtime/metrics"
+	"syscall"
+	"time"
+
+	"github.com/scrollback-dev/scrollback/codemode"
+)
+
+// patterns are the runaway scripts, each growing the heap a different way.
+var patterns = []struct{ name, code string }{
+	{"string", "let s = 'x';\nwhile (true) s += s;"},
+	{"string-async", "let s = 'x';\nwhile (true) { s += s; await null; }"},
+	{"array", "const a: number[] = [];\nwhile (true) a.push(a.length);"},
+	{"arrays", "const a = [];\nwhile (true) a.push([1, 2, 3, 4, 5, 6, 7, 8]);"},
+	{"objects", "const a = [];\nfor (let i = 0; ; i++) a.push({id: i, name: 'item ' + i, tags: [i, i + 1]});"},
+	{"typed-arrays", "const a = [];\nwhile (true) a.push(new Float64Array(1 << 20));"},
+}
+
+// child is what a child process reports.
+type child struct {
+	Kind     string  `json:"kind"`
+	TotalMS  float64 `json:"total_ms"`
+	CrossMS  float64 `json:"cross_ms"` // when the heap crossed the bound, from the start
+	StopMS   float64 `json:"stop_ms"`  // from crossing to the run's end (an upper bound)
+	SeenMS   float64 `json:"seen_ms"`  // from the first collection that found the bound crossed to the end (a lower bound)
+	BaseRSS  int64   `json:"base_rss"`
+	Crossed  bool    `json:"crossed"`
+	ErrorMsg string  `json:"error"`
+}
+
+func main() {
+	runs := flag.Int("n", 3, "runs of each pattern")
+	only := flag.String("pattern", "", "run only this pattern")
+	childOf := flag.String("child", "", "internal: run one pattern and report it")
+	flag.Parse()
+	if *childOf != "" {
+		runChild(*childOf)
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		log.Fatal(err)
+	}
+	const bound = codemode.DefaultMaxMemory
+	fmt.Printf("bound %d MiB; targets: stop ≤ 1000 ms after crossing, peak RSS < %d MiB\n", bound>>20, (bound+256<<20)>>20)
+	fmt.Printf("%-13s %-7s %9s %22s %11s %13s\n", "pattern", "kind", "total ms", "cross→stop (lo–hi)", "peak RSS", "RSS at start")
+	missed := false
+	for _, p := range patterns {
+		if *only != "" && p.name != *only {
+			continue
+		}
+		for i := 0; i < *runs; i++ {
+			cmd := exec.Command(exe, "-child", p.name)
+			cmd.Stderr = os.Stderr
+			out, err := cmd.Output()
+			if err != nil {
+				log.Fatalf("%s: %v", p.name, err)
+			}
+			var c child
+			if err := json.Unmarshal(out, &c); err != nil {
+				log.Fatalf("%s: %v: %s", p.name, err, out)
+			}
+			peak := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+			ok := c.Kind == "memory" && c.Crossed && c.StopMS <= 1000 && peak < bound+256<<20
+			mark := ""
+			if !ok {
+				mark, missed = "  MISSED", true
+			}
+			fmt.Printf("%-13s %-7s %9.0f %10.0f–%5.0f ms %7d MiB %9d MiB%s\n", p.name, c.Kind, c.TotalMS, c.SeenMS, c.StopMS, peak>>20, c.BaseRSS>>20, mark)
+		}
+	}
+	if missed {
+		os.Exit(1)
+	}
+}
+
+func runChild(name string) {
+	code := ""
+	for _, p := range patterns {
+		if p.name == name {
+			code = p.code
+		}
+	}
+	if code == "" {
+		log.Fatalf("no pattern %q", name)
+	}
+	c := child{BaseRSS: rss()}
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	heap := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	live := func() uint64 { metrics.Read(sample); return sample[1].Value.Uint64() }
+	base := heap()
+	start := time.Now()
+	// The crossing is the last time the heap went from under the bound to
+	// over it: the heap read counts garbage not yet swept, so the script's
+	// live data crosses at that moment or later, and the time to stop is
+	// measured from the earliest moment it could have crossed. The first
+	// collection that finds more than the bound live gives a moment the
+	// crossing had surely happened by: the time to stop lies between.
+	crossed, seen := make(chan time.Time, 1), make(chan time.Time, 1)
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(200 * time.Microsecond)
+		defer t.Stop()
+		var last, first time.Time
+		over := false
+		for {
+			select {
+			case <-done:
+				crossed <- last
+				seen <- first
+				return
+			case <-t.C:
+				if l := live(); first.IsZero() && l > base && l-base > codemode.DefaultMaxMemory {
+					first = time.Now()
+				}
+				h := heap()
+				now := h > base && h-base > codemode.DefaultMaxMemory
+				if now && !over {
+					last = time.Now()
+				}
+				over = now
+			}
+		}
+	}()
+	res := codemode.Run(context.Background(), code, nil, codemode.Options{Timeout: 2 * time.Minute})
+	end := time.Now()
+	close(done)
+	c.TotalMS = ms(end.Sub(start))
+	if at := <-crossed; !at.IsZero() {
+		c.Crossed, c.CrossMS, c.StopMS = true, ms(at.Sub(start)), ms(end.Sub(at))
+	}
+	if at := <-seen; !at.IsZero() {
+		c.SeenMS = ms(end.Sub(at))
+	}
+	if res.Error != nil {
+		c.Kind, c.ErrorMsg = res.Error.Kind, res.Error.Message
+	}
+	json.NewEncoder(os.Stdout).Encode(c)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// rss reads the process's resident set from /proc/self/statm.
+func rss() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	var size, res int64
+	fmt.Sscan(string(b), &size, &res)
+	return res * int64(os.Getpagesize())
+}

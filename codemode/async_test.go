@@ -1,0 +1,254 @@
+package codemode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// With or without await, tools give the same value; a returned promise is
+// resolved before the result is built.
+func TestAwait(t *testing.T) {
+	tests := []struct{ name, code, want string }{
+		{"sync", `return tools.echo({n: 1}).n`, `1`},
+		{"await", `const r = await tools.echo({n: 1}); return r.n`, `1`},
+		{"await on the call", `return (await tools.echo({n: 1})).n`, `1`},
+		{"then", `return tools.echo({n: 1}).then(r => r.n + 1)`, `2`},
+		{"then with rejection handler", `return tools.echo({n: 1}).then(r => r.n, e => -1)`, `1`},
+		{"Promise.all", `const [a, b] = await Promise.all([tools.echo({n: 1}), tools.echo({n: 2})]); return a.n + b.n`, `3`},
+		{"Promise.allSettled over async calls", `const r = await Promise.allSettled([1, 2].map(async n => n == 1 ? tools.echo({n}) : tools.fail({}))); return r.map(x => x.status)`, `["fulfilled","rejected"]`},
+		{"async helper", "async function get(n: number) { const r = await tools.echo({n}); return r.n * 10 }\nreturn await get(4)", `40`},
+		{"returned promise", `return tools.echo({n: 5})`, `{"n":5}`},
+		{"returned pending chain", `return Promise.resolve(1).then(x => x + 1).then(x => x * 10)`, `20`},
+		{"awaited value keeps no then", `const r = await tools.echo({n: 1}); return Object.keys(r).concat("then" in r ? ["then"] : [])`, `["n"]`},
+		{"sync value hides then from JSON", `return JSON.stringify(tools.echo({n: 1}))`, `{"n":1}`},
+		{"awaited twice", `const p = tools.echo({n: 1}); await p; const r = await p; return r.n`, `1`},
+		{"frozen result", `const r = Object.freeze(tools.echo({n: 1})); return (await r).n`, `1`},
+		{"array result", `return (await tools.list({})).length`, `3`},
+		{"string result", `return (await tools.text({})).toUpperCase()`, `"HELLO"`},
+		{"try/catch around a failing tool", "try {\n  await tools.fail({});\n  return 'no';\n} catch (e) {\n  return String(e.message);\n}", `"tools.fail: nope"`},
+		{".catch on a failing call", `return Promise.resolve().then(() => tools.fail({})).catch(e => "caught")`, `"caught"`},
+		{"queueMicrotask", `let x = 0; queueMicrotask(() => { x = 1 }); await null; return x`, `1`},
+		{"top-level for await", `let n = 0; for await (const x of [Promise.resolve(1), 2]) n += x; return n`, `3`},
+		{"async generator", "async function* gen() { yield 1; yield await Promise.resolve(2) }\nconst out: number[] = [];\nfor await (const v of gen()) out.push(v);\nreturn out", `[1,2]`},
+	}
+	fail := Tool{Name: "fail", Call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		return nil, errors.New("fail: nope")
+	}}
+	tools := []Tool{echoTool(), fail, jsonTool("list", []int{1, 2, 3}), jsonTool("text", "hello")}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := Run(context.Background(), tt.code, tools, Options{})
+			if res.Error != nil {
+				t.Fatalf("error: %v", res.Error)
+			}
+			want := tt.want
+			if strings.HasPrefix(want, `"`) {
+				want = strings.Trim(want, `"`) // a string is shown as itself
+			}
+			if got := string(res.Value); got != want {
+				t.Errorf("value %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+// TypeScript is transpiled, and errors point at the code as written.
+func TestTypeScriptErrors(t *testing.T) {
+	tests := []struct {
+		name, code   string
+		kind         string
+		line, column int
+		msg          string
+	}{
+		{"syntax error after an interface", "interface Row {\n  id: number;\n  name: string;\n}\nconst rows: Row[] = [;\nreturn rows", "syntax", 5, 22, "SyntaxError"},
+		{"runtime error after types", "type Id = string;\ninterface A { x?: { y: number } }\nconst a: A = {};\nconst id: Id = 'q';\nreturn a.x!.y", "exception", 5, 13, "TypeError"},
+		{"thrown error", "enum Color { Red, Green }\nconst c: Color = Color.Green;\n\nthrow new Error(`bad color ${c}`);", "exception", 4, 7, "Error: bad color 1"},
+		{"rejected promise", "async function f(): Promise<number> {\n  await null;\n  throw new RangeError('late');\n}\nreturn f()", "exception", 3, 9, "RangeError: late"},
+		{"tool failure uncaught", "const x: number = 1;\nawait tools.fail({});", "exception", 2, 18, "tools.fail: nope"},
+		{"await in a plain function", "function f() {\n  await tools.echo({});\n}\nf()", "syntax", 2, 3, "await"},
+		{"non-ASCII before the error", "const s = 'héllo wörld'; const = 1", "syntax", 1, 32, "SyntaxError"},
+	}
+	fail := Tool{Name: "fail", Call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		return nil, errors.New("fail: nope")
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := Run(context.Background(), tt.code, []Tool{echoTool(), fail}, Options{})
+			e := res.Error
+			if e == nil {
+				t.Fatalf("no error; value %s", res.Value)
+			}
+			if e.Kind != tt.kind || !strings.Contains(e.Message, tt.msg) {
+				t.Errorf("kind %q, message %q; want %q with %q", e.Kind, e.Message, tt.kind, tt.msg)
+			}
+			if e.Line != tt.line || e.Column != tt.column {
+				t.Errorf("at %d:%d, want %d:%d (%s)", e.Line, e.Column, tt.line, tt.column, e.Message)
+			}
+		})
+	}
+}
+
+// A promise that nothing will settle ends at the timeout, which says so.
+func TestPromiseNeverSettles(t *testing.T) {
+	for _, code := range []string{
+		"await new Promise(() => {});",
+		"return new Promise(() => {})",
+		"const {promise} = Promise.withResolvers(); return promise",
+	} {
+		res := Run(context.Background(), code, nil, Options{Timeout: 50 * time.Millisecond})
+		if res.Error == nil || res.Error.Kind != "timeout" || !errors.Is(res.Error, ErrTimeout) || !strings.Contains(res.Error.Message, "never settled") {
+			t.Errorf("%s: error %+v, want a timeout saying the promise never settled", code, res.Error)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	res := Run(ctx, "await new Promise(() => {});", nil, Options{})
+	if res.Error == nil || res.Error.Kind != "canceled" {
+		t.Errorf("canceled while pending: %+v", res.Error)
+	}
+}
+
+// The bridge rule holds for awaited calls and for calls in Promise.all.
+func TestBridgeWithAwait(t *testing.T) {
+	budget := 100
+	big := map[string]string{"text": strings.Repeat("b", budget+1)}
+	s := newSaver()
+	code := `const [a, b] = await Promise.all([tools.big({}), tools.big({})]);
+const c = await tools.big({}).then(x => x.text.slice(0, 1));
+return a.text.length + b.text.length + c.length`
+	res := Run(context.Background(), code, []Tool{jsonTool("big", big)}, Options{Save: s.save, Budget: budget})
+	if res.Error != nil || string(res.Value) != "203" {
+		t.Fatalf("value %s, error %v", res.Value, res.Error)
+	}
+	if len(res.Retained) != 3 {
+		t.Fatalf("retained %+v, want 3 copies", res.Retained)
+	}
+	for i, r := range res.Retained {
+		if r.Call != i+1 || r.OutputID == "" || !strings.HasPrefix(string(s.copies[r.OutputID].Text), `{"text":"bbb`) {
+			t.Errorf("retained[%d] = %+v", i, r)
+		}
+	}
+}
+
+// Each built-in models reach for is there, natively or polyfilled.
+func TestBuiltins(t *testing.T) {
+	tests := []struct{ name, code, want string }{
+		{"at", `return [1, 2, 3].at(-1)`, `3`},
+		{"flatMap", `return [1, 2].flatMap(x => [x, x * 10])`, `[1,10,2,20]`},
+		{"Object.fromEntries", `return Object.fromEntries([["a", 1], ["b", 2]])`, `{"a":1,"b":2}`},
+		{"Object.groupBy", `return Object.groupBy([1, 2, 3, 4], x => x % 2 ? "odd" : "even")`, `{"odd":[1,3],"even":[2,4]}`},
+		{"Object.groupBy index", `return Object.groupBy(["a", "b"], (x, i) => i)`, `{"0":["a"],"1":["b"]}`},
+		{"Object.groupBy on a Set", `return Object.groupBy(new Set([1, 2]), x => "k")`, `{"k":[1,2]}`},
+		{"Map.groupBy", `const m = Map.groupBy([1, 2, 3], x => x > 1); return [m.get(true), m.get(false)]`, `[[2,3],[1]]`},
+		{"structuredClone deep", `const a = {x: [1, {y: 2}], d: new Date(0)}; const b = structuredClone(a); b.x[1].y = 3; return [a.x[1].y, b.d.getTime(), b.d instanceof Date]`, `[2,0,true]`},
+		{"structuredClone cycles", `const a: any = {n: 1}; a.self = a; const b = structuredClone(a); return [b.self === b, b !== a]`, `[true,true]`},
+		{"structuredClone Map and Set", `const m = structuredClone(new Map([["a", new Set([1])]])); return [...m.get("a")]`, `[1]`},
+		{"structuredClone refuses functions", `try { structuredClone({f() {}}) } catch (e) { return e instanceof TypeError }`, `true`},
+		{"replaceAll", `return "a-b-c".replaceAll("-", "+")`, `"a+b+c"`},
+		{"matchAll", `return [..."a1b22".matchAll(/\d+/g)].map(m => m[0])`, `["1","22"]`},
+		{"Array.from length", `return Array.from({length: 3}, (_, i) => i * 2)`, `[0,2,4]`},
+		{"optional chaining and ??", `const o: any = {a: null}; return [o.a?.b, o.x?.y ?? "d", o.f?.()]`, `[null,"d",null]`},
+		{"spread and destructuring", `const {a, ...rest} = {a: 1, b: 2, c: 3}; const [x, ...xs] = [1, 2, 3]; return {a, rest, x, xs, m: Math.max(...xs)}`, `{"a":1,"rest":{"b":2,"c":3},"x":1,"xs":[2,3],"m":3}`},
+		{"template literals", "const n = 2; return `n=${n}, twice=${n * 2}`", `"n=2, twice=4"`},
+		{"Map and Set", `const m = new Map([["a", 1]]); const s = new Set([1, 1, 2]); return [m.get("a"), s.size, [...s]]`, `[1,2,[1,2]]`},
+		{"JSON", `return JSON.parse(JSON.stringify({a: [1, "x"]}))`, `{"a":[1,"x"]}`},
+		{"Promise.withResolvers", `const {promise, resolve} = Promise.withResolvers(); resolve(7); return promise`, `7`},
+		{"class fields and private", `class C { #n = 1; inc() { return ++this.#n } }; return new C().inc()`, `2`},
+		{"logical assignment", `let a: number | null = null; a ??= 5; return a`, `5`},
+		{"instanceof the guarded constructors", `return [[] instanceof Array, new Uint8Array(1) instanceof Uint8Array, new ArrayBuffer(1) instanceof ArrayBuffer, {} instanceof Array]`, `[true,true,true,false]`},
+		{"toSorted and findLast", `return [[3, 1, 2].toSorted(), [1, 2, 3].findLast(x => x < 3)]`, `[[1,2,3],2]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := Run(context.Background(), tt.code, nil, Options{})
+			if res.Error != nil {
+				t.Fatalf("error: %v", res.Error)
+			}
+			want := tt.want
+			if strings.HasPrefix(want, `"`) {
+				want = strings.Trim(want, `"`) // a string is shown as itself
+			}
+			if got := string(res.Value); got != want {
+				t.Errorf("value %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+func TestConsoleLevels(t *testing.T) {
+	res := Run(context.Background(), `console.log("l"); console.info("i"); console.debug("d"); console.warn("w"); console.error("e"); return 1`, nil, Options{})
+	if want := "l\ni\nd\nwarn: w\nerror: e\n"; res.Logs != want {
+		t.Errorf("logs %q, want %q", res.Logs, want)
+	}
+}
+
+// The memory watch, driven by a heap reading the test controls.
+func TestMemoryWatch(t *testing.T) {
+	const mib = 1 << 20
+	tests := []struct {
+		name      string
+		heap      []uint64 // readings after the base, in MiB; the last repeats
+		afterGC   uint64   // what the heap reads once collected, in MiB
+		interrupt bool
+		jump      bool // readings in quick succession count as one huge allocation
+	}{
+		{"under the limit", []uint64{10, 50, 90}, 0, false, false},
+		{"garbage, collected", []uint64{50, 110}, 20, false, false},
+		{"live past the limit", []uint64{50, 110}, 105, true, false},
+		{"past the slack: no waiting for a stalled collector", []uint64{50, 200}, 0, true, false},
+		{"past the slack, garbage, collected", []uint64{50, 200}, 20, false, false},
+		{"one huge allocation past the slack", []uint64{50, 200}, 20, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			jumpIn := time.Duration(0) // readings are never close enough for a jump
+			if tt.jump {
+				jumpIn = time.Hour
+			}
+			var reads atomic.Int64
+			var collected atomic.Bool
+			gcDone := make(chan struct{})
+			m := &memoryWatch{limit: 100 * mib, slack: 25 * mib, patience: time.Millisecond, jumpWindow: jumpIn, every: time.Microsecond,
+				heap: func() uint64 {
+					n := reads.Add(1) - 2 // the first read is the base
+					if n < 0 {
+						return 0
+					}
+					if collected.Load() {
+						return tt.afterGC * mib
+					}
+					return tt.heap[min(int(n), len(tt.heap)-1)] * mib
+				},
+				live: func() uint64 {
+					if collected.Load() {
+						return tt.afterGC * mib
+					}
+					return 0
+				},
+				collect: func() {
+					if tt.name == "past the slack: no waiting for a stalled collector" {
+						<-gcDone // a collector stalled by the script
+					}
+					collected.Store(true)
+				},
+			}
+			fired := make(chan struct{}, 1)
+			stop := m.start(func() { fired <- struct{}{} })
+			// Stop once the watch has fired, or once it has read the
+			// heap many times over without firing.
+			for reads.Load() < 2000 && len(fired) == 0 {
+				time.Sleep(time.Millisecond)
+			}
+			hit := stop()
+			close(gcDone)
+			if hit != tt.interrupt || (len(fired) == 1) != tt.interrupt {
+				t.Errorf("interrupted %v (fired %d), want %v", hit, len(fired), tt.interrupt)
+			}
+		})
+	}
+}

@@ -1,0 +1,194 @@
+package codemode
+
+import (
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/ast"
+	"github.com/dop251/goja/parser"
+	"github.com/evanw/esbuild/pkg/api"
+)
+
+// scriptName names the script in goja's stack traces and in the source map,
+// so that a frame of the model's code can be told from the runtime's own.
+const scriptName = "code.ts"
+
+// The code is wrapped on lines of its own, so that only line numbers need
+// adjusting: the script's line n is the wrapped source's line n+1.
+const (
+	wrapHead = "(async function() {\n"
+	wrapTail = "\n})"
+)
+
+// transformOptions turn TypeScript (or plain JavaScript, which is valid
+// TypeScript) into JavaScript goja runs. goja has async functions, classes,
+// optional chaining and the rest of ES2020 that models write, but not async
+// generators or for await: esbuild lowers those two. The inline source map
+// is read by goja's parser, so that every position goja reports (a stack
+// frame, an error's stack) is already in the code as written.
+var transformOptions = api.TransformOptions{
+	Loader:         api.LoaderTS,
+	Target:         api.ESNext,
+	Supported:      map[string]bool{"async-generator": false, "for-await": false},
+	Sourcemap:      api.SourceMapInline,
+	SourcesContent: api.SourcesContentExclude,
+	Sourcefile:     scriptName,
+	LogLevel:       api.LogLevelSilent,
+}
+
+// Compile checks that code (JavaScript or TypeScript) parses as the body of
+// an async function, as Run would run it. The error is an *Error of kind
+// syntax, with the line and column in code.
+func Compile(code string) error {
+	_, err := compile(code)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+// compile transpiles code, wrapped as an async function, and compiles the
+// result for goja.
+func compile(code string) (*goja.Program, *Error) {
+	js, e := transpile(code)
+	if e != nil {
+		return nil, e
+	}
+	prg, err := parser.ParseFile(nil, scriptName, js, 0)
+	if err != nil {
+		// esbuild accepted it: this is something goja lacks.
+		e := &Error{Kind: "syntax", Err: ErrSyntax, Message: err.Error()}
+		var list parser.ErrorList
+		var one *parser.Error
+		switch {
+		case errors.As(err, &list) && len(list) > 0:
+			e.Message, e.Line, e.Column = list[0].Message, list[0].Position.Line, list[0].Position.Column
+		case errors.As(err, &one):
+			e.Message, e.Line, e.Column = one.Message, one.Position.Line, one.Position.Column
+		}
+		e.Message = "SyntaxError: " + e.Message + " (Code Mode's JavaScript engine does not support this construct; write it another way)"
+		e.Line = userLine(e.Line, code)
+		return nil, e
+	}
+	if stray := strayStatement(prg); stray != nil {
+		e := &Error{Kind: "syntax", Err: ErrSyntax,
+			Message: "SyntaxError: the code closes the function it runs in (an unbalanced '}'); write the body of a function, ending with return"}
+		p := prg.File.Position(int(stray.Idx0()) - prg.File.Base())
+		e.Line, e.Column = userLine(p.Line, code), p.Column+1
+		return nil, e
+	}
+	p, err := goja.CompileAST(prg, false)
+	if err != nil {
+		e := &Error{Kind: "syntax", Err: ErrSyntax, Message: "SyntaxError: " + err.Error()}
+		var ce *goja.CompilerSyntaxError
+		if errors.As(err, &ce) {
+			e.Message = "SyntaxError: " + ce.Message
+			if ce.File != nil {
+				pos := ce.File.Position(ce.Offset)
+				e.Line, e.Column = userLine(pos.Line, code), pos.Column+1
+			}
+		}
+		return nil, e
+	}
+	return p, nil
+}
+
+// transpile turns code into JavaScript wrapped as an async function, with
+// an inline source map back to the wrapped code.
+func transpile(code string) (string, *Error) {
+	out := api.Transform(wrapHead+code+wrapTail, transformOptions)
+	if len(out.Errors) > 0 {
+		m := out.Errors[0]
+		e := &Error{Kind: "syntax", Err: ErrSyntax, Message: "SyntaxError: " + m.Text}
+		if l := m.Location; l != nil {
+			e.Line = userLine(l.Line, code)
+			if l.Line >= 2 { // on the wrapper's lines, the column means nothing to the model
+				e.Column = columnOf(l.LineText, l.Column)
+			}
+		}
+		if len(out.Errors) > 1 {
+			e.Message += " (and " + strconv.Itoa(len(out.Errors)-1) + " more errors)"
+		}
+		return "", e
+	}
+	return string(out.Code), nil
+}
+
+// columnOf turns esbuild's 0-based byte column into a 1-based character
+// column.
+func columnOf(line string, byteCol int) int {
+	byteCol = min(max(byteCol, 0), len(line))
+	return utf8.RuneCountInString(line[:byteCol]) + 1
+}
+
+// strayStatement returns the first statement of the program that is
+// neither the wrapper function nor one of the helpers esbuild adds before
+// it for what it lowers (var __name = ...); nil when there is none. Code
+// with an extra '}' closes the wrapper and leaves such statements behind.
+func strayStatement(prg *ast.Program) ast.Statement {
+	wrapper := false
+	for _, s := range prg.Body {
+		if !wrapper && isWrapper(s) {
+			wrapper = true
+			continue
+		}
+		if vs, ok := s.(*ast.VariableStatement); ok && !wrapper && helpers(vs) {
+			continue
+		}
+		return s
+	}
+	return nil
+}
+
+// helpers reports whether every name a var statement declares is one of
+// esbuild's (__forAwait, __knownSymbol, ...).
+func helpers(vs *ast.VariableStatement) bool {
+	for _, b := range vs.List {
+		id, ok := b.Target.(*ast.Identifier)
+		if !ok || !strings.HasPrefix(string(id.Name), "__") {
+			return false
+		}
+	}
+	return true
+}
+
+func isWrapper(s ast.Statement) bool {
+	es, ok := s.(*ast.ExpressionStatement)
+	if !ok {
+		return false
+	}
+	fn, ok := es.Expression.(*ast.FunctionLiteral)
+	return ok && fn.Async
+}
+
+// userLine maps a line of the wrapped source to the script's own line,
+// clamped to the script's lines (an error at the wrapper's closing line is
+// reported at the script's last line).
+func userLine(line int, code string) int {
+	if line == 0 {
+		return 0
+	}
+	n := strings.Count(code, "\n") + 1
+	return min(max(line-1, 1), n)
+}
+
+// stackFrame finds the first frame of the script in an Error's stack
+// property, as goja writes it ("\tat f (code.ts:3:9(12))"), already mapped
+// to the wrapped source by the inline source map.
+var stackFrame = regexp.MustCompile(regexp.QuoteMeta(scriptName) + `:(\d+):(\d+)`)
+
+// stackPosition returns the script's line and column where an Error was
+// made, from its stack; 0, 0 when the stack names no line of the script.
+func stackPosition(stack string) (line, column int) {
+	m := stackFrame.FindStringSubmatch(stack)
+	if m == nil {
+		return 0, 0
+	}
+	line, _ = strconv.Atoi(m[1])
+	column, _ = strconv.Atoi(m[2])
+	return max(line-1, 1), column + 1 // goja gives the source map's 0-based column
+}

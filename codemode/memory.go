@@ -1,0 +1,153 @@
+package codemode
+
+import (
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"time"
+)
+
+// memoryWatch stops a run whose heap growth passes its limit. goja
+// allocates on the Go heap and has no allocation hook, so the watch samples
+// the heap from beside the script and interrupts it.
+//
+// The sample counts garbage not yet swept (the script's own, or other
+// requests' in a busy server), so crossing the limit starts a collection
+// to tell what is live, and the script runs on meanwhile: the collector's
+// verdict decides. A collection takes milliseconds, unless the script is
+// inside one huge copy (s += s on a 256 MiB string): that stalls the
+// collector's stop-the-world phases for as long as the copy takes, and the
+// script doubles again while the collector waits. So when the heap is past
+// the limit plus a slack and the collection has been running longer than
+// patience, or the heap grew by the slack in one step (64 MiB within a few
+// milliseconds: one huge allocation, whose copy is still running), the
+// watch interrupts without the verdict: the world stops for a collection
+// while the huge copy runs, the watch with it, and the script must not
+// start its next doubling before the watch has spoken. (A collection's
+// live figure alone is no verdict: what others allocate while it marks
+// counts as live.)
+//
+// Its fields are the test seams: a test gives its own heap reading,
+// collector and timings.
+type memoryWatch struct {
+	limit    uint64        // bytes the heap may grow past its size at start
+	slack    uint64        // past limit+slack, a slow collection is not waited for
+	patience time.Duration // how long a collection may take before that
+	// jumpWindow: growth by the slack within this time is one huge
+	// allocation, and is not waited on either.
+	jumpWindow time.Duration
+	every      time.Duration // how often the heap is read
+	// heap reads the bytes held by heap objects, live or not yet swept.
+	heap func() uint64
+	// live reads the bytes the last completed collection found live.
+	live func() uint64
+	// collect runs a garbage collection and returns when it is done.
+	collect func()
+}
+
+// Defaults of a memoryWatch: the heap is read often enough that a script is
+// caught within the allocation step that crosses its limit; a collection
+// normally ends well within patience; the slack keeps the process's peak
+// under the limit plus maxSlack plus the one allocation in flight.
+const (
+	sampleEvery = time.Millisecond
+	patience    = 250 * time.Millisecond
+	jumpWindow  = 5 * time.Millisecond
+	maxSlack    = 64 << 20
+)
+
+func newMemoryWatch(limit int64) *memoryWatch {
+	return &memoryWatch{limit: uint64(limit), slack: maxSlack, patience: patience, jumpWindow: jumpWindow,
+		every: sampleEvery, heap: heapBytes, live: liveBytes, collect: runtime.GC}
+}
+
+// start begins watching; interrupt is called once, from the watch's
+// goroutine, when the limit is passed. The returned stop function ends the
+// watch and reports whether it called interrupt.
+func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
+	base := m.heap()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var hit bool
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(m.every)
+		defer t.Stop()
+		var collected chan struct{} // non-nil while a collection runs
+		var since time.Time         // when it began
+		prev, prevAt := base, time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-collected:
+				// The verdict: what the collection found live, or the
+				// heap read now, whichever is less. Both overstate the
+				// script's data: others' allocations during the marking
+				// count as live, and their garbage since is in the heap.
+				collected = nil
+				if min(m.liveGrown(base), m.heapGrown(base)) > m.limit {
+					hit = true
+					interrupt()
+					return
+				}
+			case <-t.C:
+				now := time.Now() // not the tick's time: a late tick must not count as patience
+				h := m.heap()
+				g := h - min(h, base)
+				// One allocation of at least the slack since a reading
+				// moments ago: the script is in one huge native step.
+				jump := h > prev && h-prev >= m.slack && now.Sub(prevAt) <= m.jumpWindow
+				prev, prevAt = h, now
+				switch {
+				case g <= m.limit:
+				case g > m.limit+m.slack && (jump || collected != nil && now.Sub(since) > m.patience):
+					hit = true
+					interrupt()
+					return
+				case collected == nil:
+					collected, since = make(chan struct{}), now
+					go func(c chan struct{}) {
+						m.collect()
+						close(c)
+					}(collected)
+				}
+			}
+		}
+	}()
+	return func() bool {
+		close(done)
+		wg.Wait()
+		return hit
+	}
+}
+
+// heapGrown returns how far the heap is past base.
+func (m *memoryWatch) heapGrown(base uint64) uint64 {
+	h := m.heap()
+	return h - min(h, base)
+}
+
+// liveGrown returns how far the live heap, as the last collection found
+// it, is past base.
+func (m *memoryWatch) liveGrown(base uint64) uint64 {
+	l := m.live()
+	return l - min(l, base)
+}
+
+// heapBytes reads the bytes held by heap objects, live or not yet swept.
+func heapBytes() uint64 { return readMetric("/memory/classes/heap/objects:bytes") }
+
+// liveBytes reads the bytes of heap objects the last collection marked
+// live.
+func liveBytes() uint64 { return readMetric("/gc/heap/live:bytes") }
+
+func readMetric(name string) uint64 {
+	s := []metrics.Sample{{Name: name}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}

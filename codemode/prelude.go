@@ -1,0 +1,127 @@
+package codemode
+
+import (
+	"sync"
+
+	"github.com/dop251/goja"
+)
+
+// preludeSource adds, to a fresh runtime, the built-ins models reach for
+// that goja lacks (each only where missing), and returns the then method
+// the bridge gives each tool result.
+//
+// Tool results are plain values, so that tools.x({}).preview works as
+// before; each object result also carries a non-enumerable then, so that
+// await tools.x({}), Promise.all([...]) and tools.x({}).then(f) work too.
+// then removes itself before resolving, so the value the script gets is
+// the plain object (a value that stayed thenable would be resolved again,
+// forever).
+const preludeSource = `(function(JSONparse, JSONstringify) {
+"use strict";
+const G = globalThis, {Date, RegExp, ArrayBuffer, Map, Set, WeakMap, WeakSet, Error} = G, P = Promise, PT = P.prototype.then, RA = Reflect.apply, RD = Reflect.deleteProperty;
+const def = (o, name, fn) => {
+	if (Object.prototype.hasOwnProperty.call(o, name)) return;
+	Object.defineProperty(o, name, {value: fn, writable: true, configurable: true, enumerable: false});
+};
+const key = k => typeof k === "symbol" ? k : String(k);
+def(Object, "groupBy", function groupBy(items, keyOf) {
+	if (typeof keyOf !== "function") throw new TypeError("Object.groupBy: the second argument must be a function");
+	const out = Object.create(null);
+	let i = 0;
+	for (const v of items) {
+		const k = key(keyOf(v, i++));
+		if (Object.prototype.hasOwnProperty.call(out, k)) out[k].push(v); else out[k] = [v];
+	}
+	return out;
+});
+def(Map, "groupBy", function groupBy(items, keyOf) {
+	if (typeof keyOf !== "function") throw new TypeError("Map.groupBy: the second argument must be a function");
+	const out = new Map();
+	let i = 0;
+	for (const v of items) {
+		const k = keyOf(v, i++), g = out.get(k);
+		if (g) g.push(v); else out.set(k, [v]);
+	}
+	return out;
+});
+def(P, "withResolvers", function withResolvers() {
+	let resolve, reject;
+	const promise = new this((a, b) => { resolve = a; reject = b; });
+	return {promise, resolve, reject};
+});
+def(G, "queueMicrotask", function queueMicrotask(fn) {
+	if (typeof fn !== "function") throw new TypeError("queueMicrotask: the argument must be a function");
+	RA(PT, P.resolve(), [() => fn()]);
+});
+const uncloneable = v => new TypeError("structuredClone: " + (typeof v === "object" ? Object.prototype.toString.call(v) : typeof v) + " could not be cloned");
+def(G, "structuredClone", function structuredClone(value) {
+	const seen = new Map();
+	const clone = v => {
+		if (typeof v === "function" || typeof v === "symbol") throw uncloneable(v);
+		if (v === null || typeof v !== "object") return v;
+		if (seen.has(v)) return seen.get(v);
+		let out;
+		if (Array.isArray(v)) {
+			out = [];
+			seen.set(v, out);
+			for (let i = 0; i < v.length; i++) out[i] = clone(v[i]);
+			return out;
+		}
+		if (v instanceof Date) out = new Date(v.getTime());
+		else if (v instanceof RegExp) out = new RegExp(v.source, v.flags);
+		else if (v instanceof ArrayBuffer) out = v.slice(0);
+		else if (ArrayBuffer.isView(v)) out = new v.constructor(v);
+		else if (v instanceof Error) {
+			const C = {EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError}[v.name] || Error;
+			out = new C(v.message);
+			if ("stack" in v) out.stack = v.stack;
+		} else if (v instanceof Map) {
+			out = new Map();
+			seen.set(v, out);
+			for (const [k, x] of v) out.set(clone(k), clone(x));
+			return out;
+		} else if (v instanceof Set) {
+			out = new Set();
+			seen.set(v, out);
+			for (const x of v) out.add(clone(x));
+			return out;
+		} else if (v instanceof P || v instanceof WeakMap || v instanceof WeakSet) throw uncloneable(v);
+		if (out !== undefined) {
+			seen.set(v, out);
+			return out;
+		}
+		out = {};
+		seen.set(v, out);
+		for (const k of Object.keys(v)) out[k] = clone(v[k]);
+		return out;
+	};
+	return clone(value);
+});
+return function then(onFulfilled, onRejected) {
+	let v = this;
+	// A frozen result cannot lose its then: resolve with a plain copy.
+	if (!RD(v, "then")) v = JSONparse(JSONstringify(v));
+	return RA(PT, new P(resolve => resolve(v)), [onFulfilled, onRejected]);
+};
+})`
+
+var (
+	preludeOnce sync.Once
+	preludePrg  *goja.Program
+	preludeErr  error
+)
+
+// prelude installs the polyfills in vm and returns the then method for
+// tool results.
+func prelude(vm *goja.Runtime, parse, stringify goja.Value) (then goja.Value, err error) {
+	preludeOnce.Do(func() { preludePrg, preludeErr = goja.Compile("prelude.js", preludeSource, true) })
+	if preludeErr != nil {
+		return nil, preludeErr
+	}
+	v, err := vm.RunProgram(preludePrg)
+	if err != nil {
+		return nil, err
+	}
+	fn, _ := goja.AssertFunction(v)
+	return fn(goja.Undefined(), parse, stringify)
+}

@@ -1,0 +1,2 @@
+const r = await tools.run_command({command: "echo hi"});
+return r.preview;

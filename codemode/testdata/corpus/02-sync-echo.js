@@ -1,0 +1,2 @@
+const r = tools.run_command({command: "echo hi"});
+return r.preview.trim();

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/scrollback-dev/scrollback"
+)
+
+func init() {
+	register(commandInfo{name: "query", order: 26,
+		usage:   "query [--session ID] [--offset N] [--limit N] [--json] OUTPUT_ID FILTER",
+		summary: "run a jq filter over a retained copy that holds JSON (one document or JSON Lines)",
+		examples: []example{
+			{"print one field of a large JSON result", "scrollback query out_alvhvxtb4mjeowolp7r7ar5afq '.summary'"},
+			{"pick records out of JSON Lines", `scrollback query out_alvhvxtb4mjeowolp7r7ar5afq 'select(.level == "error") | .msg'`},
+			{"page through many results, 4096 bytes at a time", "scrollback query --limit 4096 --offset 0 out_alvhvxtb4mjeowolp7r7ar5afq '.items[].id'"},
+		},
+		make: func(io IO) command { return &queryCmd{base: base{io: io}} }})
+}
+
+// queryCmd is `scrollback query`: jq over a retained copy.
+type queryCmd struct {
+	base
+	offset int64
+	limit  int
+}
+
+func (c *queryCmd) Run(ctx context.Context, args []string) error {
+	fs := c.flags("query", true, true)
+	fs.Int64Var(&c.offset, "offset", 0, "print one page of results from byte `N` of the results, a nextOffset (default 0; without --offset, --limit or --json every result is printed)")
+	fs.IntVar(&c.limit, "limit", scrollback.PageLimit, fmt.Sprintf("print one page of at most `N` bytes of results, 1 to %d (default %d)", scrollback.PageLimit, scrollback.PageLimit))
+	pos, err := c.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef("want OUTPUT_ID and FILTER, got %d arguments", len(pos))
+	}
+	paged := c.json
+	fs.Visit(func(f *flag.Flag) { paged = paged || f.Name == "offset" || f.Name == "limit" })
+	sess, st, err := c.useSession(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	in := scrollback.QueryInput{ID: pos[0], Filter: pos[1], Offset: c.offset, Limit: &c.limit}
+	res, err := sess.QueryToolOutput(ctx, in)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return printJSON(c.io.Stdout, res)
+	}
+	if _, err := io.WriteString(c.io.Stdout, res.Text); err != nil {
+		return err
+	}
+	// Without --offset or --limit, print every result, as jq would: the
+	// results are computed once and kept, so each page is a slice of them.
+	for !paged && res.HasMore {
+		in.Offset = res.NextOffset
+		if res, err = sess.QueryToolOutput(ctx, in); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(c.io.Stdout, res.Text); err != nil {
+			return err
+		}
+	}
+	if res.HasMore {
+		fmt.Fprintf(c.io.Stderr, "scrollback query: more results follow; continue with --offset %d\n", res.NextOffset)
+	}
+	if res.Note != "" {
+		fmt.Fprintf(c.io.Stderr, "scrollback query: %s\n", res.Note)
+	} else if !res.Complete {
+		fmt.Fprintf(c.io.Stderr, "scrollback query: the copy is incomplete (a cap was crossed), so results the full output would give may be missing\n")
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/scrollback-dev/scrollback/store"
+)
+
+func init() {
+	register(commandInfo{name: "stats", order: 75,
+		usage:   "stats [--session ID] [--json]",
+		summary: "show what the database holds: sessions, copies, logical and stored bytes, compression, file size, evictions and retention deletions",
+		about: "Numbers are for the whole database unless --session names one session. Stored bytes are what the copies take\n" +
+			"after compression; the quotas (--session-quota, --db-cap) count them.",
+		examples: []example{
+			{"how much the database holds and how well it compresses", "scrollback stats"},
+			{"one session's numbers, as JSON", "scrollback stats --session s_... --json"},
+		},
+		make: func(io IO) command { return &statsCmd{base: base{io: io}} }})
+}
+
+// statsCmd is `scrollback stats`: the whole database's numbers, or one
+// session's with --session. Unlike other commands, it does not fall back
+// to $SCROLLBACK_SESSION or the default session: without --session it
+// describes everything.
+type statsCmd struct{ base }
+
+// statsJSON is stats --json: store.Stats with the ratio spelled out.
+type statsJSON struct {
+	store.Stats
+	CompressionRatio float64 `json:"compressionRatio"`
+}
+
+func (c *statsCmd) Run(ctx context.Context, args []string) error {
+	fs := c.flags("stats", false, true)
+	fs.StringVar(&c.session, "session", "", "show one session `ID` only (default: the whole database)")
+	pos, err := c.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef("stats takes no arguments, got %q", pos)
+	}
+	st, err := c.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	h, ok := st.(store.Housekeeper)
+	if !ok {
+		return errors.New("this database keeps no statistics")
+	}
+	s, err := h.Stats(ctx, c.session)
+	if err != nil {
+		if errors.Is(err, store.ErrSessionNotFound) {
+			return fmt.Errorf("no session %q: list them with `scrollback session list`", c.session)
+		}
+		return err
+	}
+	if c.json {
+		return printJSON(c.io.Stdout, statsJSON{s, s.CompressionRatio()})
+	}
+	limit := func(n int64) string {
+		if n == 0 {
+			return "unbounded"
+		}
+		return FormatSize(n)
+	}
+	tw := tabwriter.NewWriter(c.io.Stdout, 0, 4, 2, ' ', 0)
+	if s.Session != "" {
+		fmt.Fprintf(tw, "session\t%s\n", s.Session)
+	} else {
+		fmt.Fprintf(tw, "sessions\t%d\n", s.Sessions)
+	}
+	fmt.Fprintf(tw, "copies\t%d\n", s.Copies)
+	fmt.Fprintf(tw, "logical bytes\t%d (%s)\n", s.LogicalBytes, FormatSize(s.LogicalBytes))
+	fmt.Fprintf(tw, "stored bytes\t%d (%s)\n", s.StoredBytes, FormatSize(s.StoredBytes))
+	fmt.Fprintf(tw, "compression\t%.2fx\n", s.CompressionRatio())
+	fmt.Fprintf(tw, "database size\t%d (%s)\n", s.FileBytes, FormatSize(s.FileBytes))
+	fmt.Fprintf(tw, "evictions\t%d\n", s.Evictions)
+	if s.Session == "" {
+		fmt.Fprintf(tw, "retention deletions\t%d\n", s.RetentionDeletions)
+	}
+	fmt.Fprintf(tw, "session quota\t%s\n", limit(s.Limits.SessionQuota))
+	fmt.Fprintf(tw, "database cap\t%s\n", limit(s.Limits.DBCap))
+	return tw.Flush()
+}

@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/scrollback-dev/scrollback/store"
+	"github.com/scrollback-dev/scrollback/store/sqlite"
+)
+
+func TestParseSize(t *testing.T) {
+	good := []struct {
+		in   string
+		want int64
+	}{
+		{"0", 0}, {"1024", 1024}, {"512MiB", 512 << 20}, {"4GiB", 4 << 30}, {"100KiB", 100 << 10},
+		{"1TiB", 1 << 40}, {"10B", 10}, {"2KB", 2000}, {"3MB", 3e6}, {"1GB", 1e9}, {"64M", 64 << 20},
+		{" 8GiB ", 8 << 30}, {"0GiB", 0},
+	}
+	for _, c := range good {
+		if got, err := ParseSize(c.in); err != nil || got != c.want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", c.in, got, err, c.want)
+		}
+	}
+	for _, in := range []string{"", "-1", "12XB", "1.5GiB", "GiB", "+5", "5 5MiB", "MiB5", "99999999999TiB", "1e9", "0x10", "-0"} {
+		_, err := ParseSize(in)
+		if err == nil {
+			t.Errorf("ParseSize(%q) succeeded; want an error", in)
+		} else if !strings.Contains(err.Error(), "size") {
+			t.Errorf("ParseSize(%q) error %q does not say what a size is", in, err)
+		}
+	}
+	if _, err := ParseSize("12XB"); err == nil || !strings.Contains(err.Error(), "512MiB, 4GiB or 0") {
+		t.Errorf("ParseSize(12XB) error %v does not name the accepted forms", err)
+	}
+}
+
+func TestParseRetention(t *testing.T) {
+	for in, want := range map[string]time.Duration{"0": 0, "30d": 30 * 24 * time.Hour, "36h": 36 * time.Hour, "90m": 90 * time.Minute, "1d": 24 * time.Hour} {
+		if got, err := ParseRetention(in); err != nil || got != want {
+			t.Errorf("ParseRetention(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "soon", "-1d", "-5h", "1.5d", "d", "+3d", "999999999999d"} {
+		if _, err := ParseRetention(in); err == nil {
+			t.Errorf("ParseRetention(%q) succeeded; want an error", in)
+		}
+	}
+}
+
+func TestFormatSize(t *testing.T) {
+	for n, want := range map[int64]string{0: "0B", 900: "900B", 1024: "1KiB", 512 << 20: "512MiB", 3 << 29: "1.5GiB", 4 << 30: "4GiB"} {
+		if got := FormatSize(n); got != want {
+			t.Errorf("FormatSize(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"0", "512MiB", "4GiB", "12XB", "-1", "1KB"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseSize(s)
+		if err == nil && n < 0 {
+			t.Fatalf("ParseSize(%q) = %d: negative", s, n)
+		}
+	})
+}
+
+// syncBuffer is a bytes.Buffer safe for the retention goroutine to write
+// while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// The servers' background retention deletes idle sessions without being
+// asked, and stop waits for it.
+func TestStartRetention(t *testing.T) {
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "r.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := t.Context()
+	idle, _ := db.CreateSession(ctx, "me")
+	time.Sleep(5 * time.Millisecond) // the session is now idle for longer than the period
+	var log syncBuffer
+	stop := startRetention(ctx, db, time.Millisecond, &log)
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(log.String(), "deleted 1 session"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("background retention did not run; log %q", log.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop()
+	if _, err := db.GetSession(ctx, "me", idle.ID); !errors.Is(err, store.ErrSessionNotFound) {
+		t.Errorf("GetSession(idle) = %v, want deleted", err)
+	}
+	// Retention 0 starts nothing.
+	startRetention(ctx, db, 0, &log)()
+}

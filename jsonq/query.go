@@ -1,0 +1,425 @@
+package jsonq
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/itchyny/gojq"
+
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
+)
+
+// Defaults of Options.
+const (
+	// DefaultTimeout is how long a filter may run.
+	DefaultTimeout = 5 * time.Second
+	// DefaultMaxOutput bounds the results: the copy cap, results as large
+	// as the copy itself.
+	DefaultMaxOutput = 8 << 20
+	// DefaultMaxMemory is how far the heap may grow during a run: room for
+	// an 8 MiB document's decoded values many times over.
+	DefaultMaxMemory = 512 << 20
+)
+
+// Sentinel errors, wrapped by the *Error that Compile and Run return.
+var (
+	// ErrFilter: the filter does not parse or compile, or calls a builtin
+	// that would read outside the copy.
+	ErrFilter = errors.New("jsonq: invalid filter")
+	// ErrSyntax: the copy is not JSON (or exceeds MaxDepth or
+	// MaxNumberLen); Error.Offset and Error.Line say where.
+	ErrSyntax = errors.New("jsonq: the copy is not valid JSON")
+	// ErrCut: an incomplete copy is one document that ends before it does.
+	ErrCut = errors.New("jsonq: the copy is a JSON document cut short")
+	// ErrRuntime: the filter raised an error, or a result cannot be
+	// written (nesting deeper than MaxDepth).
+	ErrRuntime = errors.New("jsonq: the filter failed")
+	// ErrTimeLimit: the filter ran past Options.Timeout.
+	ErrTimeLimit = errors.New("jsonq: the filter ran past the time limit")
+	// ErrOutputLimit: the results passed Options.MaxOutput bytes.
+	ErrOutputLimit = errors.New("jsonq: the results passed the output limit")
+	// ErrMemoryLimit: the heap grew past Options.MaxMemory during the run.
+	ErrMemoryLimit = errors.New("jsonq: the filter passed the memory limit")
+)
+
+// Error is a failure to compile or run a filter, with what would be right.
+type Error struct {
+	Err  error  // one of the sentinel errors
+	Msg  string // what went wrong
+	Hint string // what would be right; may be empty
+	// Offset and Line locate a syntax error in the copy (Line counts from
+	// 1); both are 0 for other errors.
+	Offset, Line int64
+}
+
+func (e *Error) Error() string {
+	if e.Hint == "" {
+		return e.Msg
+	}
+	return e.Msg + "; " + e.Hint
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Filter is a compiled jq filter. It is safe for concurrent use.
+type Filter struct {
+	src  string
+	code *gojq.Code
+}
+
+// String returns the filter as written.
+func (f *Filter) String() string { return f.src }
+
+// denied are the builtins that would read something other than the copy.
+var denied = map[string]bool{"input": true, "inputs": true, "env": true, "$ENV": true}
+
+// Compile parses and compiles a jq filter. A syntax error names its
+// position (byte offset, line and column in the filter) and jq's message;
+// a filter that calls input, inputs, env or $ENV is refused.
+func Compile(src string) (*Filter, error) {
+	if strings.TrimSpace(src) == "" {
+		return nil, &Error{Err: ErrFilter, Msg: "the filter is empty", Hint: `pass a jq filter, e.g. "." or ".items | length"`}
+	}
+	q, err := gojq.Parse(src)
+	if err != nil {
+		var pe *gojq.ParseError
+		if errors.As(err, &pe) {
+			line, col := position(src, pe.Offset)
+			return nil, &Error{Err: ErrFilter,
+				Msg:  fmt.Sprintf("the filter is not valid jq: %s at byte %d (line %d, column %d)", pe.Error(), pe.Offset, line, col),
+				Hint: "check the brackets, quotes and pipes near there; jq syntax is described at https://jqlang.org/manual/"}
+		}
+		return nil, &Error{Err: ErrFilter, Msg: "the filter is not valid jq: " + err.Error()}
+	}
+	if name := deniedCall(reflect.ValueOf(q)); name != "" {
+		return nil, &Error{Err: ErrFilter, Msg: "the filter uses " + name + ", which is not available",
+			Hint: "a filter reads only the retained copy, given as its input (.); input, inputs, env and $ENV are refused"}
+	}
+	code, err := gojq.Compile(q)
+	if err != nil {
+		return nil, &Error{Err: ErrFilter, Msg: "the filter does not compile: " + err.Error(),
+			Hint: "check the names of functions and variables; modules cannot be imported"}
+	}
+	return &Filter{src: src, code: code}, nil
+}
+
+// position is the 1-based line and column (in bytes) of offset off in s.
+// gojq reports the offset after the token it stopped at.
+func position(s string, off int) (line, col int) {
+	off = min(max(off, 0), len(s))
+	before := s[:off]
+	line = strings.Count(before, "\n") + 1
+	return line, off - strings.LastIndexByte(before, '\n')
+}
+
+// deniedCall walks the parsed filter for a call of a denied builtin and
+// returns its name, or "". gojq's syntax tree has many node types; walking
+// it by reflection finds every *gojq.Func wherever it sits.
+func deniedCall(v reflect.Value) string {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return ""
+		}
+		if f, ok := v.Interface().(*gojq.Func); ok && denied[f.Name] {
+			return f.Name
+		}
+		return deniedCall(v.Elem())
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				if n := deniedCall(v.Field(i)); n != "" {
+					return n
+				}
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			if n := deniedCall(v.Index(i)); n != "" {
+				return n
+			}
+		}
+	}
+	return ""
+}
+
+// Options bounds a run. The zero value gives the defaults.
+type Options struct {
+	// Timeout stops the filter; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// MaxOutput is the most bytes of results; 0 means DefaultMaxOutput.
+	MaxOutput int
+	// MaxMemory is how many bytes the heap may grow while the filter runs
+	// before it is stopped; 0 means DefaultMaxMemory, < 0 no limit. The
+	// heap is the process's: concurrent work counts too, so the limit is a
+	// guard against runaway filters, not an accounting.
+	MaxMemory int64
+	// Complete tells whether the copy holds everything the tool produced.
+	// When it does not, a stream that stops parsing after a whole document
+	// is filtered as far as it goes, and one document cut short is ErrCut.
+	Complete bool
+}
+
+// Result is what a run produced.
+type Result struct {
+	// Text is the results, compact JSON, each followed by "\n".
+	Text []byte
+	// Results counts them; Documents counts the documents filtered.
+	Results, Documents int
+	// Stopped is -1 when the whole copy was read; else the offset where
+	// parsing of an incomplete copy stopped, the rest left unfiltered.
+	Stopped int64
+	// StopReason says why parsing stopped there ("" when Stopped is -1).
+	StopReason string
+}
+
+// Run filters the copy of size bytes that r holds. See the package doc
+// for how it reads the copy and what it refuses.
+func Run(ctx context.Context, f *Filter, r io.ReaderAt, size int64, opts Options) (res *Result, err error) {
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	maxOut := opts.MaxOutput
+	if maxOut <= 0 {
+		maxOut = DefaultMaxOutput
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, ErrTimeLimit)
+	defer cancel()
+	maxMem := opts.MaxMemory
+	if maxMem == 0 {
+		maxMem = DefaultMaxMemory
+	}
+	ctx, cancelMem := context.WithCancelCause(ctx)
+	defer cancelMem(nil)
+	if maxMem > 0 {
+		defer watchMemory(uint64(maxMem), func() { cancelMem(ErrMemoryLimit) })()
+	}
+	defer func() {
+		// gojq is not meant to panic; if it does on some input, that is
+		// one failed query, not a crashed server.
+		if v := recover(); v != nil {
+			res, err = nil, &Error{Err: ErrRuntime, Msg: fmt.Sprintf("the jq engine failed on this filter and input: %v", v)}
+		}
+	}()
+
+	res = &Result{Stopped: -1}
+	var out bytes.Buffer
+	p := newParser(r, size)
+	for {
+		more, err := p.more()
+		if err != nil {
+			return nil, readError(err)
+		}
+		if !more {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil, stopped(ctx, timeout, maxMem)
+		}
+		start := p.offset()
+		v, err := p.value()
+		if err != nil {
+			var se *syntaxError
+			if !errors.As(err, &se) {
+				return nil, readError(err)
+			}
+			if !opts.Complete && res.Documents > 0 {
+				res.Stopped = start
+				res.StopReason = se.msg
+				break
+			}
+			return nil, copyError(r, size, se, opts.Complete, res.Documents)
+		}
+		res.Documents++
+		if err := filterOne(ctx, f, v, &out, maxOut, timeout, maxMem, res); err != nil {
+			return nil, err
+		}
+	}
+	res.Text = out.Bytes()
+	return res, nil
+}
+
+// filterOne runs f on one document, appending its results to out.
+func filterOne(ctx context.Context, f *Filter, v any, out *bytes.Buffer, maxOut int, timeout time.Duration, maxMem int64, res *Result) error {
+	iter := f.code.RunWithContext(ctx, v)
+	for {
+		if err := ctx.Err(); err != nil {
+			return stopped(ctx, timeout, maxMem)
+		}
+		v, ok := iter.Next()
+		if !ok {
+			return nil
+		}
+		if err, ok := v.(error); ok {
+			var halt *gojq.HaltError
+			if errors.As(err, &halt) && halt.Value() == nil {
+				return nil // halt: stop quietly, as jq does
+			}
+			if ctx.Err() != nil {
+				return stopped(ctx, timeout, maxMem)
+			}
+			return &Error{Err: ErrRuntime, Msg: "the filter failed: " + err.Error(),
+				Hint: `guard steps that may not apply, e.g. .items[]? or select(type == "object")`}
+		}
+		if deeper(v, MaxDepth) {
+			return &Error{Err: ErrRuntime, Msg: fmt.Sprintf("a result nests deeper than %d levels", MaxDepth),
+				Hint: "select a part of it instead"}
+		}
+		b, err := gojq.Marshal(v)
+		if err != nil {
+			return &Error{Err: ErrRuntime, Msg: "a result cannot be written as JSON: " + err.Error()}
+		}
+		if out.Len()+len(b)+1 > maxOut {
+			return &Error{Err: ErrOutputLimit,
+				Msg:  fmt.Sprintf("the results passed the output limit (%d bytes) after %d results, so the filter was stopped", maxOut, res.Results),
+				Hint: "narrow the filter: select fewer fields, or take a few results with limit(n; ...) or first(...)"}
+		}
+		out.Write(b)
+		out.WriteByte('\n')
+		res.Results++
+	}
+}
+
+func stopped(ctx context.Context, timeout time.Duration, maxMem int64) error {
+	if errors.Is(context.Cause(ctx), ErrMemoryLimit) {
+		return &Error{Err: ErrMemoryLimit, Msg: fmt.Sprintf("the filter grew memory past the limit (%d MiB) and was stopped", maxMem>>20),
+			Hint: "avoid collecting large arrays ([...], group_by, sort over everything); stream results with .[] and select, or take a few with limit(n; ...)"}
+	}
+	if errors.Is(context.Cause(ctx), ErrTimeLimit) {
+		return &Error{Err: ErrTimeLimit, Msg: fmt.Sprintf("the filter ran past the time limit (%s) and was stopped", timeout),
+			Hint: "a filter that never ends (repeat, range over a huge count) must be bounded, e.g. with limit(n; ...) or first(...)"}
+	}
+	return ctx.Err()
+}
+
+// deeper reports whether v nests arrays and objects deeper than max.
+func deeper(v any, max int) bool {
+	switch v := v.(type) {
+	case []any:
+		if max == 0 {
+			return true
+		}
+		for _, e := range v {
+			if deeper(e, max-1) {
+				return true
+			}
+		}
+	case map[string]any:
+		if max == 0 {
+			return true
+		}
+		for _, e := range v {
+			if deeper(e, max-1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func readError(err error) error {
+	return fmt.Errorf("jsonq: reading the copy: %w", err)
+}
+
+// copyError describes where and why the copy stopped parsing: offset,
+// line and the bytes there.
+func copyError(r io.ReaderAt, size int64, se *syntaxError, complete bool, docs int) error {
+	line := lineAt(r, se.offset)
+	if se.eof && !complete {
+		return &Error{Err: ErrCut, Offset: se.offset, Line: line,
+			Msg:  fmt.Sprintf("the copy is one JSON document cut at the cap: it ends at byte %d (line %d) inside the document, so it cannot be queried whole", se.offset, line),
+			Hint: "read the part that was kept with read_tool_output or grep_tool_output, or re-run the tool with its own filters so that its output fits"}
+	}
+	what := "the end of the copy"
+	if se.offset < size {
+		var buf [24]byte
+		n, _ := r.ReadAt(buf[:min(int64(len(buf)), size-se.offset)], se.offset)
+		what = strconv.Quote(utf8x.ValidString(buf[:utf8x.CutEnd(buf[:n], n, se.offset+int64(n) == size)]))
+	}
+	msg := fmt.Sprintf("the copy is not valid JSON: parsing stopped at byte %d (line %d): %s; the copy there reads %s", se.offset, line, se.msg, what)
+	if docs > 0 {
+		msg += fmt.Sprintf(" (after %d whole documents)", docs)
+	}
+	return &Error{Err: ErrSyntax, Offset: se.offset, Line: line, Msg: msg,
+		Hint: "query_tool_output reads one JSON document or JSON Lines; for other text use grep_tool_output or read_tool_output"}
+}
+
+// lineAt is the 1-based line of offset off.
+func lineAt(r io.ReaderAt, off int64) int64 {
+	buf := make([]byte, window)
+	line := int64(1)
+	for pos := int64(0); pos < off; {
+		n, err := r.ReadAt(buf[:min(int64(len(buf)), off-pos)], pos)
+		line += int64(bytes.Count(buf[:n], []byte{'\n'}))
+		pos += int64(n)
+		if err != nil || n == 0 {
+			break
+		}
+	}
+	return line
+}
+
+// gojqMarshal writes v as gojq writes a result.
+func gojqMarshal(v any) ([]byte, error) { return gojq.Marshal(v) }
+
+// watchMemory samples the heap every few milliseconds and calls stop once
+// it has grown more than limit bytes since the call (after a collection,
+// so that garbage is not blamed). It returns the function that ends the
+// watch.
+func watchMemory(limit uint64, stop func()) (end func()) {
+	base := heapBytes()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if h := heapBytes(); h <= base || h-base <= limit {
+					continue
+				}
+				runtime.GC()
+				if h := heapBytes(); h > base && h-base > limit {
+					stop()
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+var (
+	heapMu     sync.Mutex
+	heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+)
+
+// heapBytes reads the bytes held by heap objects, live or not yet swept.
+func heapBytes() uint64 {
+	heapMu.Lock()
+	defer heapMu.Unlock()
+	metrics.Read(heapSample)
+	if heapSample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return heapSample[0].Value.Uint64()
+}

@@ -1,0 +1,185 @@
+package jsonq
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func run(t *testing.T, filter, data string, opts Options) (*Result, error) {
+	t.Helper()
+	f, err := Compile(filter)
+	if err != nil {
+		return nil, err
+	}
+	return Run(context.Background(), f, strings.NewReader(data), int64(len(data)), opts)
+}
+
+func TestRun(t *testing.T) {
+	doc := `{"items":[{"id":1,"name":"a"},{"id":2,"name":"b"}],"summary":{"count":2,"ok":true}}`
+	tests := []struct {
+		name, filter, data, want string
+		docs                     int
+	}{
+		{"identity compacts", ".", "{ \"a\" : [1, 2.5, \"x\"] }", `{"a":[1,2.5,"x"]}` + "\n", 1},
+		{"length", ".items | length", doc, "2\n", 1},
+		{"field", ".summary", doc, `{"count":2,"ok":true}` + "\n", 1},
+		{"many results", ".items[].name", doc, "\"a\"\n\"b\"\n", 1},
+		{"no results", "empty", doc, "", 1},
+		{"JSON Lines", ".id", "{\"id\":1}\n{\"id\":2}\n{\"id\":3}\n", "1\n2\n3\n", 3},
+		{"JSON Lines CRLF", ".id", "{\"id\":1}\r\n{\"id\":2}\r\n", "1\n2\n", 2},
+		{"concatenated documents", ".", `{"a":1}{"a":2}[3]"s"4`, "{\"a\":1}\n{\"a\":2}\n[3]\n\"s\"\n4\n", 5},
+		{"select over lines", `select(.level == "error") | .msg`, "{\"level\":\"info\",\"msg\":\"x\"}\n{\"level\":\"error\",\"msg\":\"boom\"}\n", "\"boom\"\n", 2},
+		{"big integer kept", ".", "123456789012345678901234567890", "123456789012345678901234567890\n", 1},
+		{"float", ". * 2", "1.25", "2.5\n", 1},
+		{"negative", ".", "[-0,-12,-1.5e3]", "[0,-12,-1500]\n", 1},
+		{"escapes", ".", `"a\"b\\c\/d\n\u00e9\ud83d\ude00"`, `"a\"b\\c/d\né😀"` + "\n", 1},
+		{"lone surrogate", ".", `"\ud800x"`, "\"\uFFFDx\"\n", 1},
+		{"invalid UTF-8 shown as U+FFFD", ".", "\"a\xffb\"", "\"a\uFFFDb\"\n", 1},
+		{"sorted keys as jq", "keys", `{"b":1,"a":2}`, `["a","b"]` + "\n", 1},
+		{"duplicate key: last wins", ".a", `{"a":1,"a":2}`, "2\n", 1},
+		{"empty copy", ".", "", "", 0},
+		{"white space only", ".", " \n\t", "", 0},
+		{"halt stops quietly", "1, halt, 2", "null", "1\n", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := run(t, tt.filter, tt.data, Options{Complete: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(res.Text) != tt.want || res.Documents != tt.docs || res.Stopped != -1 {
+				t.Errorf("got %q (%d documents, stopped %d), want %q (%d documents)", res.Text, res.Documents, res.Stopped, tt.want, tt.docs)
+			}
+		})
+	}
+}
+
+func TestErrors(t *testing.T) {
+	deep := strings.Repeat("[", 10000) + strings.Repeat("]", 10000)
+	tests := []struct {
+		name, filter, data string
+		complete           bool
+		err                error
+		msg                []string
+	}{
+		{"bad filter", ".a | ", "{}", true, ErrFilter, []string{"unexpected EOF", "byte 5", "line 1, column 6"}},
+		{"bad token", ".a ]", "{}", true, ErrFilter, []string{`unexpected token "]"`, "line 1"}},
+		{"empty filter", "  ", "{}", true, ErrFilter, []string{"empty"}},
+		{"unknown function", "nosuch(1)", "{}", true, ErrFilter, []string{"nosuch/1"}},
+		{"input", "input", "{}", true, ErrFilter, []string{"input", "not available"}},
+		{"inputs", "[.,inputs]", "{}", true, ErrFilter, []string{"inputs"}},
+		{"env", "env.HOME", "{}", true, ErrFilter, []string{"env"}},
+		{"$ENV", "$ENV.PATH", "{}", true, ErrFilter, []string{"$ENV"}},
+		{"env inside a function", "def f: [env]; f", "{}", true, ErrFilter, []string{"env"}},
+		{"import", `import "a" as a; .`, "{}", true, ErrFilter, nil},
+		{"runtime error", ".a", "[1]", true, ErrRuntime, []string{"expected an object but got: array"}},
+		{"error()", `error("nope")`, "1", true, ErrRuntime, []string{"nope"}},
+		{"not JSON", ".", "hello world", true, ErrSyntax, []string{"byte 0 (line 1)", `"hello world"`}},
+		{"bad on line 3", ".", "{\"a\":1}\n{\"a\":2}\n{\"a\":x}\n", true, ErrSyntax, []string{"byte 21 (line 3)", `"x}\n"`, "after 2 whole documents"}},
+		{"missing comma", ".", `{"a":1 "b":2}`, true, ErrSyntax, []string{"byte 7", `","`}},
+		{"trailing comma", ".", `[1,2,]`, true, ErrSyntax, []string{"byte 5"}},
+		{"bad number", ".", `[01]`, true, ErrSyntax, []string{"not a JSON number"}},
+		{"number without fraction digits", ".", `[0.]`, true, ErrSyntax, []string{"not a JSON number"}},
+		{"number without exponent digits", ".", `1e+`, true, ErrSyntax, []string{"not a JSON number"}},
+		{"lone minus", ".", `-`, true, ErrSyntax, []string{"not a JSON number"}},
+		{"control char in string", ".", "\"a\tb\"", true, ErrSyntax, []string{"control"}},
+		{"bad escape", ".", `"\x"`, true, ErrSyntax, []string{"backslash"}},
+		{"complete but cut", ".", `{"a":[1,2`, true, ErrSyntax, []string{"ends"}},
+		{"cut at the cap", ".", `{"a":[1,2`, false, ErrCut, []string{"cut at the cap", "byte 9"}},
+		{"deep nesting", ".", deep, true, ErrSyntax, []string{"deeper than 1000"}},
+		{"huge float", ".", "[1e999]", true, ErrSyntax, []string{"too large"}},
+		{"huge literal", ".", "[" + strings.Repeat("9", 100000) + "]", true, ErrSyntax, []string{"longer than 1000"}},
+		{"deep result", "reduce range(2000) as $i (null; [.])", "null", true, ErrRuntime, []string{"deeper than 1000"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := run(t, tt.filter, tt.data, Options{Complete: tt.complete})
+			if !errors.Is(err, tt.err) {
+				t.Fatalf("err = %v, want %v", err, tt.err)
+			}
+			for _, m := range tt.msg {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("error %q does not say %q", err, m)
+				}
+			}
+		})
+	}
+}
+
+func TestIncompleteStream(t *testing.T) {
+	data := "{\"id\":1}\n{\"id\":2}\n{\"id\":3,\"na"
+	res, err := run(t, ".id", data, Options{Complete: false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Text) != "1\n2\n" || res.Stopped != 18 || res.StopReason == "" {
+		t.Errorf("got %q stopped at %d (%q)", res.Text, res.Stopped, res.StopReason)
+	}
+	// The same bytes in a copy said to be complete are an error.
+	if _, err := run(t, ".id", data, Options{Complete: true}); !errors.Is(err, ErrSyntax) {
+		t.Errorf("complete copy: err = %v, want ErrSyntax", err)
+	}
+}
+
+func TestLimits(t *testing.T) {
+	for _, filter := range []string{"last(range(1e18))", "[repeat(1)] | length", "def f: f; f"} {
+		t.Run(filter, func(t *testing.T) {
+			_, err := run(t, filter, "null", Options{Timeout: 100 * time.Millisecond, Complete: true})
+			if !errors.Is(err, ErrTimeLimit) || !strings.Contains(err.Error(), "time limit (100ms)") {
+				t.Fatalf("err = %v, want the time limit", err)
+			}
+		})
+	}
+	for _, filter := range []string{"repeat(1)", "range(1e18)", `. as $x | range(100) | $x`} {
+		t.Run(filter, func(t *testing.T) {
+			_, err := run(t, filter, `"`+strings.Repeat("x", 5000)+`"`, Options{MaxOutput: 1 << 16, Timeout: time.Minute, Complete: true})
+			if !errors.Is(err, ErrOutputLimit) || !strings.Contains(err.Error(), "output limit (65536 bytes)") {
+				t.Fatalf("err = %v, want the output limit", err)
+			}
+		})
+	}
+	// Exactly at the limit is allowed.
+	res, err := run(t, "1,1", "null", Options{MaxOutput: 4, Complete: true})
+	if err != nil || string(res.Text) != "1\n1\n" {
+		t.Fatalf("got %q, %v", res.Text, err)
+	}
+}
+
+// A filter that collects more than the memory limit is stopped, saying so.
+func TestMemoryLimit(t *testing.T) {
+	_, err := run(t, "[range(1e9)] | length", "null", Options{MaxMemory: 16 << 20, Timeout: time.Minute, Complete: true})
+	if !errors.Is(err, ErrMemoryLimit) || !strings.Contains(err.Error(), "memory past the limit (16 MiB)") {
+		t.Fatalf("err = %v, want the memory limit", err)
+	}
+}
+
+// A parent context's cancellation is not reported as the time limit.
+func TestCancel(t *testing.T) {
+	f, _ := Compile("last(range(1e18))")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Run(ctx, f, strings.NewReader("null"), 4, Options{})
+	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrTimeLimit) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+// Strings and numbers that straddle the parser's window are read whole.
+func TestWindowBoundaries(t *testing.T) {
+	for _, shift := range []int{0, 1, 2, 3, 5, 7} {
+		var b bytes.Buffer
+		b.WriteString(strings.Repeat(" ", window-4-shift))
+		b.WriteString(`["ab\u00e9\ud83d\ude00cd", 123456789, true, "é"]`)
+		res, err := run(t, ".", b.String(), Options{Complete: true})
+		if err != nil {
+			t.Fatalf("shift %d: %v", shift, err)
+		}
+		if want := "[\"abé😀cd\",123456789,true,\"é\"]\n"; string(res.Text) != want {
+			t.Errorf("shift %d: got %q", shift, res.Text)
+		}
+	}
+}

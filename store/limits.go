@@ -1,0 +1,131 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Default storage bounds. Stored bytes are what the copies' chunks take in
+// the database (after compression), not their logical size.
+const (
+	// DefaultSessionQuota bounds the stored bytes of one session.
+	DefaultSessionQuota = 512 << 20
+	// DefaultDBCap bounds the stored bytes of the whole database.
+	DefaultDBCap = 4 << 30
+	// DefaultRetention is how long a session may stay unused before
+	// housekeeping deletes it with its copies.
+	DefaultRetention = 30 * 24 * time.Hour
+)
+
+// Limits bound what a store keeps. Saving a copy that takes a session past
+// SessionQuota evicts that session's least recently read copies; taking the
+// database past DBCap evicts the least recently read copies of any session.
+// The copy being saved is never evicted by its own save, so a copy larger
+// than a quota is still kept (alone). Zero means unbounded.
+type Limits struct {
+	SessionQuota int64 `json:"sessionQuota"`
+	DBCap        int64 `json:"dbCap"`
+}
+
+// DefaultLimits returns DefaultSessionQuota and DefaultDBCap.
+func DefaultLimits() Limits {
+	return Limits{SessionQuota: DefaultSessionQuota, DBCap: DefaultDBCap}
+}
+
+// EvictedError is the error for reading a copy that was evicted under a
+// quota. It matches ErrEvicted with errors.Is.
+type EvictedError struct {
+	ID string    // the copy's id
+	At time.Time // when it was evicted
+}
+
+// Error says which copy, when, and what to do.
+func (e *EvictedError) Error() string {
+	return fmt.Sprintf("store: copy %s was evicted under a storage quota at %s; re-run its source to see that output again",
+		e.ID, e.At.UTC().Format(time.RFC3339))
+}
+
+// Is reports whether target is ErrEvicted.
+func (e *EvictedError) Is(target error) bool { return target == ErrEvicted }
+
+// Stats describe what a store holds, for the whole database or one
+// session. Evictions and RetentionDeletions count since the database was
+// made (or, for one session, the copies evicted from it).
+type Stats struct {
+	Session      string `json:"session,omitempty"` // "" for the whole database
+	Sessions     int64  `json:"sessions"`
+	Copies       int64  `json:"copies"`
+	LogicalBytes int64  `json:"logicalBytes"` // the copies' sizes, as read
+	StoredBytes  int64  `json:"storedBytes"`  // what their chunks take, compressed
+	// FileBytes is the database's size on disk: the SQLite file and its
+	// WAL, or pg_database_size for PostgreSQL.
+	FileBytes          int64  `json:"fileBytes"`
+	Evictions          int64  `json:"evictions"`
+	RetentionDeletions int64  `json:"retentionDeletions"` // sessions deleted for being idle
+	Limits             Limits `json:"limits"`
+}
+
+// CompressionRatio is LogicalBytes / StoredBytes, or 1 when nothing is
+// stored.
+func (s Stats) CompressionRatio() float64 {
+	if s.StoredBytes == 0 {
+		return 1
+	}
+	return float64(s.LogicalBytes) / float64(s.StoredBytes)
+}
+
+// Housekeeper is implemented by backends that bound storage over time
+// (both of scrollback's). Front ends type-assert a Store to it.
+type Housekeeper interface {
+	// SetLimits sets the quotas later saves enforce. Call it before
+	// sharing the store between goroutines.
+	SetLimits(Limits)
+
+	// Stats returns what the database holds, or what one session holds
+	// when session is not "" (ErrSessionNotFound when there is none).
+	// Sessions are counted across owners: this is the operator's view.
+	Stats(ctx context.Context, session string) (Stats, error)
+
+	// DeleteIdle deletes every session (of any owner) last used before
+	// cutoff, with its copies, gives the space back where the backend
+	// can, and returns how many sessions it deleted.
+	DeleteIdle(ctx context.Context, cutoff time.Time) (int, error)
+}
+
+// Streamer is implemented by backends that can save a copy while it is
+// still being produced (both of scrollback's): a command's retained head
+// goes to the store as it arrives, so that little is left to save when the
+// command ends. Front ends type-assert a Store to it.
+type Streamer interface {
+	// BeginCopy starts a copy in session that nobody can see (Stat, Read,
+	// List, stats, quotas) until it is finished. It returns
+	// ErrSessionNotFound when the session does not exist. A pending copy
+	// whose writer goes away (a crash) is deleted by a later Open once it
+	// has been idle for StalePending.
+	BeginCopy(ctx context.Context, session string) (PendingCopy, error)
+}
+
+// StalePending is how long a pending copy may go without an Append before
+// a later Open deletes it as abandoned. A writer that comes back after that
+// gets an error from Append or Finish and saves the copy whole instead.
+const StalePending = 10 * time.Minute
+
+// PendingCopy is a copy being saved in pieces. Its methods are not safe
+// for concurrent use.
+type PendingCopy interface {
+	// Append stores p as the copy's next bytes, in its own short write,
+	// so that other writers never wait for the producer. len(p) must be a
+	// multiple of ChunkSize.
+	Append(ctx context.Context, p []byte) error
+
+	// Finish stores the rest of the copy from r after what was appended,
+	// makes it visible with meta, and enforces the limits as SaveCopy
+	// does, all in one write: on any error nothing becomes visible.
+	Finish(ctx context.Context, meta CopyMeta, r io.Reader) (CopyInfo, error)
+
+	// Abort deletes what was appended. Calling it after Finish does
+	// nothing.
+	Abort(ctx context.Context) error
+}

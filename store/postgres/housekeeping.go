@@ -1,0 +1,224 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/scrollback-dev/scrollback/store"
+)
+
+var _ store.Housekeeper = (*DB)(nil)
+
+// SetLimits sets the quotas SaveCopy enforces, counted in this database
+// (every instance sharing it should set the same); Open starts with
+// store.DefaultLimits. Call it before sharing the DB between goroutines.
+//
+// Eviction goes by when copies were last read. Reads are noted in memory
+// and written down by this instance's next write transaction (a save,
+// DeleteIdle, Close), so that a page read stays one read-only query.
+func (db *DB) SetLimits(l store.Limits) { db.limits = l }
+
+func (db *DB) markRead(session, id string) {
+	db.readsMu.Lock()
+	db.reads[id] = readMark{session: session, at: time.Now()}
+	db.readsMu.Unlock()
+}
+
+func (db *DB) pendingReads() bool {
+	db.readsMu.Lock()
+	defer db.readsMu.Unlock()
+	return len(db.reads) > 0
+}
+
+// flushReads writes the noted reads down: each copy's last read, then
+// each session's last use, each in one statement of its own, outside any
+// save's transaction, keys sorted, so that it never holds one row while
+// waiting for another that a save holds (which could deadlock). A failure
+// loses the reads, which only makes those copies a little more likely to
+// be evicted.
+func (db *DB) flushReads(ctx context.Context) error {
+	db.readsMu.Lock()
+	reads := db.reads
+	if len(reads) == 0 {
+		db.readsMu.Unlock()
+		return nil
+	}
+	db.reads = map[string]readMark{}
+	db.readsMu.Unlock()
+	ids := slices.Sorted(maps.Keys(reads))
+	ats := make([]time.Time, len(ids))
+	last := map[string]time.Time{}
+	for i, id := range ids {
+		m := reads[id]
+		ats[i] = m.at
+		if m.at.After(last[m.session]) {
+			last[m.session] = m.at
+		}
+	}
+	if _, err := db.pool.Exec(ctx, `
+UPDATE copies c SET last_read_at = greatest(c.last_read_at, v.at)
+FROM unnest($1::text[], $2::timestamptz[]) AS v(id, at) WHERE c.id = v.id`, ids, ats); err != nil {
+		return err
+	}
+	sessions := slices.Sorted(maps.Keys(last))
+	sats := make([]time.Time, len(sessions))
+	for i, s := range sessions {
+		sats[i] = last[s]
+	}
+	return markUsed(ctx, db.pool, sessions, sats)
+}
+
+// markUsed moves the sessions' last use forward to the given times, in one
+// statement, in the order given (sorted, so concurrent calls lock rows in
+// the same order).
+func markUsed(ctx context.Context, pool *pgxpool.Pool, sessions []string, ats []time.Time) error {
+	_, err := pool.Exec(ctx, `
+UPDATE sessions s SET last_used_at = greatest(s.last_used_at, v.at)
+FROM unnest($1::text[], $2::timestamptz[]) AS v(id, at) WHERE s.id = v.id`, sessions, ats)
+	return err
+}
+
+// Advisory lock keys (pg_advisory_xact_lock) that serialise the eviction
+// step of concurrent saves, so that each sees the others' copies: one per
+// session (keyed by the session id's hash), one for the database cap.
+const (
+	sessionEvictLock = 0x73636f6c // with hashtext(session) as the second key
+	capEvictLock     = 0x7363726f6c6c6263
+)
+
+// evict deletes the least recently read copies (never keep, the copy just
+// saved) until the session is within its quota and the database within
+// its cap, leaving each evicted id's time behind for missing to report.
+func (db *DB) evict(ctx context.Context, tx pgx.Tx, session string, keep int64) error {
+	if q := db.limits.SessionQuota; q > 0 {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1::int, hashtext($2))", int32(sessionEvictLock), session); err != nil {
+			return err
+		}
+		if err := evictOver(ctx, tx, q, keep, "session = $1", session); err != nil {
+			return err
+		}
+	}
+	if c := db.limits.DBCap; c > 0 {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(capEvictLock)); err != nil {
+			return err
+		}
+		return evictOver(ctx, tx, c, keep, "$1::text IS NOT NULL", "")
+	}
+	return nil
+}
+
+// evictOver evicts the copies scope selects ($1 is arg), least recently
+// read first, until their stored bytes are at most limit or nothing but
+// keep is left. A copy another save evicted meanwhile is skipped.
+func evictOver(ctx context.Context, tx pgx.Tx, limit, keep int64, scope, arg string) error {
+	var used int64
+	if err := tx.QueryRow(ctx, "SELECT coalesce(sum(stored_bytes), 0)::bigint FROM copies WHERE NOT pending AND "+scope, arg).Scan(&used); err != nil {
+		return err
+	}
+	if used <= limit {
+		return nil
+	}
+	rows, err := tx.Query(ctx, "SELECT pk, stored_bytes FROM copies WHERE NOT pending AND "+scope+" AND pk <> $2 ORDER BY last_read_at, pk", arg, keep)
+	if err != nil {
+		return err
+	}
+	var pks []int64
+	for used > limit && rows.Next() {
+		var pk, stored int64
+		if err := rows.Scan(&pk, &stored); err != nil {
+			rows.Close()
+			return err
+		}
+		pks = append(pks, pk)
+		used -= stored
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(pks) == 0 {
+		return nil
+	}
+	_, err = tx.Exec(ctx, `
+WITH gone AS (DELETE FROM copies WHERE pk = ANY($1) RETURNING id, session),
+	noted AS (INSERT INTO evicted (id, session) SELECT id, session FROM gone ON CONFLICT (id) DO NOTHING)
+UPDATE counters SET value = value + (SELECT count(*) FROM gone) WHERE name = 'evictions'`, pks)
+	return err
+}
+
+// missing returns the error for a copy the session does not hold: an
+// *store.EvictedError when it was evicted from this session, else
+// store.ErrCopyNotFound.
+func (db *DB) missing(ctx context.Context, session, id string) error {
+	var at time.Time
+	err := db.retry(ctx, func() error {
+		return db.pool.QueryRow(ctx, "SELECT at FROM evicted WHERE session = $1 AND id = $2", session, id).Scan(&at)
+	})
+	switch {
+	case err == nil:
+		return &store.EvictedError{ID: id, At: at}
+	case errors.Is(err, pgx.ErrNoRows):
+		return store.ErrCopyNotFound
+	}
+	return db.wrap("read copy", err)
+}
+
+// Stats returns what the database holds, or one session (of any owner).
+// FileBytes is pg_database_size: everything in the database, scrollback's
+// tables and any other.
+func (db *DB) Stats(ctx context.Context, session string) (store.Stats, error) {
+	st := store.Stats{Session: session, Limits: db.limits}
+	if session != "" && !store.ValidID(store.SessionPrefix, session) {
+		return store.Stats{}, store.ErrSessionNotFound
+	}
+	err := db.retry(ctx, func() error {
+		if session == "" {
+			return db.pool.QueryRow(ctx, `SELECT
+	(SELECT count(*) FROM sessions),
+	(SELECT count(*) FROM copies WHERE NOT pending),
+	(SELECT coalesce(sum(total_bytes), 0)::bigint FROM copies WHERE NOT pending),
+	(SELECT coalesce(sum(stored_bytes), 0)::bigint FROM copies WHERE NOT pending),
+	(SELECT value FROM counters WHERE name = 'evictions'),
+	(SELECT value FROM counters WHERE name = 'retention_deletions'),
+	pg_database_size(current_database())`).Scan(
+				&st.Sessions, &st.Copies, &st.LogicalBytes, &st.StoredBytes, &st.Evictions, &st.RetentionDeletions, &st.FileBytes)
+		}
+		return db.pool.QueryRow(ctx, `SELECT count(*),
+	(SELECT count(*) FROM copies WHERE session = $1 AND NOT pending),
+	(SELECT coalesce(sum(total_bytes), 0)::bigint FROM copies WHERE session = $1 AND NOT pending),
+	(SELECT coalesce(sum(stored_bytes), 0)::bigint FROM copies WHERE session = $1 AND NOT pending),
+	(SELECT count(*) FROM evicted WHERE session = $1),
+	pg_database_size(current_database())
+FROM sessions WHERE id = $1`, session).Scan(
+			&st.Sessions, &st.Copies, &st.LogicalBytes, &st.StoredBytes, &st.Evictions, &st.FileBytes)
+	})
+	if err != nil {
+		return store.Stats{}, db.wrap("stats", err)
+	}
+	if session != "" && st.Sessions == 0 {
+		return store.Stats{}, store.ErrSessionNotFound
+	}
+	return st, nil
+}
+
+// DeleteIdle deletes every session last used before cutoff, with its
+// copies, and counts them as retention deletions. The rows' space is reused
+// once autovacuum has seen them.
+func (db *DB) DeleteIdle(ctx context.Context, cutoff time.Time) (int, error) {
+	if err := db.flushReads(ctx); err != nil {
+		return 0, db.wrap("delete idle sessions", err)
+	}
+	var n int64
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `
+WITH gone AS (DELETE FROM sessions WHERE last_used_at < $1 RETURNING 1)
+UPDATE counters SET value = value + (SELECT count(*) FROM gone) WHERE name = 'retention_deletions'
+RETURNING (SELECT count(*) FROM gone)`, cutoff).Scan(&n)
+	})
+	return int(n), db.wrap("delete idle sessions", err)
+}

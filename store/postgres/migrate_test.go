@@ -1,0 +1,76 @@
+package postgres
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/scrollback-dev/scrollback/store"
+)
+
+// TestMigrateV1 makes a database as the release before compression and
+// quotas did (schema version 1, raw chunks written with version 1's
+// columns), then opens it with this program: the old copy reads back
+// unchanged, its stored size is known, and a new save is compressed
+// beside it.
+func TestMigrateV1(t *testing.T) {
+	u := newDatabase(t)
+	ctx := t.Context()
+	pool, err := pgxpool.New(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrateWith(ctx, pool, migrations[:1]); err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	for i := range 10000 {
+		fmt.Fprintf(&want, "line %d: héllo ✓\n", i)
+	}
+	const session, id = "s_wm2wtvdtfe2l5mehgf2vojz24i", "out_rdanxb3jecchl7dcd4t4iik7rm"
+	if _, err := pool.Exec(ctx, "INSERT INTO sessions (id, owner) VALUES ($1, $2)", session, []byte("local")); err != nil {
+		t.Fatal(err)
+	}
+	var pk int64
+	if err := pool.QueryRow(ctx, `INSERT INTO copies (session, id, tool, source, total_bytes, lines, complete, omitted_bytes, omitted_lines)
+VALUES ($1, $2, 'run_command', 'seq-like', $3, 10000, true, 0, 0) RETURNING pk`, session, id, want.Len()).Scan(&pk); err != nil {
+		t.Fatal(err)
+	}
+	for seq := 0; seq*store.ChunkSize < want.Len(); seq++ {
+		chunk := want.Bytes()[seq*store.ChunkSize : min((seq+1)*store.ChunkSize, want.Len())]
+		if _, err := pool.Exec(ctx, "INSERT INTO chunks (copy, seq, data) VALUES ($1, $2, $3)", pk, seq, chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pool.Close()
+
+	db := openTest(t, u)
+	got := make([]byte, want.Len()+1)
+	if n, err := db.ReadCopyAt(ctx, session, id, got, 0); err != io.EOF || !bytes.Equal(got[:n], want.Bytes()) {
+		t.Fatalf("ReadCopyAt(v1 copy) = %d bytes, %v; want it as written", n, err)
+	}
+	ss, err := db.ListSessions(ctx, "local")
+	if err != nil || len(ss) != 1 || ss[0].LastUsedAt.Before(ss[0].CreatedAt) {
+		t.Fatalf("ListSessions = %+v, %v; want the one session, last used no earlier than made", ss, err)
+	}
+	st, err := db.Stats(ctx, session)
+	if err != nil || st.StoredBytes != int64(want.Len()) {
+		t.Fatalf("Stats = %+v, %v; want the v1 copy stored raw at %d bytes", st, err, want.Len())
+	}
+	info, err := db.SaveCopy(ctx, session, store.CopyMeta{}, bytes.NewReader(want.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := count(t, db, "SELECT count(*) FROM chunks k JOIN copies c ON c.pk = k.copy WHERE c.id = $1 AND k.codec = 1", info.ID); c == 0 {
+		t.Errorf("the new copy has no compressed chunk")
+	}
+	p := make([]byte, 4096)
+	if n, err := db.ReadCopyAt(ctx, session, info.ID, p, 100_000); err != nil || !bytes.Equal(p[:n], want.Bytes()[100_000:104_096]) {
+		t.Errorf("ReadCopyAt(new copy) = %d, %v; want its bytes", n, err)
+	}
+	if v := count(t, db, "SELECT max(version) FROM schema_migrations"); v != int64(len(migrations)) {
+		t.Errorf("schema version %d after open, want %d", v, len(migrations))
+	}
+}

@@ -1,0 +1,200 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"time"
+
+	"github.com/scrollback-dev/scrollback/store"
+)
+
+var _ store.Housekeeper = (*DB)(nil)
+
+// SetLimits sets the quotas SaveCopy enforces; Open starts with
+// store.DefaultLimits. Call it before sharing the DB between goroutines.
+//
+// Eviction goes by when copies were last read. Reads are noted in memory
+// and written down by the next write transaction (a save, DeleteIdle,
+// Close), so that a page read never waits for the write lock; another
+// process's reads count once it saves or closes.
+func (d *DB) SetLimits(l store.Limits) { d.limits = l }
+
+// markRead notes that a copy was read now.
+func (d *DB) markRead(session, id string) {
+	if d.readOnly {
+		return
+	}
+	d.readsMu.Lock()
+	d.reads[id] = readMark{session: session, at: now()}
+	d.readsMu.Unlock()
+}
+
+func (d *DB) pendingReads() bool {
+	d.readsMu.Lock()
+	defer d.readsMu.Unlock()
+	return len(d.reads) > 0
+}
+
+// flushReads writes the noted reads down in tx: each copy's last read
+// time and its session's last use. Should tx roll back, the reads are
+// lost, which only makes those copies a little more likely to be evicted.
+func (d *DB) flushReads(ctx context.Context, tx *sql.Tx) error {
+	d.readsMu.Lock()
+	reads := d.reads
+	if len(reads) == 0 {
+		d.readsMu.Unlock()
+		return nil
+	}
+	d.reads = map[string]readMark{}
+	d.readsMu.Unlock()
+	for id, m := range reads {
+		if _, err := tx.ExecContext(ctx, `UPDATE copies SET last_read_at = max(last_read_at, ?) WHERE id = ?`, m.at, id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_used_at = max(last_used_at, ?) WHERE id = ?`, m.at, m.session); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// evict deletes the least recently read copies (never keep, the copy just
+// saved) until the session is within its quota and the database within
+// its cap, leaving each evicted id's time behind for missing to report.
+func (d *DB) evict(ctx context.Context, tx *sql.Tx, session string, keep int64) error {
+	if q := d.limits.SessionQuota; q > 0 {
+		if err := evictOver(ctx, tx, q, keep,
+			`SELECT coalesce(sum(stored_bytes), 0) FROM copies WHERE session = ?1 AND NOT pending`,
+			`SELECT pk, id, session, stored_bytes FROM copies WHERE session = ?1 AND pk != ?2 AND NOT pending ORDER BY last_read_at, pk`,
+			session); err != nil {
+			return err
+		}
+	}
+	if c := d.limits.DBCap; c > 0 {
+		return evictOver(ctx, tx, c, keep,
+			`SELECT coalesce(sum(stored_bytes), 0) FROM copies WHERE ?1 = ?1 AND NOT pending`,
+			`SELECT pk, id, session, stored_bytes FROM copies WHERE ?1 = ?1 AND pk != ?2 AND NOT pending ORDER BY last_read_at, pk`,
+			"")
+	}
+	return nil
+}
+
+// evictOver evicts, in the order victims lists them, until the total
+// usedQuery sums is at most limit or nothing but keep is left.
+func evictOver(ctx context.Context, tx *sql.Tx, limit, keep int64, usedQuery, victims, scope string) error {
+	var used int64
+	if err := tx.QueryRowContext(ctx, usedQuery, scope).Scan(&used); err != nil {
+		return err
+	}
+	if used <= limit {
+		return nil
+	}
+	type victim struct {
+		pk          int64
+		id, session string
+		stored      int64
+	}
+	var vs []victim
+	rows, err := tx.QueryContext(ctx, victims, scope, keep)
+	if err != nil {
+		return err
+	}
+	for used > limit && rows.Next() {
+		var v victim
+		if err := rows.Scan(&v.pk, &v.id, &v.session, &v.stored); err != nil {
+			rows.Close()
+			return err
+		}
+		vs = append(vs, v)
+		used -= v.stored
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	at := now()
+	for _, v := range vs {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM copies WHERE pk = ?`, v.pk); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO evicted (id, session, at) VALUES (?, ?, ?)`, v.id, v.session, at); err != nil {
+			return err
+		}
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE counters SET value = value + ? WHERE name = 'evictions'`, len(vs))
+	return err
+}
+
+// Stats returns what the database holds, or one session (of any owner).
+func (d *DB) Stats(ctx context.Context, session string) (store.Stats, error) {
+	st := store.Stats{Session: session, Limits: d.limits}
+	var err error
+	if session == "" {
+		err = d.db.QueryRowContext(ctx, `SELECT
+			(SELECT count(*) FROM sessions),
+			(SELECT count(*) FROM copies WHERE NOT pending),
+			(SELECT coalesce(sum(total_bytes), 0) FROM copies WHERE NOT pending),
+			(SELECT coalesce(sum(stored_bytes), 0) FROM copies WHERE NOT pending),
+			(SELECT value FROM counters WHERE name = 'evictions'),
+			(SELECT value FROM counters WHERE name = 'retention_deletions')`).Scan(
+			&st.Sessions, &st.Copies, &st.LogicalBytes, &st.StoredBytes, &st.Evictions, &st.RetentionDeletions)
+	} else {
+		if !store.ValidID(store.SessionPrefix, session) {
+			return store.Stats{}, store.ErrSessionNotFound
+		}
+		err = d.db.QueryRowContext(ctx, `SELECT count(*),
+			(SELECT count(*) FROM copies WHERE session = ?1 AND NOT pending),
+			(SELECT coalesce(sum(total_bytes), 0) FROM copies WHERE session = ?1 AND NOT pending),
+			(SELECT coalesce(sum(stored_bytes), 0) FROM copies WHERE session = ?1 AND NOT pending),
+			(SELECT count(*) FROM evicted WHERE session = ?1)
+			FROM sessions WHERE id = ?1`, session).Scan(
+			&st.Sessions, &st.Copies, &st.LogicalBytes, &st.StoredBytes, &st.Evictions)
+		if err == nil && st.Sessions == 0 {
+			return store.Stats{}, store.ErrSessionNotFound
+		}
+	}
+	if err != nil {
+		return store.Stats{}, d.readErr("stats", err)
+	}
+	for _, p := range []string{d.path, d.path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			st.FileBytes += fi.Size()
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return store.Stats{}, wrap("stats", d.path, err)
+		}
+	}
+	return st, nil
+}
+
+// DeleteIdle deletes every session last used before cutoff, with its
+// copies, counts them as retention deletions and gives the freed pages
+// back to the file system.
+func (d *DB) DeleteIdle(ctx context.Context, cutoff time.Time) (int, error) {
+	var n int64
+	err := d.write(ctx, "delete idle sessions", func(tx *sql.Tx) error {
+		if err := d.flushReads(ctx, tx); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE last_used_at < ?`, cutoff.UnixNano())
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE counters SET value = value + ? WHERE name = 'retention_deletions'`, n); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `PRAGMA incremental_vacuum`)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 {
+		d.db.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
+	}
+	return int(n), nil
+}

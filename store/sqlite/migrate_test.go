@@ -1,0 +1,123 @@
+package sqlite_test
+
+import (
+	"bytes"
+	"database/sql"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/scrollback-dev/scrollback/store"
+	"github.com/scrollback-dev/scrollback/store/sqlite"
+)
+
+// TestMigrateV1 opens a database written by the release before compression
+// and quotas (testdata/v1.db, schema version 1, raw chunks) and checks that
+// its copies read back unchanged, that it takes new, compressed copies
+// beside them, and that its totals are known to stats.
+func TestMigrateV1(t *testing.T) {
+	src, err := os.ReadFile("testdata/v1.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "v1.db")
+	if err := os.WriteFile(path, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatalf("Open(v1 database): %v", err)
+	}
+	defer db.Close()
+	ctx := t.Context()
+	const (
+		session = "s_wm2wtvdtfe2l5mehgf2vojz24i"
+		seqLike = "out_rdanxb3jecchl7dcd4t4iik7rm"
+		small   = "out_cogq27ypdvcc25fcr2qjpadnqu"
+	)
+	var want bytes.Buffer
+	for i := range 10000 {
+		fmt.Fprintf(&want, "line %d: héllo ✓\n", i)
+	}
+	for _, c := range []struct {
+		id       string
+		data     []byte
+		lines    int64
+		complete bool
+	}{
+		{seqLike, want.Bytes(), 10000, true},
+		{small, []byte("hello\nworld"), 2, false},
+	} {
+		info, err := db.StatCopy(ctx, session, c.id)
+		if err != nil {
+			t.Fatalf("StatCopy(%s): %v", c.id, err)
+		}
+		if info.TotalBytes != int64(len(c.data)) || info.Lines != c.lines || info.Complete != c.complete {
+			t.Errorf("StatCopy(%s) = %+v, want %d bytes, %d lines, complete %v", c.id, info, len(c.data), c.lines, c.complete)
+		}
+		got := make([]byte, len(c.data)+10)
+		n, err := db.ReadCopyAt(ctx, session, c.id, got, 0)
+		if err != io.EOF || !bytes.Equal(got[:n], c.data) {
+			t.Errorf("ReadCopyAt(%s) = %d bytes, %v; want the copy as written", c.id, n, err)
+		}
+	}
+	ss, err := db.ListSessions(ctx, "local")
+	if err != nil || len(ss) != 1 || ss[0].LastUsedAt.Before(ss[0].CreatedAt) {
+		t.Fatalf("ListSessions = %+v, %v; want the one session, last used no earlier than made", ss, err)
+	}
+	info, err := db.SaveCopy(ctx, session, store.CopyMeta{}, bytes.NewReader(want.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := db.Stats(ctx, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The old raw copy counts as stored at its size; the new one compressed.
+	logical := 2*int64(want.Len()) + 11
+	if st.Copies != 3 || st.LogicalBytes != logical || st.StoredBytes >= int64(want.Len())+11+int64(want.Len())/4 {
+		t.Errorf("Stats after a new save = %+v, want 3 copies, %d logical bytes, the new one compressed", st, logical)
+	}
+	got := make([]byte, 4096)
+	if n, err := db.ReadCopyAt(ctx, session, info.ID, got, 100_000); err != nil || !bytes.Equal(got[:n], want.Bytes()[100_000:104_096]) {
+		t.Errorf("ReadCopyAt(new copy) = %d, %v; want its bytes", n, err)
+	}
+}
+
+// TestAbandonedPendingDeleted: a pending copy whose writer died (no append
+// for store.StalePending) is deleted by the next Open; a fresh one stays.
+func TestAbandonedPendingDeleted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db")
+	db := open(t, path, nil)
+	ctx := t.Context()
+	sess, _ := db.CreateSession(ctx, "me")
+	for range 2 {
+		p, err := db.BeginCopy(ctx, sess.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Append(ctx, payload(1, store.ChunkSize)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`UPDATE copies SET last_read_at = ? WHERE pk = (SELECT min(pk) FROM copies)`,
+		time.Now().Add(-store.StalePending-time.Minute).UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	db = open(t, path, nil)
+	var copies, chunks int
+	raw.QueryRow(`SELECT count(*) FROM copies`).Scan(&copies)
+	raw.QueryRow(`SELECT count(*) FROM chunks`).Scan(&chunks)
+	if copies != 1 || chunks != 1 {
+		t.Errorf("after reopening: %d copies, %d chunks; want the fresh pending copy only (1, 1)", copies, chunks)
+	}
+}

@@ -1,0 +1,324 @@
+package storetest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/scrollback-dev/scrollback/store"
+)
+
+// housekeepingTests check what store.Housekeeper promises: compression that
+// offsets never see, quotas that evict the least recently read copies and
+// say so when one is read, retention by last use, and stats. They run only
+// against backends that implement store.Housekeeper.
+var housekeepingTests = []struct {
+	name string
+	fn   func(t *testing.T, s store.Store, h store.Housekeeper)
+}{
+	{"Compressible", testCompressible},
+	{"EvictLeastRecentlyRead", testEvictLRU},
+	{"EvictOversizedCopyKept", testEvictOversized},
+	{"EvictDBCapAcrossSessions", testEvictDBCap},
+	{"EvictUnderConcurrentReads", testEvictConcurrentReads},
+	{"DeleteIdle", testDeleteIdle},
+	{"StatsSession", testStatsSession},
+}
+
+func runHousekeeping(t *testing.T, newStore func(t *testing.T) store.Store) {
+	for _, tt := range housekeepingTests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t)
+			h, ok := s.(store.Housekeeper)
+			if !ok {
+				t.Skip("the store does not implement store.Housekeeper")
+			}
+			tt.fn(t, s, h)
+		})
+	}
+}
+
+// noise returns n bytes that do not compress, so that a copy's stored size
+// is its size and quotas can be reasoned about exactly.
+func noise(seed uint64, n int) []byte {
+	r := rand.NewChaCha8([32]byte{byte(seed), byte(seed >> 8), byte(seed >> 16)})
+	b := make([]byte, n)
+	r.Read(b)
+	return b
+}
+
+// logLines returns n bytes of a repetitive log, as test runners print.
+func logLines(n int) []byte {
+	var b bytes.Buffer
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "=== RUN   TestThing/case_%d\n--- PASS: TestThing/case_%d (0.%02ds) — ✓ ok\n", i, i, i%100)
+	}
+	return b.Bytes()[:n]
+}
+
+func stats(t *testing.T, h store.Housekeeper, session string) store.Stats {
+	t.Helper()
+	st, err := h.Stats(ctxT(t), session)
+	if err != nil {
+		t.Fatalf("Stats(%q): %v", session, err)
+	}
+	return st
+}
+
+// wantEvicted checks that reading id gives the evicted error, with a time,
+// from both StatCopy and ReadCopyAt.
+func wantEvicted(t *testing.T, s store.Store, session, id string) {
+	t.Helper()
+	_, err := s.StatCopy(ctxT(t), session, id)
+	var ee *store.EvictedError
+	if !errors.Is(err, store.ErrEvicted) || !errors.As(err, &ee) || ee.At.IsZero() || ee.ID != id {
+		t.Errorf("StatCopy(evicted %s): err = %v, want an *store.EvictedError with its id and time", id, err)
+	}
+	if errors.Is(err, store.ErrCopyNotFound) || errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("StatCopy(evicted %s): err = %v also matches ErrCopyNotFound or ErrUnavailable; evicted is its own kind", id, err)
+	}
+	if err != nil && !strings.Contains(err.Error(), "re-run") {
+		t.Errorf("StatCopy(evicted %s): message %q does not say to re-run the source", id, err)
+	}
+	_, err = s.ReadCopyAt(ctxT(t), session, id, make([]byte, 10), 0)
+	if !errors.Is(err, store.ErrEvicted) || errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("ReadCopyAt(evicted %s): err = %v, want ErrEvicted alone", id, err)
+	}
+}
+
+func wantReadable(t *testing.T, s store.Store, session string, info store.CopyInfo, data []byte) {
+	t.Helper()
+	if got := readAll(t, s, session, info.ID, info.TotalBytes, 4096); !bytes.Equal(got, data) {
+		t.Errorf("copy %s read back wrong", info.ID)
+	}
+}
+
+func testCompressible(t *testing.T, s store.Store, h store.Housekeeper) {
+	sess := createSession(t, s, alice)
+	text := logLines(5*store.ChunkSize + 1234)
+	rnd := noise(1, 2*store.ChunkSize+77)
+	mixed := append(append(append([]byte{}, text[:store.ChunkSize+500]...), rnd...), text[:3000]...)
+	for _, data := range [][]byte{text, rnd, mixed} {
+		info := saveCopy(t, s, sess.ID, store.CopyMeta{Complete: true}, data)
+		if info.TotalBytes != int64(len(data)) {
+			t.Fatalf("TotalBytes = %d, want %d (offsets count uncompressed bytes)", info.TotalBytes, len(data))
+		}
+		wantReadable(t, s, sess.ID, info, data)
+		// Pages that straddle chunk boundaries, and odd sizes.
+		for _, off := range []int64{0, 1, store.ChunkSize - 3, store.ChunkSize, 2*store.ChunkSize - 100, int64(len(data)) - 5} {
+			for _, n := range []int{1, 7, 4096, 70000} {
+				p := make([]byte, n)
+				got, err := s.ReadCopyAt(ctxT(t), sess.ID, info.ID, p, off)
+				want := min(int64(n), int64(len(data))-off)
+				if int64(got) != want || (err != nil && err != io.EOF) || !bytes.Equal(p[:got], data[off:off+want]) {
+					t.Fatalf("ReadCopyAt(off=%d, len=%d) = %d, %v; want %d bytes of the copy", off, n, got, err, want)
+				}
+			}
+		}
+	}
+	st := stats(t, h, sess.ID)
+	logical := int64(len(text) + len(rnd) + len(mixed))
+	if st.LogicalBytes != logical {
+		t.Errorf("Stats.LogicalBytes = %d, want %d", st.LogicalBytes, logical)
+	}
+	// The random bytes stay raw (stored as they are); the text shrinks.
+	if min := int64(len(rnd)) * 2; st.StoredBytes < min || st.StoredBytes > logical/2 {
+		t.Errorf("Stats.StoredBytes = %d of %d logical: want the text compressed and the random bytes raw (%d..%d)", st.StoredBytes, logical, min, logical/2)
+	}
+}
+
+func testEvictLRU(t *testing.T, s store.Store, h store.Housekeeper) {
+	const size = 100_000
+	h.SetLimits(store.Limits{SessionQuota: 250_000})
+	sess := createSession(t, s, alice)
+	other := createSession(t, s, alice)
+	keepOther := saveCopy(t, s, other.ID, store.CopyMeta{}, noise(9, size))
+	var infos []store.CopyInfo
+	var datas [][]byte
+	for i := range 2 {
+		datas = append(datas, noise(uint64(i), size))
+		infos = append(infos, saveCopy(t, s, sess.ID, store.CopyMeta{Source: fmt.Sprint(i)}, datas[i]))
+	}
+	// Read the older copy: the newer one is now the least recently read.
+	wantReadable(t, s, sess.ID, infos[0], datas[0])
+	datas = append(datas, noise(2, size))
+	infos = append(infos, saveCopy(t, s, sess.ID, store.CopyMeta{Source: "2"}, datas[2]))
+
+	wantEvicted(t, s, sess.ID, infos[1].ID)
+	wantReadable(t, s, sess.ID, infos[0], datas[0])
+	wantReadable(t, s, sess.ID, infos[2], datas[2])
+	wantReadable(t, s, other.ID, keepOther, noise(9, size)) // another session's quota is its own
+	list, err := s.ListCopies(ctxT(t), sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 {
+		t.Errorf("ListCopies after eviction: %d copies, want 2", len(list))
+	}
+	// Another session never learns of the eviction: the id is not its own.
+	_, err = s.StatCopy(ctxT(t), other.ID, infos[1].ID)
+	wantErr(t, "StatCopy(evicted id, other session)", err, store.ErrCopyNotFound)
+	if errors.Is(err, store.ErrEvicted) {
+		t.Errorf("StatCopy(evicted id, other session) = %v: reveals the other session's eviction", err)
+	}
+	if st := stats(t, h, sess.ID); st.Evictions != 1 || st.StoredBytes > 250_000 {
+		t.Errorf("session stats = %+v, want 1 eviction and at most 250000 stored bytes", st)
+	}
+	if st := stats(t, h, ""); st.Evictions != 1 {
+		t.Errorf("database stats: %d evictions, want 1", st.Evictions)
+	}
+}
+
+func testEvictOversized(t *testing.T, s store.Store, h store.Housekeeper) {
+	h.SetLimits(store.Limits{SessionQuota: 50_000})
+	sess := createSession(t, s, alice)
+	small := saveCopy(t, s, sess.ID, store.CopyMeta{}, noise(1, 20_000))
+	big := noise(2, 3*store.ChunkSize)
+	info := saveCopy(t, s, sess.ID, store.CopyMeta{}, big)
+	wantReadable(t, s, sess.ID, info, big)
+	wantEvicted(t, s, sess.ID, small.ID)
+	// Saving again evicts the oversized copy, never the one being saved.
+	again := saveCopy(t, s, sess.ID, store.CopyMeta{}, big)
+	wantEvicted(t, s, sess.ID, info.ID)
+	wantReadable(t, s, sess.ID, again, big)
+}
+
+func testEvictDBCap(t *testing.T, s store.Store, h store.Housekeeper) {
+	const size = 100_000
+	h.SetLimits(store.Limits{DBCap: 250_000})
+	a, b := createSession(t, s, alice), createSession(t, s, bob)
+	a1 := saveCopy(t, s, a.ID, store.CopyMeta{}, noise(1, size))
+	b1 := saveCopy(t, s, b.ID, store.CopyMeta{}, noise(2, size))
+	b2 := saveCopy(t, s, b.ID, store.CopyMeta{}, noise(3, size)) // over the cap: a1 is the least recently read
+	wantEvicted(t, s, a.ID, a1.ID)
+	wantReadable(t, s, b.ID, b1, noise(2, size))
+	wantReadable(t, s, b.ID, b2, noise(3, size))
+	if st := stats(t, h, ""); st.StoredBytes > 250_000 || st.Evictions != 1 || st.Sessions != 2 {
+		t.Errorf("stats = %+v, want at most 250000 stored bytes, 1 eviction, 2 sessions", st)
+	}
+}
+
+// testEvictConcurrentReads reads pages of copies while saves evict them:
+// every read gives the whole page, right, or the evicted error; never a
+// torn page, never another error.
+func testEvictConcurrentReads(t *testing.T, s store.Store, h store.Housekeeper) {
+	const size = 3 * store.ChunkSize
+	h.SetLimits(store.Limits{SessionQuota: 4 * size})
+	sess := createSession(t, s, alice)
+	type saved struct {
+		info store.CopyInfo
+		data []byte
+	}
+	var (
+		mu      sync.Mutex
+		all     []saved
+		done    atomic.Bool
+		evicted atomic.Int64
+		wg      sync.WaitGroup
+	)
+	add := func(i int) {
+		data := noise(uint64(i), size)
+		if i%2 == 0 {
+			data = logLines(size) // compressed chunks too
+			data[0] = byte('a' + i%26)
+		}
+		info, err := s.SaveCopy(ctxT(t), sess.ID, store.CopyMeta{}, bytes.NewReader(data))
+		if err != nil {
+			t.Errorf("SaveCopy: %v", err)
+			return
+		}
+		mu.Lock()
+		all = append(all, saved{info, data})
+		mu.Unlock()
+	}
+	add(0)
+	for r := range 4 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(r), 7))
+			p := make([]byte, 4096)
+			for !done.Load() {
+				mu.Lock()
+				c := all[rng.IntN(len(all))]
+				mu.Unlock()
+				off := rng.Int64N(size - 4096)
+				n, err := s.ReadCopyAt(ctxT(t), sess.ID, c.info.ID, p, off)
+				switch {
+				case errors.Is(err, store.ErrEvicted):
+					evicted.Add(1)
+				case err != nil:
+					t.Errorf("ReadCopyAt(%s, %d): %v", c.info.ID, off, err)
+					return
+				case n != len(p) || !bytes.Equal(p, c.data[off:off+4096]):
+					t.Errorf("ReadCopyAt(%s, %d): a torn or wrong page (%d bytes)", c.info.ID, off, n)
+					return
+				}
+			}
+		})
+	}
+	for i := 1; i < 16 && !t.Failed(); i++ {
+		add(i)
+	}
+	done.Store(true)
+	wg.Wait()
+	if st := stats(t, h, sess.ID); st.StoredBytes > 4*size || st.Evictions == 0 {
+		t.Errorf("stats after the saves = %+v, want evictions and at most %d stored bytes", st, 4*size)
+	}
+}
+
+func testDeleteIdle(t *testing.T, s store.Store, h store.Housekeeper) {
+	idle := createSession(t, s, alice)
+	idleCopy := saveCopy(t, s, idle.ID, store.CopyMeta{}, []byte("old\n"))
+	busy := createSession(t, s, bob)
+	time.Sleep(20 * time.Millisecond) // order the clock readings, not a timing assertion
+	cutoff := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	info := saveCopy(t, s, busy.ID, store.CopyMeta{}, []byte("new\n"))
+
+	n, err := h.DeleteIdle(ctxT(t), cutoff)
+	if err != nil || n != 1 {
+		t.Fatalf("DeleteIdle = %d, %v; want 1 session deleted", n, err)
+	}
+	_, err = s.GetSession(ctxT(t), alice, idle.ID)
+	wantErr(t, "GetSession(idle, deleted)", err, store.ErrSessionNotFound)
+	_, err = s.StatCopy(ctxT(t), idle.ID, idleCopy.ID)
+	wantErr(t, "StatCopy(copy of an idle session)", err, store.ErrCopyNotFound)
+	got, err := s.GetSession(ctxT(t), bob, busy.ID)
+	if err != nil {
+		t.Fatalf("GetSession(busy): %v", err)
+	}
+	if !got.LastUsedAt.After(cutoff) {
+		t.Errorf("busy session LastUsedAt = %v, want after %v (its last save)", got.LastUsedAt, cutoff)
+	}
+	wantReadable(t, s, busy.ID, info, []byte("new\n"))
+	if st := stats(t, h, ""); st.RetentionDeletions != 1 || st.Sessions != 1 {
+		t.Errorf("stats = %+v, want 1 retention deletion and 1 session left", st)
+	}
+	if n, err := h.DeleteIdle(ctxT(t), cutoff); err != nil || n != 0 {
+		t.Errorf("DeleteIdle again = %d, %v; want 0, nil", n, err)
+	}
+}
+
+func testStatsSession(t *testing.T, s store.Store, h store.Housekeeper) {
+	sess := createSession(t, s, alice)
+	createSession(t, s, bob)
+	saveCopy(t, s, sess.ID, store.CopyMeta{}, []byte("hello\n"))
+	saveCopy(t, s, sess.ID, store.CopyMeta{}, []byte("world\n!"))
+	st := stats(t, h, sess.ID)
+	if st.Session != sess.ID || st.Copies != 2 || st.LogicalBytes != 13 || st.StoredBytes != 13 || st.Sessions != 1 {
+		t.Errorf("Stats(session) = %+v, want 2 copies, 13 logical and stored bytes", st)
+	}
+	if all := stats(t, h, ""); all.Sessions != 2 || all.Copies != 2 || all.FileBytes <= 0 {
+		t.Errorf("Stats() = %+v, want 2 sessions, 2 copies, a database size", all)
+	}
+	_, err := h.Stats(ctxT(t), store.NewID(store.SessionPrefix))
+	wantErr(t, "Stats(unknown session)", err, store.ErrSessionNotFound)
+	_, err = h.Stats(ctxT(t), "../etc")
+	wantErr(t, "Stats(bad id)", err, store.ErrSessionNotFound)
+}

@@ -1,0 +1,128 @@
+package storetest
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/scrollback-dev/scrollback/store"
+)
+
+// pendingTests check store.Streamer: a copy saved in pieces is invisible
+// until finished, whole once finished, and gone when aborted.
+var pendingTests = []struct {
+	name string
+	fn   func(t *testing.T, s store.Store, st store.Streamer)
+}{
+	{"PendingInvisible", testPendingInvisible},
+	{"PendingAbort", testPendingAbort},
+	{"PendingErrors", testPendingErrors},
+}
+
+func runPending(t *testing.T, newStore func(t *testing.T) store.Store) {
+	for _, tt := range pendingTests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t)
+			st, ok := s.(store.Streamer)
+			if !ok {
+				t.Skip("the store does not implement store.Streamer")
+			}
+			tt.fn(t, s, st)
+		})
+	}
+}
+
+func testPendingInvisible(t *testing.T, s store.Store, st store.Streamer) {
+	sess := createSession(t, s, alice)
+	data := content(7, 3*store.ChunkSize+1234)
+	p, err := st.BeginCopy(ctxT(t), sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Append(ctxT(t), data[:2*store.ChunkSize]); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.ListCopies(ctxT(t), sess.ID)
+	if err != nil || len(list) != 0 {
+		t.Errorf("ListCopies with a copy pending = %v, %v; want none", list, err)
+	}
+	got, err := s.GetSession(ctxT(t), alice, sess.ID)
+	if err != nil || got.Copies != 0 || got.Bytes != 0 {
+		t.Errorf("GetSession with a copy pending = %+v, %v; want no copies counted", got, err)
+	}
+	if h, ok := s.(store.Housekeeper); ok {
+		if stats(t, h, sess.ID).Copies != 0 {
+			t.Errorf("Stats count a pending copy")
+		}
+	}
+	meta := store.CopyMeta{Tool: "run_command", Source: "make", Complete: false, OmittedBytes: 5, OmittedLines: 1}
+	info, err := p.Finish(ctxT(t), meta, bytes.NewReader(data[2*store.ChunkSize:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.TotalBytes != int64(len(data)) || info.Lines != countLines(data) || info.Tool != meta.Tool ||
+		info.Source != meta.Source || info.Complete || info.OmittedBytes != 5 || info.OmittedLines != 1 {
+		t.Errorf("Finish = %+v; want %d bytes, %d lines and the meta given", info, len(data), countLines(data))
+	}
+	stat, err := s.StatCopy(ctxT(t), sess.ID, info.ID)
+	if err != nil || stat.TotalBytes != info.TotalBytes || stat.Lines != info.Lines {
+		t.Errorf("StatCopy after Finish = %+v, %v; want %+v", stat, err, info)
+	}
+	wantReadable(t, s, sess.ID, info, data)
+	if err := p.Abort(ctxT(t)); err != nil {
+		t.Errorf("Abort after Finish: %v; want nothing done", err)
+	}
+	wantReadable(t, s, sess.ID, info, data)
+}
+
+func testPendingAbort(t *testing.T, s store.Store, st store.Streamer) {
+	sess := createSession(t, s, alice)
+	p, err := st.BeginCopy(ctxT(t), sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Append(ctxT(t), content(1, store.ChunkSize)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Abort(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Finish(ctxT(t), store.CopyMeta{}, bytes.NewReader(nil)); err == nil {
+		t.Errorf("Finish after Abort succeeded")
+	}
+	list, err := s.ListCopies(ctxT(t), sess.ID)
+	if err != nil || len(list) != 0 {
+		t.Errorf("ListCopies after Abort = %v, %v; want none", list, err)
+	}
+	// A pending copy in a session deleted meanwhile cannot be finished.
+	p, err = st.BeginCopy(ctxT(t), sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteSession(ctxT(t), alice, sess.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Finish(ctxT(t), store.CopyMeta{}, bytes.NewReader([]byte("x"))); err == nil {
+		t.Errorf("Finish of a copy whose session was deleted succeeded")
+	}
+}
+
+func testPendingErrors(t *testing.T, s store.Store, st store.Streamer) {
+	_, err := st.BeginCopy(ctxT(t), store.NewID(store.SessionPrefix))
+	wantErr(t, "BeginCopy(unknown session)", err, store.ErrSessionNotFound)
+	_, err = st.BeginCopy(ctxT(t), "../x")
+	wantErr(t, "BeginCopy(bad id)", err, store.ErrSessionNotFound)
+	sess := createSession(t, s, alice)
+	p, err := st.BeginCopy(ctxT(t), sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Append(ctxT(t), []byte("not a whole chunk")); err == nil {
+		t.Errorf("Append of a partial chunk succeeded")
+	}
+	// The failed append left nothing behind: the copy is just its rest.
+	info, err := p.Finish(ctxT(t), store.CopyMeta{}, bytes.NewReader([]byte("all\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantReadable(t, s, sess.ID, info, []byte("all\n"))
+}
