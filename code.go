@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scrollback-dev/scrollback/codemode"
+	"github.com/scrollback-dev/scrollback/internal/procgroup"
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
 	"github.com/scrollback-dev/scrollback/store"
 )
@@ -123,7 +124,7 @@ A nested result over 24 KiB is kept: saved as a copy before the script sees it, 
 // descriptions).
 func codeTools(s *Session) []codemode.Tool {
 	return []codemode.Tool{
-		codeTool(s, "run_command", "Run a shell command with /bin/sh -c; returns a preview of stdout and stderr merged, and an output_id when the output did not fit.", (*Session).RunCommand),
+		codeTool(s, "run_command", procgroup.ForShell("Run a shell command with /bin/sh -c; returns a preview of stdout and stderr merged, and an output_id when the output did not fit."), (*Session).RunCommand),
 		codeTool(s, "read_file", "Read one page of a file, by line or byte offset.", (*Session).ReadFile),
 		codeTool(s, "read_tool_output", "Read one page (at most 4096 bytes) of a retained copy by UTF-8 byte offset; follow nextOffset.", (*Session).ReadToolOutput),
 		codeTool(s, "grep_tool_output", "Search a retained copy with an RE2 pattern; returns matching lines with their offsets.", (*Session).GrepToolOutput),

@@ -64,7 +64,8 @@ type RunCommandResult struct {
 // type: capture reports it, preview shows it, the result carries it.
 type GapRef = preview.Gap
 
-// RunCommand runs in.Command with /bin/sh -c in its own process group,
+// RunCommand runs in.Command with /bin/sh -c in its own process group
+// (cmd.exe /d /s /c in a job object on Windows: see package runner),
 // captures stdout and stderr merged in arrival order, and returns a preview.
 // When the output does not fit the preview budget it is saved as a retained
 // copy of this session first. A non-zero exit, a signal and a timeout are

@@ -71,11 +71,21 @@
 //   - credential files anywhere: .aws/credentials, .netrc, _netrc,
 //     .git-credentials, .pgpass, .docker/config.json, anything under .gnupg;
 //   - /etc/shadow, /etc/gshadow (and their "-" backups), /proc/*/environ;
+//   - on macOS, keychains (anything under a Library/Keychains directory,
+//     the user's and the system's) and /etc/master.passwd;
+//   - on Windows, the credential stores under %APPDATA% and %LOCALAPPDATA%
+//     (Microsoft\Credentials, Microsoft\Protect, Microsoft\Crypto,
+//     Microsoft\Vault), GnuPG's %APPDATA%\gnupg, and the SAM, SECURITY and
+//     SYSTEM registry hives under System32\config; %USERPROFILE%\.ssh and
+//     the other rules above apply there too;
 //   - .env and .env.* files anywhere, except the templates .env.example,
 //     .env.sample, .env.template and .env.dist; .envrc is allowed (a direnv
 //     script, normally committed, that reads secrets rather than holding them);
 //   - Options.Deny patterns (filepath.Match on the absolute path, resolved or
 //     as given, or on the base name; a leading "~/" means Options.Home).
+//
+// On macOS and Windows, whose file systems ignore case by default, the rules
+// compare names without case (~/.SSH/ID_RSA is refused like ~/.ssh/id_rsa).
 //
 // A relative Request.Path is taken relative to Options.Root when it is set,
 // else to the working directory; a leading "~/" means Options.Home.

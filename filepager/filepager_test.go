@@ -424,3 +424,54 @@ func TestErrorShortensHugePath(t *testing.T) {
 		t.Errorf("error of %d bytes (valid UTF-8: %v): %.200s", len(err.Error()), utf8.ValidString(err.Error()), err)
 	}
 }
+
+// The rules of each system, checked on any system through the GOOS-like
+// parameter.
+func TestSensitivePerPlatform(t *testing.T) {
+	for _, tt := range []struct {
+		goos, path string
+		want       string // a word of the reason; "" = allowed
+	}{
+		// Everywhere.
+		{"linux", "/home/u/.ssh/id_ed25519", ".ssh"},
+		{"darwin", "/Users/u/.ssh/id_ed25519", ".ssh"},
+		{"windows", `C:\Users\u\.ssh\id_ed25519`, ".ssh"},
+		{"windows", `C:\Users\u\.ssh\known_hosts`, ""},
+		{"windows", `C:\Users\u\.aws\credentials`, ".aws"},
+		{"windows", `C:\Users\u\_netrc`, ".netrc"},
+		{"windows", `D:\src\app\.env`, ".env"},
+		{"windows", `D:\src\app\.env.example`, ""},
+		// Case: macOS and Windows ignore it, Linux does not.
+		{"darwin", "/Users/u/.SSH/ID_RSA", ".ssh"},
+		{"windows", `C:\Users\u\.SSH\Id_Rsa`, ".ssh"},
+		{"linux", "/home/u/.SSH/notes", ""},
+		{"darwin", "/Users/u/.ssh/ID_RSA.PUB", ""},
+		// macOS keychains and password hashes.
+		{"darwin", "/Users/u/Library/Keychains/login.keychain-db", "keychain"},
+		{"darwin", "/Library/Keychains/System.keychain", "keychain"},
+		{"darwin", "/Users/u/library/keychains/x/keychain-2.db", "keychain"},
+		{"darwin", "/private/etc/master.passwd", "master.passwd"},
+		{"darwin", "/Users/u/Library/Preferences/com.apple.Terminal.plist", ""},
+		{"linux", "/home/u/Library/Keychains/notes", ""},
+		// Windows credential stores, in %APPDATA% and %LOCALAPPDATA%.
+		{"windows", `C:\Users\u\AppData\Roaming\Microsoft\Credentials\DFBE70A7E5CC19A398EBF1B96859CE5D`, "credential store"},
+		{"windows", `C:\Users\u\AppData\Local\Microsoft\Credentials\ABC`, "credential store"},
+		{"windows", `C:\Users\u\AppData\Roaming\Microsoft\Protect\S-1-5-21\key`, "credential store"},
+		{"windows", `C:\Users\u\AppData\Roaming\Microsoft\Crypto\RSA\S-1-5-21\key`, "credential store"},
+		{"windows", `C:\Users\u\AppData\Local\Microsoft\Vault\4BF4C442\policy.vpol`, "credential store"},
+		{"windows", `c:\users\u\appdata\roaming\microsoft\credentials\x`, "credential store"},
+		{"windows", `C:\Users\u\AppData\Roaming\gnupg\private-keys-v1.d\x.key`, "GnuPG"},
+		{"windows", `C:\Users\u\AppData\Roaming\gnupg\pubring.kbx`, "GnuPG"},
+		{"windows", `C:\Windows\System32\config\SAM`, "registry hive"},
+		{"windows", `C:\Windows\System32\config\SECURITY`, "registry hive"},
+		{"windows", `C:\Windows\System32\drivers\etc\hosts`, ""},
+		{"windows", `C:\Users\u\AppData\Roaming\Microsoft\Windows\Start Menu\x.lnk`, ""},
+		{"windows", `C:\Users\u\AppData\Roaming\Code\User\settings.json`, ""},
+		{"linux", "/home/u/AppData/Roaming/Microsoft/Credentials/x", ""},
+	} {
+		got := sensitiveReasonOn(tt.goos, tt.path)
+		if (got == "") != (tt.want == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("%s: sensitiveReasonOn(%q) = %q, want a reason with %q", tt.goos, tt.path, got, tt.want)
+		}
+	}
+}

@@ -3,16 +3,36 @@ package filepager
 import (
 	"bytes"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 )
 
-// sensitiveReason reports why the absolute, cleaned path p must not be read,
-// or "" when no built-in rule refuses it. The rules are those listed in the
-// package documentation; they look at path components rather than at the
-// home directory alone, so that another user's ~/.ssh is refused too.
-func sensitiveReason(p string) string {
+// sensitiveReason reports why the absolute, cleaned path p must not be read
+// on this system, or "" when no built-in rule refuses it.
+func sensitiveReason(p string) string { return sensitiveReasonOn(runtime.GOOS, p) }
+
+// sensitiveReasonOn reports why the absolute, cleaned path p must not be
+// read on the system goos (a runtime.GOOS value), or "" when no built-in
+// rule refuses it. The rules are those listed in the package
+// documentation; they look at path components rather than at the home
+// directory alone, so that another user's ~/.ssh is refused too. On macOS
+// and Windows, whose file systems ignore case by default, names are
+// compared without case, so ~/.SSH/ID_RSA is refused like ~/.ssh/id_rsa.
+func sensitiveReasonOn(goos, p string) string {
 	slashed := filepath.ToSlash(p)
+	if goos == "windows" {
+		// Taken apart here rather than by filepath, so that the rules
+		// for Windows can be tested anywhere.
+		slashed = strings.ReplaceAll(slashed, `\`, "/")
+	}
+	if caseless(goos) {
+		slashed = strings.ToLower(slashed)
+	}
 	parts := strings.Split(strings.TrimPrefix(slashed, "/"), "/")
+	if why := platformReason(goos, parts); why != "" {
+		return why
+	}
 	base := parts[len(parts)-1]
 	parent := ""
 	if len(parts) >= 2 {
@@ -61,6 +81,54 @@ func sensitiveReason(p string) string {
 	}
 	if len(parts) >= 3 && parts[0] == "proc" && base == "environ" {
 		return "a process environment (/proc/*/environ)"
+	}
+	return ""
+}
+
+// caseless reports whether file names on goos are compared without case
+// by default.
+func caseless(goos string) bool {
+	return goos == "darwin" || goos == "ios" || goos == "windows"
+}
+
+// windowsCredentialDirs are the directories under %APPDATA%\Microsoft and
+// %LOCALAPPDATA%\Microsoft that hold credentials and the keys that protect
+// them: Credential Manager, DPAPI master keys, CryptoAPI private keys and
+// the Windows Vault.
+var windowsCredentialDirs = []string{"credentials", "protect", "crypto", "vault"}
+
+// appData spells the AppData directories as Windows shows them.
+var appData = map[string]string{"roaming": "Roaming", "local": "Local"}
+
+// platformReason applies the rules that belong to one system to the
+// path's components (lower-cased where the system ignores case).
+func platformReason(goos string, parts []string) string {
+	dirs := parts[:len(parts)-1]
+	switch goos {
+	case "darwin", "ios":
+		for i := 0; i+1 < len(dirs); i++ {
+			if dirs[i] == "library" && dirs[i+1] == "keychains" {
+				return "a macOS keychain (Library/Keychains)"
+			}
+		}
+		if strings.Join(parts, "/") == "etc/master.passwd" || strings.Join(parts, "/") == "private/etc/master.passwd" {
+			return "system password hashes (/etc/master.passwd)"
+		}
+	case "windows":
+		for i := 0; i+2 < len(dirs); i++ {
+			if (dirs[i] == "roaming" || dirs[i] == "local") && dirs[i+1] == "microsoft" && slices.Contains(windowsCredentialDirs, dirs[i+2]) {
+				return `a Windows credential store (AppData\` + appData[dirs[i]] + `\Microsoft\` + dirs[i+2] + `)`
+			}
+		}
+		for i := 0; i+1 < len(dirs); i++ {
+			if dirs[i] == "roaming" && dirs[i+1] == "gnupg" {
+				return `a GnuPG keyring (AppData\Roaming\gnupg)`
+			}
+		}
+		if n := len(parts); n >= 3 && parts[n-3] == "system32" && parts[n-2] == "config" &&
+			(parts[n-1] == "sam" || parts[n-1] == "security" || parts[n-1] == "system") {
+			return `a registry hive with password hashes (System32\config\` + strings.ToUpper(parts[n-1]) + `)`
+		}
 	}
 	return ""
 }

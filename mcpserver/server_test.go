@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -563,9 +562,9 @@ func TestDisconnectStopsCommand(t *testing.T) {
 			}
 			<-done
 			deadline := time.Now().Add(10 * time.Second)
-			for syscall.Kill(pid, 0) == nil {
+			for processRunning(pid) {
 				if time.Now().After(deadline) {
-					syscall.Kill(pid, syscall.SIGKILL)
+					killProcess(pid)
 					t.Fatalf("the command's child %d still runs after the client went away", pid)
 				}
 				time.Sleep(20 * time.Millisecond)

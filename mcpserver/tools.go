@@ -12,6 +12,7 @@ import (
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/codemode"
+	"github.com/scrollback-dev/scrollback/internal/procgroup"
 )
 
 // tool is one MCP tool: its name and the function that adds it to a server
@@ -123,7 +124,7 @@ func addRunCommand(srv *mcp.Server, b *Binding) {
 	register(srv, b, &mcp.Tool{
 		Name:        "run_command",
 		Title:       "Run a shell command",
-		Description: runCommandDoc,
+		Description: procgroup.ForShell(runCommandDoc),
 		Annotations: &mcp.ToolAnnotations{Title: "Run a shell command", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, (*scrollback.Session).RunCommand, runCommandText)
 }

@@ -11,12 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/scrollback-dev/scrollback/internal/procgroup"
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
 )
 
@@ -181,6 +181,7 @@ func (t *roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 // process is a command upstream: its stdin and stdout are the connection.
 type process struct {
 	cmd    *exec.Cmd
+	group  procgroup.Group // the command and everything it starts
 	stdin  *os.File
 	stdout *os.File
 	exited chan struct{}
@@ -205,7 +206,6 @@ func startProcess(u Upstream) (*process, error) {
 	}
 	errEnd := &lastBytes{max: stderrNoteMax}
 	cmd.Stderr = io.MultiWriter(stderr, errEnd)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -217,7 +217,7 @@ func startProcess(u Upstream) (*process, error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout = inR, outW
-	err = cmd.Start()
+	group, err := procgroup.Start(cmd)
 	inR.Close()
 	outW.Close()
 	if err != nil {
@@ -225,7 +225,7 @@ func startProcess(u Upstream) (*process, error) {
 		outR.Close()
 		return nil, err
 	}
-	p := &process{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{}), errEnd: errEnd}
+	p := &process{cmd: cmd, group: group, stdin: inW, stdout: outR, exited: make(chan struct{}), errEnd: errEnd}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.exited)
@@ -236,25 +236,27 @@ func startProcess(u Upstream) (*process, error) {
 func (p *process) Write(b []byte) (int, error) { return p.stdin.Write(b) }
 
 // Close ends the server as the MCP specification asks: close its stdin,
-// wait, then SIGTERM its process group, wait, then SIGKILL it.
+// wait, then ask its process group to end (SIGTERM), wait, then end it
+// (SIGKILL). On Windows the group is a job object, and asking is ending.
 func (p *process) Close() error {
 	p.once.Do(func() {
 		p.stdin.Close()
-		pgid := p.cmd.Process.Pid
-		for _, sig := range []syscall.Signal{0, syscall.SIGTERM, syscall.SIGKILL} {
-			if sig != 0 {
-				syscall.Kill(-pgid, sig)
+		for _, end := range []func(){nil, p.group.Terminate, p.group.Kill} {
+			if end != nil {
+				end()
 			}
 			select {
 			case <-p.exited:
 				// The leader is gone; end what it left in its group too.
-				syscall.Kill(-pgid, syscall.SIGKILL)
+				p.group.Kill()
 				p.stdout.Close()
+				p.group.Close()
 				return
 			case <-time.After(2 * time.Second):
 			}
 		}
 		p.stdout.Close()
+		p.group.Close()
 	})
 	return nil
 }

@@ -22,6 +22,16 @@
 // command: a command cannot leave processes behind unless it moves them out
 // of its group on purpose (setsid). Output still held open by such escaped
 // processes is read for at most a short delay after the group is gone.
+//
+// # Platforms
+//
+// On Linux and macOS (and the BSDs) the above holds as written; only Linux
+// lets Run enlarge the output pipes. On Windows the command runs with
+// cmd.exe /d /s /c COMMAND inside a job object that holds it and every
+// process it starts: there is no SIGTERM for a console process tree, so a
+// timeout or a done ctx ends the whole job at once (no grace period), and
+// the Result reports Signal "SIGKILL" and a nil ExitCode, as on Unix. No
+// process can leave the job.
 package runner
 
 import (
@@ -35,12 +45,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/scrollback-dev/scrollback/internal/errkind"
+	"github.com/scrollback-dev/scrollback/internal/procgroup"
 )
 
 // DefaultGrace is the time between SIGTERM and SIGKILL when a command is
@@ -50,7 +58,7 @@ const DefaultGrace = 2 * time.Second
 // drainDelay bounds how long Run keeps reading output once the command's
 // process group is gone: only processes that left the group (setsid) can
 // still hold the pipes open then.
-var drainDelay = 500 * time.Millisecond
+const drainDelay = 500 * time.Millisecond
 
 // readBuffer is the size of the buffer each output pipe is read with. With
 // pipeSize, measured best of 64 KiB to 1 MiB on cat of a 1 GiB file: large
@@ -104,7 +112,7 @@ func (e *Error) Unwrap() []error {
 
 // Command is one command to run.
 type Command struct {
-	Command string            // run by /bin/sh -c
+	Command string            // run by /bin/sh -c (cmd.exe /d /s /c on Windows)
 	Dir     string            // working directory; "" = the current one
 	Env     map[string]string // added to (and overriding) the inherited environment
 	Stdin   string            // given on standard input; without it, stdin is empty (/dev/null)
@@ -130,6 +138,10 @@ type Result struct {
 // command ends, Run stops the process group as a timeout would and returns
 // the Result (TimedOut false, Signal or ExitCode as it ended, Duration > 0)
 // together with an error wrapping ctx.Err().
+//
+// Run's steps: check the command, start it in its own group with its
+// output pumped to the writers, wait for it to exit or stop it, then clean
+// up (end the rest of the group, drain the output, reap the shell).
 func Run(ctx context.Context, c Command) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("runner: not started: %w", err)
@@ -137,109 +149,147 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	if err := check(c); err != nil {
 		return Result{}, err
 	}
-	grace := c.Grace
-	if grace <= 0 {
-		grace = DefaultGrace
+	r, err := start(c)
+	if err != nil {
+		return Result{}, err
 	}
+	var res Result
+	var ctxErr error
+	res.TimedOut, ctxErr = r.await(ctx, c.Timeout, c.grace())
+	res.Duration = time.Since(r.started)
+	r.cleanUp()
+	res.ExitCode, res.Signal = r.group.Status(r.cmd.ProcessState)
+	r.group.Close()
+	if ctxErr != nil {
+		return res, fmt.Errorf("runner: command stopped because its context ended: %w", ctxErr)
+	}
+	return res, nil
+}
 
+// grace is the time between SIGTERM and SIGKILL for c.
+func (c Command) grace() time.Duration {
+	if c.Grace <= 0 {
+		return DefaultGrace
+	}
+	return c.Grace
+}
+
+// running is a started command: the shell, its group, and the readers of
+// its output.
+type running struct {
+	cmd        *exec.Cmd
+	group      procgroup.Group
+	outR, errR *os.File
+	readers    sync.WaitGroup
+	exited     chan struct{} // closed once the shell has exited (not reaped)
+	started    time.Time
+}
+
+// start opens the output pipes, starts the shell as the leader of a new
+// group and starts copying its output to c's writers.
+func start(c Command) (*running, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		return Result{}, startError(err)
+		return nil, startError(err)
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
-		return Result{}, startError(err)
+		return nil, startError(err)
 	}
-	for _, f := range []*os.File{outW, errW} {
-		unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, pipeSize) // best effort
-	}
+	procgroup.TunePipe(outW, pipeSize)
+	procgroup.TunePipe(errW, pipeSize)
 
-	cmd := exec.Command("/bin/sh", "-c", c.Command)
+	cmd := procgroup.Shell(c.Command)
 	cmd.Dir = c.Dir
 	cmd.Env = environ(os.Environ(), c.Env)
 	cmd.Stdout, cmd.Stderr = outW, errW
 	if c.Stdin != "" {
 		cmd.Stdin = strings.NewReader(c.Stdin)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// Stdin is copied by os/exec: never wait long for that copy once the
 	// group is gone.
 	cmd.WaitDelay = drainDelay
 
-	start := time.Now()
-	err = cmd.Start()
+	r := &running{cmd: cmd, outR: outR, errR: errR, exited: make(chan struct{}), started: time.Now()}
+	r.group, err = procgroup.Start(cmd)
 	outW.Close() // the child has its own copies: EOF comes when the last holder exits
 	errW.Close()
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		return Result{}, startError(err)
+		return nil, startError(err)
 	}
-	pgid := cmd.Process.Pid
-
-	var readers sync.WaitGroup
-	readers.Add(2)
-	go pump(&readers, outR, c.Stdout)
-	go pump(&readers, errR, c.Stderr)
-
-	exited := make(chan struct{})
+	r.readers.Add(2)
+	go pump(&r.readers, outR, c.Stdout)
+	go pump(&r.readers, errR, c.Stderr)
 	go func() {
-		waitExited(pgid)
-		close(exited)
+		r.group.WaitExited()
+		close(r.exited)
 	}()
+	return r, nil
+}
 
-	var timeout <-chan time.Time
-	if c.Timeout > 0 {
-		t := time.NewTimer(c.Timeout)
+// await waits for the shell to exit, or stops the group when the timeout
+// passes (timedOut) or ctx ends (ctxErr). It returns once the shell has
+// exited.
+func (r *running) await(ctx context.Context, timeout, grace time.Duration) (timedOut bool, ctxErr error) {
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
 		defer t.Stop()
-		timeout = t.C
+		expired = t.C
 	}
-	var res Result
-	var ctxErr error
 	select {
-	case <-exited:
-	case <-timeout:
-		res.TimedOut = true
-		stop(pgid, exited, grace)
+	case <-r.exited:
+	case <-expired:
+		timedOut = true
+		r.stop(grace)
 	case <-ctx.Done():
 		ctxErr = ctx.Err()
-		stop(pgid, exited, grace)
+		r.stop(grace)
 	}
-	res.Duration = time.Since(start)
+	return timedOut, ctxErr
+}
 
-	// The shell has exited but is not reaped yet, so its pid still names
-	// this group and no other: kill whatever of the group is left.
-	syscall.Kill(-pgid, syscall.SIGKILL)
+// stop asks the group to end, then ends it at once if the shell has not
+// exited within grace, and returns once it has exited.
+func (r *running) stop(grace time.Duration) {
+	r.group.Terminate()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-r.exited:
+	case <-t.C:
+		r.group.Kill()
+		<-r.exited
+	}
+}
+
+// cleanUp ends whatever is left of the group, reads the output that is
+// still coming for at most drainDelay, and reaps the shell.
+func (r *running) cleanUp() {
+	// The shell has exited but is not reaped yet, so its id still names
+	// this group and no other: end whatever of the group is left.
+	r.group.Kill()
 
 	drained := make(chan struct{})
 	go func() {
-		readers.Wait()
+		r.readers.Wait()
 		close(drained)
 	}()
 	select {
 	case <-drained:
 	case <-time.After(drainDelay):
 		// Processes outside the group hold the pipes: stop reading.
-		outR.SetReadDeadline(time.Now())
-		errR.SetReadDeadline(time.Now())
+		r.outR.SetReadDeadline(time.Now())
+		r.errR.SetReadDeadline(time.Now())
 		<-drained
 	}
-	outR.Close()
-	errR.Close()
-
-	cmd.Wait() // reaps the shell; its status is in cmd.ProcessState
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		res.Signal = signalName(ws.Signal())
-	} else {
-		code := cmd.ProcessState.ExitCode()
-		res.ExitCode = &code
-	}
-	if ctxErr != nil {
-		return res, fmt.Errorf("runner: command stopped because its context ended: %w", ctxErr)
-	}
-	return res, nil
+	r.outR.Close()
+	r.errR.Close()
+	r.cmd.Wait() // reaps the shell; its status is in cmd.ProcessState
 }
 
 // check rejects what would make the command fail to start, with a clear
@@ -290,7 +340,7 @@ func mapKeys(m map[string]string) func(func(string) bool) {
 }
 
 func startError(err error) error {
-	return &Error{Op: "start", Err: ErrStart, Detail: err.Error(), Hint: "check that /bin/sh exists and the working directory can be entered", Cause: err}
+	return &Error{Op: "start", Err: ErrStart, Detail: err.Error(), Hint: "check that " + procgroup.ShellName + " exists and the working directory can be entered", Cause: err}
 }
 
 // environ returns base with the variables of add set, replacing any of the
@@ -332,37 +382,4 @@ func pump(wg *sync.WaitGroup, r *os.File, w io.Writer) {
 			return
 		}
 	}
-}
-
-// waitExited returns once process pid has exited, without reaping it: until
-// it is reaped, its pid (the group id) cannot be reused.
-func waitExited(pid int) {
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err != unix.EINTR {
-			return
-		}
-	}
-}
-
-// stop sends SIGTERM to the group, then SIGKILL if the shell has not exited
-// within grace, and returns once it has exited.
-func stop(pgid int, exited <-chan struct{}, grace time.Duration) {
-	syscall.Kill(-pgid, syscall.SIGTERM)
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-exited:
-	case <-t.C:
-		syscall.Kill(-pgid, syscall.SIGKILL)
-		<-exited
-	}
-}
-
-func signalName(s syscall.Signal) string {
-	if name := unix.SignalName(s); name != "" {
-		return name
-	}
-	return fmt.Sprintf("signal %d", int(s))
 }

@@ -4,7 +4,9 @@
 #   2. the npm packages of the real-client end-to-end tests (e2e/);
 #   3. a throwaway PostgreSQL server for the PostgreSQL backend's tests,
 #      and Debian's chromium for the eval report's browser test;
-#   4. gofmt and go vet;
+#   4. gofmt and go vet, and the cross-build for the six release targets
+#      (scripts/cross.sh: go vet and go build for each, then GoReleaser's
+#      check and snapshot build when GoReleaser is installed);
 #   5. go test: -race on the engine packages, plainly on the rest;
 #   6. a short run of every fuzz target (FUZZTIME, default 10s each).
 # Benchmarks are not run here: see bench/README.md.
@@ -54,9 +56,12 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 
+step "cross-build: linux, darwin, windows x amd64, arm64 (scripts/cross.sh)"
+./scripts/cross.sh
+
 # The engine packages slice bytes and share state across goroutines: they
 # run under the race detector.
-engine_pkgs=(. ./preview/... ./capture/... ./runner/... ./store/... ./filepager/... ./internal/utf8x/... ./grep/... ./jsonq/...)
+engine_pkgs=(. ./preview/... ./capture/... ./runner/... ./internal/procgroup/... ./store/... ./filepager/... ./internal/utf8x/... ./grep/... ./jsonq/...)
 mapfile -t engine_list < <(go list "${engine_pkgs[@]}" 2>/dev/null)
 mapfile -t all_list < <(go list ./...)
 other_list=()

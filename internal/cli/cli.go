@@ -86,7 +86,7 @@ func Main(ctx context.Context, args []string, io IO) int {
 		return 0
 	}
 	if args[0] == "version" || args[0] == "--version" {
-		fmt.Fprintln(io.Stdout, "scrollback", Version())
+		fmt.Fprintln(io.Stdout, Build())
 		return 0
 	}
 	for _, c := range commands {
@@ -137,7 +137,10 @@ Usage:
 	}
 	fmt.Fprint(w, `
 Every command takes --db PATH (else $SCROLLBACK_DB, else
-$XDG_STATE_HOME/scrollback/scrollback.db, else ~/.local/state/scrollback/scrollback.db)
+$XDG_STATE_HOME/scrollback/scrollback.db, else the platform's default:
+~/.local/state/scrollback/scrollback.db on Linux,
+~/Library/Application Support/scrollback/scrollback.db on macOS,
+%LocalAppData%\scrollback\scrollback.db on Windows)
 and, where it uses a session, --session ID (else $SCROLLBACK_SESSION, else the
 database's default session, created on first use). With --json, a failure is
 printed on stdout as {"error": {"kind": ..., "message": ...}} (kinds: not_found,

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 
@@ -17,14 +17,6 @@ import (
 	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
-
-// Version returns the module version the binary was built from.
-func Version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
-}
 
 // base holds what most subcommands share: where the database is, which
 // session to use, and whether to print JSON.
@@ -44,7 +36,7 @@ func (b *base) flags(name string, session, jsonFlag bool) *flag.FlagSet {
 	// helpRequest, and Main prints either: the flag package prints nothing.
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	fs.StringVar(&b.db, "db", "", "the database: a SQLite file `PATH` or a postgres:// URL (default $SCROLLBACK_DB, else $XDG_STATE_HOME/scrollback/scrollback.db)")
+	fs.StringVar(&b.db, "db", "", "the database: a SQLite file `PATH` or a postgres:// URL (default $SCROLLBACK_DB, else $XDG_STATE_HOME/scrollback/scrollback.db, else the platform's state directory: see scrollback help)")
 	b.addLimitFlags(fs)
 	if session {
 		fs.StringVar(&b.session, "session", "", "use the session `ID` (default $SCROLLBACK_SESSION, else the database's default session)")
@@ -81,21 +73,13 @@ func (b *base) parse(args []string) ([]string, error) {
 }
 
 // DefaultDBPath returns the database path used when neither --db nor
-// $SCROLLBACK_DB is given: $XDG_STATE_HOME/scrollback/scrollback.db, else
-// ~/.local/state/scrollback/scrollback.db.
+// $SCROLLBACK_DB is given: $XDG_STATE_HOME/scrollback/scrollback.db when
+// $XDG_STATE_HOME is set, else the platform's place for an application's
+// state: ~/.local/state/scrollback/ on Linux and other Unix systems,
+// ~/Library/Application Support/scrollback/ on macOS,
+// %LocalAppData%\scrollback\ on Windows.
 func DefaultDBPath(getenv func(string) string) (string, error) {
-	if dir := getenv("XDG_STATE_HOME"); dir != "" && filepath.IsAbs(dir) {
-		return filepath.Join(dir, "scrollback", "scrollback.db"), nil
-	}
-	home := getenv("HOME")
-	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("cannot find a place for the database: set --db or $SCROLLBACK_DB (%v)", err)
-		}
-		home = h
-	}
-	return filepath.Join(home, ".local", "state", "scrollback", "scrollback.db"), nil
+	return defaultDBPath(runtime.GOOS, getenv, os.UserHomeDir)
 }
 
 // dbTarget resolves which database to use.

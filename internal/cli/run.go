@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/scrollback-dev/scrollback"
 )
 
@@ -138,8 +136,8 @@ func exitCode(r scrollback.RunCommandResult) int {
 	case r.ExitCode != nil:
 		return *r.ExitCode
 	case r.Signal != "":
-		if n := unix.SignalNum(r.Signal); n != 0 {
-			return 128 + int(n)
+		if n := signalNumber(r.Signal); n != 0 {
+			return 128 + n
 		}
 	}
 	return 1

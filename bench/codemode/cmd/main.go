@@ -21,7 +21,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime/metrics"
-	"syscall"
 	"time"
 
 	"github.com/scrollback-dev/scrollback/codemode"
@@ -81,7 +80,7 @@ func main() {
 			if err := json.Unmarshal(out, &c); err != nil {
 				log.Fatalf("%s: %v: %s", p.name, err, out)
 			}
-			peak := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+			peak := peakRSS(cmd.ProcessState)
 			ok := c.Kind == "memory" && c.Crossed && c.StopMS <= 1000 && peak < bound+256<<20
 			mark := ""
 			if !ok {

@@ -1,0 +1,50 @@
+//go:build unix
+
+package procgroup
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+const shellName = "/bin/sh"
+
+func shell(line string) *exec.Cmd { return exec.Command("/bin/sh", "-c", line) }
+
+// unixGroup is a process group whose id is its leader's pid.
+type unixGroup struct{ pid int }
+
+func start(cmd *exec.Cmd) (Group, error) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return unixGroup{pid: cmd.Process.Pid}, nil
+}
+
+func (g unixGroup) WaitExited()  { waitExited(g.pid) }
+func (g unixGroup) Terminate()   { unix.Kill(-g.pid, unix.SIGTERM) }
+func (g unixGroup) Kill()        { unix.Kill(-g.pid, unix.SIGKILL) }
+func (g unixGroup) Close() error { return nil }
+
+func (g unixGroup) Status(ps *os.ProcessState) (*int, string) {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return nil, signalName(ws.Signal())
+	}
+	code := ps.ExitCode()
+	return &code, ""
+}
+
+func signalName(s syscall.Signal) string {
+	if name := unix.SignalName(s); name != "" {
+		return name
+	}
+	return fmt.Sprintf("signal %d", int(s))
+}
