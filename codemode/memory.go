@@ -43,6 +43,9 @@ type memoryWatch struct {
 	live func() uint64
 	// collect runs a garbage collection and returns when it is done.
 	collect func()
+	// allocs reads the bytes and objects allocated so far, cumulative; nil
+	// takes every fast growth for one huge allocation.
+	allocs func() (bytes, objects uint64)
 }
 
 // Defaults of a memoryWatch: the heap is read often enough that a script is
@@ -58,7 +61,7 @@ const (
 
 func newMemoryWatch(limit int64) *memoryWatch {
 	return &memoryWatch{limit: uint64(limit), slack: maxSlack, patience: patience, jumpWindow: jumpWindow,
-		every: sampleEvery, heap: heapBytes, live: liveBytes, collect: runtime.GC}
+		every: sampleEvery, heap: heapBytes, live: liveBytes, collect: runtime.GC, allocs: allocated}
 }
 
 // start begins watching; interrupt is called once, from the watch's
@@ -77,6 +80,7 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 		var collected chan struct{} // non-nil while a collection runs
 		var since time.Time         // when it began
 		prev, prevAt := base, time.Now()
+		prevBytes, prevObjects := m.allocated()
 		for {
 			select {
 			case <-done:
@@ -98,8 +102,13 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 				g := h - min(h, base)
 				// One allocation of at least the slack since a reading
 				// moments ago: the script is in one huge native step.
-				jump := h > prev && h-prev >= m.slack && now.Sub(prevAt) <= m.jumpWindow
-				prev, prevAt = h, now
+				// Others' many allocations (a busy server's 4 MiB buffers, say)
+				// can grow the heap as fast: what was allocated since must be
+				// mostly one object, on average a quarter of the slack or more.
+				bytes, objects := m.allocated()
+				jump := h > prev && h-prev >= m.slack && now.Sub(prevAt) <= m.jumpWindow &&
+					(objects == prevObjects || (bytes-prevBytes)/max(objects-prevObjects, 1) >= m.slack/4)
+				prev, prevAt, prevBytes, prevObjects = h, now, bytes, objects
 				switch {
 				case g <= m.limit:
 				case g > m.limit+m.slack && (jump || collected != nil && now.Sub(since) > m.patience):
@@ -121,6 +130,21 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 		wg.Wait()
 		return hit
 	}
+}
+
+// allocated reads the allocation counters, or zeros when the watch has
+// none (then objects never change and every fast growth counts as one
+// allocation).
+func (m *memoryWatch) allocated() (bytes, objects uint64) {
+	if m.allocs == nil {
+		return 0, 0
+	}
+	return m.allocs()
+}
+
+// allocated reads the bytes and objects the process has allocated so far.
+func allocated() (bytes, objects uint64) {
+	return readMetric("/gc/heap/allocs:bytes"), readMetric("/gc/heap/allocs:objects")
 }
 
 // heapGrown returns how far the heap is past base.
