@@ -25,7 +25,7 @@ func (db *DB) BeginCopy(ctx context.Context, session string) (store.PendingCopy,
 	if !store.ValidID(store.SessionPrefix, session) {
 		return nil, store.ErrSessionNotFound
 	}
-	p := &pendingCopy{db: db, info: store.CopyInfo{ID: db.newID(store.CopyPrefix), Session: session}}
+	p := &pendingCopy{db: db, info: store.CopyInfo{ID: db.newID(store.CopyPrefix), Session: session}, w: chunkWriter{raw: db.raw}}
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) (err error) {
 		p.w.pk, err = insertCopy(ctx, tx, &p.info, true)
 		return err

@@ -27,6 +27,10 @@ type DB struct {
 	// returns.
 	newID func(prefix string) string
 
+	// raw stores new chunks uncompressed, as sqlite.Options.RawChunks
+	// does; the benchmarks measure compression against it.
+	raw bool
+
 	// limits are the quotas SaveCopy enforces (SetLimits).
 	limits store.Limits
 
@@ -291,7 +295,7 @@ func (db *DB) SaveCopy(ctx context.Context, session string, meta store.CopyMeta,
 	if err != nil {
 		return store.CopyInfo{}, db.wrap("save copy", err)
 	}
-	w := &chunkWriter{pk: pk}
+	w := &chunkWriter{pk: pk, raw: db.raw}
 	if err := db.finishTx(ctx, tx, w, r, &info); err != nil {
 		return store.CopyInfo{}, err
 	}
@@ -347,6 +351,7 @@ RETURNING pk, created_at`,
 // wrote; a pending copy keeps one across its appends.
 type chunkWriter struct {
 	pk     int64
+	raw    bool // DB.raw
 	seq    int32
 	total  int64
 	stored int64
@@ -356,7 +361,7 @@ type chunkWriter struct {
 // copyFrom streams r into the copy's next chunks, one reused buffer at a
 // time.
 func (w *chunkWriter) copyFrom(ctx context.Context, tx pgx.Tx, r io.Reader) error {
-	src := &chunkSource{ctx: ctx, r: r, copy: w.pk, rows: w.seq, buf: make([]byte, store.ChunkSize), zbuf: make([]byte, 0, store.ChunkSize)}
+	src := &chunkSource{ctx: ctx, r: r, copy: w.pk, raw: w.raw, rows: w.seq, buf: make([]byte, store.ChunkSize), zbuf: make([]byte, 0, store.ChunkSize)}
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, []string{"copy", "seq", "codec", "data"}, src)
 	if src.err != nil {
 		// The reader failed or ctx ended; COPY was aborted because of it.
@@ -403,6 +408,7 @@ type chunkSource struct {
 	ctx    context.Context
 	r      io.Reader
 	copy   int64
+	raw    bool // store chunks uncompressed
 	buf    []byte
 	zbuf   []byte // the current row's compressed bytes, when compressed
 	row    []byte // what the current row stores: buf[:n] or zbuf
@@ -463,7 +469,10 @@ func (s *chunkSource) Next() bool {
 	s.total += int64(s.n)
 	s.lines.Write(s.buf[:s.n])
 	var codec int
-	s.row, codec = chunkcodec.Encode(s.zbuf, s.buf[:s.n])
+	s.row, codec = s.buf[:s.n], chunkcodec.Raw
+	if !s.raw {
+		s.row, codec = chunkcodec.Encode(s.zbuf, s.buf[:s.n])
+	}
 	s.codec = int16(codec)
 	s.stored += int64(len(s.row))
 	return true

@@ -3,7 +3,6 @@ package sqlite_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -12,92 +11,11 @@ import (
 	"time"
 
 	"github.com/scrollback-dev/scrollback/store"
+	"github.com/scrollback-dev/scrollback/store/internal/sample"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
 const size8MiB = 8 << 20
-
-// Typical tool output, for the compression figures: each generator makes
-// about n bytes of the kind of text agents retain, with the variation real
-// output has (random durations, ids, values), so that the ratio is not
-// that of a repeated line.
-
-// goTestLog is `go test -v` output of table-driven tests: RUN and PASS
-// lines for tests and their subtests, with durations, a log line with a
-// number or an id now and then, the odd failure, a summary per package.
-func goTestLog(n int) []byte {
-	r := rand.New(rand.NewPCG(1, 1))
-	var b bytes.Buffer
-	pkgs := []string{"store/sqlite", "store/postgres", "capture", "preview", "grep", "filepager"}
-	verbs := []string{"Read", "Save", "Open", "Grep", "Page", "Fork", "Delete", "List"}
-	cases := []string{"empty", "one_line", "no_newline", "utf8_boundary", "chunk_boundary", "large", "binary", "crlf"}
-	for b.Len() < n {
-		pkg := pkgs[r.IntN(len(pkgs))]
-		for range 5 + r.IntN(30) {
-			name := "Test" + verbs[r.IntN(len(verbs))] + verbs[r.IntN(len(verbs))]
-			fmt.Fprintf(&b, "=== RUN   %s\n", name)
-			sub := r.IntN(8)
-			for c := range sub {
-				fmt.Fprintf(&b, "=== RUN   %s/%s\n", name, cases[c])
-				if r.IntN(6) == 0 {
-					fmt.Fprintf(&b, "    %s_test.go:%d: offset %d: read %d bytes\n", verbs[r.IntN(len(verbs))], 20+r.IntN(900), r.IntN(1<<20), r.IntN(4097))
-				}
-			}
-			for c := range sub {
-				fmt.Fprintf(&b, "    --- PASS: %s/%s (%.2fs)\n", name, cases[c], float64(r.IntN(3))/100)
-			}
-			if r.IntN(40) == 0 {
-				fmt.Fprintf(&b, "    %s_test.go:%d: got %q, want %q\n--- FAIL: %s (%.2fs)\n", verbs[r.IntN(len(verbs))], r.IntN(900), "line 9", "line 10", name, r.Float64())
-				continue
-			}
-			fmt.Fprintf(&b, "--- PASS: %s (%.2fs)\n", name, float64(r.IntN(50))/100)
-		}
-		fmt.Fprintf(&b, "PASS\nok  \tgithub.com/scrollback-dev/scrollback/%s\t%.3fs\n", pkg, r.Float64()*20)
-	}
-	return b.Bytes()[:n]
-}
-
-// jsonExport is an API's JSON export: an array of records with ids,
-// names, timestamps, numbers and nested tags, indented.
-func jsonExport(n int) []byte {
-	r := rand.New(rand.NewPCG(2, 2))
-	type rec struct {
-		ID      string    `json:"id"`
-		Name    string    `json:"name"`
-		Email   string    `json:"email"`
-		Created time.Time `json:"created_at"`
-		Balance float64   `json:"balance"`
-		Active  bool      `json:"active"`
-		Tags    []string  `json:"tags"`
-	}
-	words := []string{"alpha", "beta", "gamma", "delta", "ops", "billing", "eu-west-1", "us-east-2", "admin", "trial"}
-	var recs []rec
-	size := 0
-	for size < n {
-		r := rec{
-			ID:      fmt.Sprintf("cus_%016x", r.Uint64()),
-			Name:    words[r.IntN(len(words))] + " " + words[r.IntN(len(words))],
-			Email:   fmt.Sprintf("user%d@example.com", r.IntN(1e6)),
-			Created: time.Unix(1.7e9+r.Int64N(1e8), 0).UTC(),
-			Balance: float64(r.IntN(1e7)) / 100,
-			Active:  r.IntN(2) == 0,
-			Tags:    []string{words[r.IntN(len(words))], words[r.IntN(len(words))]},
-		}
-		recs = append(recs, r)
-		size += 230
-	}
-	out, _ := json.MarshalIndent(recs, "", "  ")
-	return out[:min(n, len(out))]
-}
-
-// seqListing is `seq 1 N`.
-func seqListing(n int) []byte {
-	var b bytes.Buffer
-	for i := 1; b.Len() < n; i++ {
-		fmt.Fprintf(&b, "%d\n", i)
-	}
-	return b.Bytes()[:n]
-}
 
 // BenchmarkCompressionRatio saves 8 MiB of each kind of output and reports
 // logical / stored bytes (target: at least 4x on each). The reference is
@@ -106,7 +24,7 @@ func BenchmarkCompressionRatio(b *testing.B) {
 	for _, k := range []struct {
 		name string
 		data []byte
-	}{{"go-test-log", goTestLog(size8MiB)}, {"json-export", jsonExport(size8MiB)}, {"seq", seqListing(size8MiB)}} {
+	}{{"go-test-log", sample.GoTestLog(size8MiB)}, {"json-export", sample.JSONExport(size8MiB)}, {"seq", sample.Seq(size8MiB)}} {
 		b.Run(k.name, func(b *testing.B) {
 			db := open(b, filepath.Join(b.TempDir(), "bench.db"), nil)
 			ctx := context.Background()
@@ -135,7 +53,7 @@ func BenchmarkSaveCopy8MiB(b *testing.B) {
 	for _, k := range []struct {
 		name string
 		data []byte
-	}{{"letters", payload(1, size8MiB)}, {"go-test-log", goTestLog(size8MiB)}} {
+	}{{"letters", payload(1, size8MiB)}, {"go-test-log", sample.GoTestLog(size8MiB)}} {
 		for _, raw := range []bool{false, true} {
 			b.Run(fmt.Sprintf("%s/raw=%v", k.name, raw), func(b *testing.B) {
 				benchSave(b, k.data, &sqlite.Options{RawChunks: raw})
@@ -177,7 +95,7 @@ func BenchmarkReadPage4KiB(b *testing.B) {
 	for _, k := range []struct {
 		name string
 		data []byte
-	}{{"letters", payload(2, size8MiB)}, {"go-test-log", goTestLog(size8MiB)}} {
+	}{{"letters", payload(2, size8MiB)}, {"go-test-log", sample.GoTestLog(size8MiB)}} {
 		for _, raw := range []bool{false, true} {
 			b.Run(fmt.Sprintf("%s/raw=%v", k.name, raw), func(b *testing.B) {
 				benchRead(b, k.data, &sqlite.Options{RawChunks: raw})
@@ -196,7 +114,7 @@ func BenchmarkReadPageSequential(b *testing.B) {
 			db := open(b, filepath.Join(b.TempDir(), "bench.db"), &sqlite.Options{RawChunks: raw})
 			ctx := context.Background()
 			sess, _ := db.CreateSession(ctx, "bench")
-			info, err := db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, bytes.NewReader(goTestLog(size8MiB)))
+			info, err := db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, bytes.NewReader(sample.GoTestLog(size8MiB)))
 			if err != nil {
 				b.Fatal(err)
 			}
