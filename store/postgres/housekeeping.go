@@ -99,7 +99,7 @@ func (db *DB) evict(ctx context.Context, tx pgx.Tx, session string, keep int64) 
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1::int, hashtext($2))", int32(sessionEvictLock), session); err != nil {
 			return err
 		}
-		if err := evictOver(ctx, tx, q, keep, "session = $1", session); err != nil {
+		if err := db.evictOver(ctx, tx, q, keep, "session = $1", session); err != nil {
 			return err
 		}
 	}
@@ -107,15 +107,17 @@ func (db *DB) evict(ctx context.Context, tx pgx.Tx, session string, keep int64) 
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(capEvictLock)); err != nil {
 			return err
 		}
-		return evictOver(ctx, tx, c, keep, "$1::text IS NOT NULL", "")
+		return db.evictOver(ctx, tx, c, keep, "$1::text IS NOT NULL", "")
 	}
 	return nil
 }
 
 // evictOver evicts the copies scope selects ($1 is arg), least recently
 // read first, until their stored bytes are at most limit or nothing but
-// keep is left. A copy another save evicted meanwhile is skipped.
-func evictOver(ctx context.Context, tx pgx.Tx, limit, keep int64, scope, arg string) error {
+// keep is left. A copy another save evicted meanwhile is skipped. The
+// evicted copies' cached chunks are dropped (a reader would never be
+// served them anyway: see chunkcodec.Cache).
+func (db *DB) evictOver(ctx context.Context, tx pgx.Tx, limit, keep int64, scope, arg string) error {
 	var used int64
 	if err := tx.QueryRow(ctx, "SELECT coalesce(sum(stored_bytes), 0)::bigint FROM copies WHERE NOT pending AND "+scope, arg).Scan(&used); err != nil {
 		return err
@@ -123,18 +125,20 @@ func evictOver(ctx context.Context, tx pgx.Tx, limit, keep int64, scope, arg str
 	if used <= limit {
 		return nil
 	}
-	rows, err := tx.Query(ctx, "SELECT pk, stored_bytes FROM copies WHERE NOT pending AND "+scope+" AND pk <> $2 ORDER BY last_read_at, pk", arg, keep)
+	rows, err := tx.Query(ctx, "SELECT pk, id, stored_bytes FROM copies WHERE NOT pending AND "+scope+" AND pk <> $2 ORDER BY last_read_at, pk", arg, keep)
 	if err != nil {
 		return err
 	}
 	var pks []int64
+	var ids []string
 	for used > limit && rows.Next() {
 		var pk, stored int64
-		if err := rows.Scan(&pk, &stored); err != nil {
+		var id string
+		if err := rows.Scan(&pk, &id, &stored); err != nil {
 			rows.Close()
 			return err
 		}
-		pks = append(pks, pk)
+		pks, ids = append(pks, pk), append(ids, id)
 		used -= stored
 	}
 	rows.Close()
@@ -148,6 +152,7 @@ func evictOver(ctx context.Context, tx pgx.Tx, limit, keep int64, scope, arg str
 WITH gone AS (DELETE FROM copies WHERE pk = ANY($1) RETURNING id, session),
 	noted AS (INSERT INTO evicted (id, session) SELECT id, session FROM gone ON CONFLICT (id) DO NOTHING)
 UPDATE counters SET value = value + (SELECT count(*) FROM gone) WHERE name = 'evictions'`, pks)
+	db.chunks.Forget(ids...)
 	return err
 }
 

@@ -27,6 +27,9 @@ type DB struct {
 	// returns.
 	newID func(prefix string) string
 
+	// chunks keeps the last few decompressed chunks, for paging forward.
+	chunks chunkcodec.Cache
+
 	// raw stores new chunks uncompressed, as sqlite.Options.RawChunks
 	// does; the benchmarks measure compression against it.
 	raw bool
@@ -591,9 +594,6 @@ func chunkRange(off, end int64) (first, last int64) {
 	return off / store.ChunkSize, (end - 1) / store.ChunkSize
 }
 
-// chunkBufs holds buffers for decompressing one chunk while reading.
-var chunkBufs = sync.Pool{New: func() any { return make([]byte, 0, store.ChunkSize) }}
-
 // ReadCopyAt reads len(p) bytes of the copy from offset off, with
 // io.ReaderAt semantics. It reads only the chunks that hold those bytes
 // (one or two for a page of at most 4 KiB), and of them only those bytes.
@@ -617,7 +617,6 @@ func (db *DB) ReadCopyAt(ctx context.Context, session, id string, p []byte, off 
 	}
 	var n int
 	var total int64
-	var zbuf []byte
 	err := db.retry(ctx, func() error {
 		n, total = 0, -1
 		rows, err := db.pool.Query(ctx, readQuery, session, id, off, end, first, last, int64(store.ChunkSize))
@@ -639,20 +638,16 @@ func (db *DB) ReadCopyAt(ctx context.Context, session, id string, p []byte, off 
 				return fmt.Errorf("copy %s is damaged: chunk %d not where expected (offset %d, have %d bytes)", id, *seq, off+pos, off+int64(n))
 			}
 			if *codec != chunkcodec.Raw {
-				if zbuf == nil {
-					zbuf = chunkBufs.Get().([]byte)
-					defer chunkBufs.Put(zbuf)
-				}
-				whole, err := chunkcodec.Decode(zbuf, data, int(*codec))
-				if err != nil {
-					return fmt.Errorf("copy %s is damaged: chunk %d: %w", id, *seq, err)
-				}
 				// Past the chunk's end (an offset past the copy's), the
 				// piece is empty, as substring's is; the checks below say
 				// what was wrong.
-				from, m := piece(int64(*seq), off, end)
-				from = min(from, int64(len(whole)))
-				data = whole[from:min(int64(len(whole)), from+max(m, 0))]
+				from, _ := piece(int64(*seq), off, end)
+				m, err := db.chunks.Read(p[n:], id, int64(*seq), int(*codec), data, from)
+				if err != nil {
+					return fmt.Errorf("copy %s is damaged: %w", id, err)
+				}
+				n += m
+				continue
 			}
 			n += copy(p[n:], data)
 		}

@@ -65,7 +65,7 @@ func (d *DB) flushReads(ctx context.Context, tx *sql.Tx) error {
 // its cap, leaving each evicted id's time behind for missing to report.
 func (d *DB) evict(ctx context.Context, tx *sql.Tx, session string, keep int64) error {
 	if q := d.limits.SessionQuota; q > 0 {
-		if err := evictOver(ctx, tx, q, keep,
+		if err := d.evictOver(ctx, tx, q, keep,
 			`SELECT coalesce(sum(stored_bytes), 0) FROM copies WHERE session = ?1 AND NOT pending`,
 			`SELECT pk, id, session, stored_bytes FROM copies WHERE session = ?1 AND pk != ?2 AND NOT pending ORDER BY last_read_at, pk`,
 			session); err != nil {
@@ -73,7 +73,7 @@ func (d *DB) evict(ctx context.Context, tx *sql.Tx, session string, keep int64) 
 		}
 	}
 	if c := d.limits.DBCap; c > 0 {
-		return evictOver(ctx, tx, c, keep,
+		return d.evictOver(ctx, tx, c, keep,
 			`SELECT coalesce(sum(stored_bytes), 0) FROM copies WHERE ?1 = ?1 AND NOT pending`,
 			`SELECT pk, id, session, stored_bytes FROM copies WHERE ?1 = ?1 AND pk != ?2 AND NOT pending ORDER BY last_read_at, pk`,
 			"")
@@ -82,8 +82,10 @@ func (d *DB) evict(ctx context.Context, tx *sql.Tx, session string, keep int64) 
 }
 
 // evictOver evicts, in the order victims lists them, until the total
-// usedQuery sums is at most limit or nothing but keep is left.
-func evictOver(ctx context.Context, tx *sql.Tx, limit, keep int64, usedQuery, victims, scope string) error {
+// usedQuery sums is at most limit or nothing but keep is left. The
+// evicted copies' cached chunks are dropped (a reader would never be
+// served them anyway: see chunkcodec.Cache).
+func (d *DB) evictOver(ctx context.Context, tx *sql.Tx, limit, keep int64, usedQuery, victims, scope string) error {
 	var used int64
 	if err := tx.QueryRowContext(ctx, usedQuery, scope).Scan(&used); err != nil {
 		return err
@@ -122,6 +124,7 @@ func evictOver(ctx context.Context, tx *sql.Tx, limit, keep int64, usedQuery, vi
 		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO evicted (id, session, at) VALUES (?, ?, ?)`, v.id, v.session, at); err != nil {
 			return err
 		}
+		d.chunks.Forget(v.id)
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE counters SET value = value + ? WHERE name = 'evictions'`, len(vs))
 	return err

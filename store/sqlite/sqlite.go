@@ -736,9 +736,6 @@ func (d *DB) missing(ctx context.Context, session, id string) error {
 	return err
 }
 
-// chunkBufs holds buffers for decompressing one chunk while reading.
-var chunkBufs = sync.Pool{New: func() any { return make([]byte, 0, store.ChunkSize) }}
-
 func (d *DB) readCopyAt(ctx context.Context, session, id string, p []byte, off int64) (int, error) {
 	const C = store.ChunkSize
 	end := off + int64(len(p))
@@ -757,7 +754,6 @@ func (d *DB) readCopyAt(ctx context.Context, session, id string, p []byte, off i
 		seq   sql.NullInt64
 		codec sql.NullInt64
 		piece []byte
-		zbuf  []byte
 	)
 	for rows.Next() {
 		if err := rows.Scan(&total, &seq, &codec, &piece); err != nil {
@@ -773,24 +769,12 @@ func (d *DB) readCopyAt(ctx context.Context, session, id string, p []byte, off i
 			return n, fmt.Errorf("copy %s is damaged: chunk %d missing", id, (off+int64(n))/C)
 		}
 		if codec.Int64 != chunkcodec.Raw {
-			from := max(off-seq.Int64*C, 0)
-			if m, ok := d.chunks.ReadAt(id, seq.Int64, p[n:], from); ok {
-				n += m
-				continue
-			}
-			if zbuf == nil {
-				zbuf = chunkBufs.Get().([]byte)
-				defer chunkBufs.Put(zbuf)
-			}
-			whole, err := chunkcodec.Decode(zbuf, piece, int(codec.Int64))
+			m, err := d.chunks.Read(p[n:], id, seq.Int64, int(codec.Int64), piece, max(off-seq.Int64*C, 0))
 			if err != nil {
-				return n, fmt.Errorf("copy %s is damaged: chunk %d: %w", id, seq.Int64, err)
+				return n, fmt.Errorf("copy %s is damaged: %w", id, err)
 			}
-			d.chunks.Put(id, seq.Int64, whole)
-			if from > int64(len(whole)) {
-				return n, fmt.Errorf("copy %s is damaged: chunk %d is short", id, seq.Int64)
-			}
-			piece = whole[from:min(int64(len(whole)), end-seq.Int64*C)]
+			n += m
+			continue
 		}
 		n += copy(p[n:], piece)
 	}

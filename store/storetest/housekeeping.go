@@ -28,6 +28,7 @@ var housekeepingTests = []struct {
 	{"EvictOversizedCopyKept", testEvictOversized},
 	{"EvictDBCapAcrossSessions", testEvictDBCap},
 	{"EvictUnderConcurrentReads", testEvictConcurrentReads},
+	{"GoneCopiesNotServedFromCache", testGoneNotCached},
 	{"DeleteIdle", testDeleteIdle},
 	{"StatsSession", testStatsSession},
 }
@@ -270,6 +271,43 @@ func testEvictConcurrentReads(t *testing.T, s store.Store, h store.Housekeeper) 
 	if st := stats(t, h, sess.ID); st.StoredBytes > 4*size || st.Evictions == 0 {
 		t.Errorf("stats after the saves = %+v, want evictions and at most %d stored bytes", st, 4*size)
 	}
+}
+
+// testGoneNotCached reads compressed copies whole, so that a backend that
+// keeps decompressed chunks has them, then makes each copy unreadable in
+// each way there is: another session asks for it, its session is deleted
+// or retired, it is evicted. Every read then gets the error, never the
+// bytes.
+func testGoneNotCached(t *testing.T, s store.Store, h store.Housekeeper) {
+	data := logLines(3*store.ChunkSize + 100)
+	h.SetLimits(store.Limits{SessionQuota: int64(len(data)) * 4})
+	read := func(sess string) store.CopyInfo {
+		t.Helper()
+		info := saveCopy(t, s, sess, store.CopyMeta{}, data)
+		wantReadable(t, s, sess, info, data)
+		return info
+	}
+	a, other := createSession(t, s, alice), createSession(t, s, alice)
+	inA := read(a.ID)
+	checkNotVisible(t, s, other.ID, inA.ID)
+	if err := s.DeleteSession(ctxT(t), alice, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	checkNotVisible(t, s, a.ID, inA.ID)
+
+	idle := createSession(t, s, bob)
+	inIdle := read(idle.ID)
+	time.Sleep(10 * time.Millisecond) // order the clock readings, not a timing assertion
+	if n, err := h.DeleteIdle(ctxT(t), time.Now()); err != nil || n < 1 {
+		t.Fatalf("DeleteIdle = %d, %v", n, err)
+	}
+	checkNotVisible(t, s, idle.ID, inIdle.ID)
+
+	b := createSession(t, s, alice)
+	first := read(b.ID)
+	h.SetLimits(store.Limits{SessionQuota: int64(len(data))})
+	saveCopy(t, s, b.ID, store.CopyMeta{}, noise(1, len(data)))
+	wantEvicted(t, s, b.ID, first.ID)
 }
 
 func testDeleteIdle(t *testing.T, s store.Store, h store.Housekeeper) {

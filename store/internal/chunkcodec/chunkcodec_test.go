@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 )
 
@@ -111,32 +112,120 @@ func BenchmarkEncode64KiB(b *testing.B) {
 	}
 }
 
-func TestCache(t *testing.T) {
+// garbage is what a test hands Read when the chunk must come from the
+// cache: decoding it fails, so a miss shows as an error.
+var garbage = []byte("not a zstd frame")
+
+func TestCacheRead(t *testing.T) {
+	chunk := text(64 << 10)
+	stored, codec := Encode(nil, chunk)
+	if codec != Zstd {
+		t.Fatal("the test chunk did not compress")
+	}
 	var c Cache
-	p := make([]byte, 4)
-	if _, ok := c.ReadAt("out_a", 0, p, 0); ok {
-		t.Fatal("empty cache hit")
+	p := make([]byte, 4096)
+	if _, err := c.Read(p, "out_a", 0, codec, garbage, 0); err == nil {
+		t.Fatal("an empty cache served a chunk")
 	}
-	c.Put("out_a", 0, []byte("hello world"))
-	if n, ok := c.ReadAt("out_a", 0, p, 6); !ok || string(p[:n]) != "worl" {
-		t.Errorf("ReadAt = %q, %v; want worl, true", p[:n], ok)
+	tests := []struct {
+		name   string
+		copyID string
+		seq    int64
+		stored []byte // garbage: must be a hit
+		from   int64
+		want   []byte
+	}{
+		{"miss decodes", "out_a", 0, stored, 100, chunk[100:4196]},
+		{"hit", "out_a", 0, garbage, 4096, chunk[4096:8192]},
+		{"hit at the end", "out_a", 0, garbage, int64(len(chunk)) - 10, chunk[len(chunk)-10:]},
+		{"hit past the end", "out_a", 0, garbage, int64(len(chunk)) + 1, nil},
+		{"other chunk misses", "out_a", 1, stored, 0, chunk[:4096]},
+		{"other copy misses", "out_b", 0, stored, 0, chunk[:4096]},
 	}
-	if _, ok := c.ReadAt("out_a", 1, p, 0); ok {
-		t.Error("hit for another chunk of the copy")
+	for _, tt := range tests {
+		n, err := c.Read(p, tt.copyID, tt.seq, codec, tt.stored, tt.from)
+		if err != nil || !bytes.Equal(p[:n], tt.want) {
+			t.Errorf("%s: Read = %d bytes, %v; want %d bytes", tt.name, n, err, len(tt.want))
+		}
 	}
-	if _, ok := c.ReadAt("out_b", 0, p, 0); ok {
-		t.Error("hit for another copy's chunk")
+	if _, err := c.Read(p, "out_c", 0, codec, stored, -1); err == nil {
+		t.Error("a negative offset was read")
 	}
-	if n, ok := c.ReadAt("out_a", 0, p, 20); !ok || n != 0 {
-		t.Errorf("ReadAt past the chunk = %d, %v; want 0, true", n, ok)
+	if _, err := c.Read(p, "out_c", 0, codec, garbage, 0); err == nil || c.Len() != 3 {
+		t.Errorf("a chunk that does not decode: %v, %d entries; want an error and nothing kept", err, c.Len())
 	}
-	for i := range cacheSize {
-		c.Put("out_c", int64(i), []byte{byte(i)})
+}
+
+// The cache holds CacheSize chunks and replaces the oldest; Forget drops a
+// copy's chunks, and only that copy's.
+func TestCacheReplaceForget(t *testing.T) {
+	var c Cache
+	p := make([]byte, 1)
+	put := func(id string, seq int64) {
+		t.Helper()
+		stored, codec := Encode(nil, bytes.Repeat([]byte{byte(seq)}, 1000))
+		if _, err := c.Read(p, id, seq, codec, stored, 0); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, ok := c.ReadAt("out_a", 0, p, 0); ok {
-		t.Error("the oldest entry was not replaced")
+	hit := func(id string, seq int64) bool {
+		n, err := c.Read(p, id, seq, Zstd, garbage, 0)
+		if err == nil && (n != 1 || p[0] != byte(seq)) {
+			t.Fatalf("%s/%d: served %v", id, seq, p[:n])
+		}
+		return err == nil
 	}
-	if n, ok := c.ReadAt("out_c", 3, p, 0); !ok || n != 1 || p[0] != 3 {
-		t.Errorf("ReadAt(out_c, 3) = %d, %v, %v", n, ok, p[:n])
+	put("out_a", 0)
+	put("out_a", 0) // once only
+	for i := range CacheSize - 1 {
+		put("out_b", int64(i+1))
 	}
+	if c.Len() != CacheSize || !hit("out_a", 0) {
+		t.Fatalf("%d entries, out_a/0 cached %v; want all %d, and it", c.Len(), hit("out_a", 0), CacheSize)
+	}
+	put("out_b", 100)
+	if hit("out_a", 0) || !hit("out_b", 1) || !hit("out_b", 100) {
+		t.Error("the oldest entry was not the one replaced")
+	}
+	c.Forget("out_x", "out_b")
+	if c.Len() != 0 || hit("out_b", 1) {
+		t.Errorf("Forget left %d entries", c.Len())
+	}
+	put("out_a", 0)
+	put("out_c", 1)
+	c.Forget("out_c")
+	if !hit("out_a", 0) || hit("out_c", 1) {
+		t.Error("Forget dropped another copy's chunk, or kept the one named")
+	}
+}
+
+// Readers of many copies at once each get their own chunk's bytes (run
+// with -race).
+func TestCacheConcurrent(t *testing.T) {
+	var c Cache
+	chunks := make([][]byte, 2*CacheSize)
+	stored := make([][]byte, len(chunks))
+	for i := range chunks {
+		chunks[i] = bytes.Repeat([]byte(fmt.Sprintf("chunk %d\n", i)), 2000)
+		stored[i], _ = Encode(nil, chunks[i])
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			p := make([]byte, 100)
+			for j := range 200 {
+				i := (g*7 + j) % len(chunks)
+				from := int64(j * 37 % 1000)
+				n, err := c.Read(p, fmt.Sprintf("out_%d", i), 0, Zstd, stored[i], from)
+				if err != nil || !bytes.Equal(p[:n], chunks[i][from:from+100]) {
+					t.Errorf("copy %d from %d: %q, %v", i, from, p[:n], err)
+					return
+				}
+				if j%50 == 0 {
+					c.Forget(fmt.Sprintf("out_%d", i))
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
