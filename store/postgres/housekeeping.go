@@ -3,13 +3,12 @@ package postgres
 import (
 	"context"
 	"errors"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/scrollback-dev/scrollback/store"
+	"github.com/scrollback-dev/scrollback/store/internal/readlog"
 )
 
 var _ store.Housekeeper = (*DB)(nil)
@@ -23,54 +22,34 @@ var _ store.Housekeeper = (*DB)(nil)
 // DeleteIdle, Close), so that a page read stays one read-only query.
 func (db *DB) SetLimits(l store.Limits) { db.limits = l }
 
-func (db *DB) markRead(session, id string) {
-	db.readsMu.Lock()
-	db.reads[id] = readMark{session: session, at: time.Now()}
-	db.readsMu.Unlock()
-}
-
-func (db *DB) pendingReads() bool {
-	db.readsMu.Lock()
-	defer db.readsMu.Unlock()
-	return len(db.reads) > 0
-}
+func (db *DB) markRead(session, id string) { db.reads.Note(session, id, time.Now()) }
 
 // flushReads writes the noted reads down: each copy's last read, then
 // each session's last use, each in one statement of its own, outside any
 // save's transaction, keys sorted, so that it never holds one row while
-// waiting for another that a save holds (which could deadlock). A failure
-// loses the reads, which only makes those copies a little more likely to
-// be evicted.
+// waiting for another that a save holds (which could deadlock).
 func (db *DB) flushReads(ctx context.Context) error {
-	db.readsMu.Lock()
-	reads := db.reads
-	if len(reads) == 0 {
-		db.readsMu.Unlock()
+	copies, sessions := db.reads.Take()
+	if len(copies) == 0 {
 		return nil
 	}
-	db.reads = map[string]readMark{}
-	db.readsMu.Unlock()
-	ids := slices.Sorted(maps.Keys(reads))
-	ats := make([]time.Time, len(ids))
-	last := map[string]time.Time{}
-	for i, id := range ids {
-		m := reads[id]
-		ats[i] = m.at
-		if m.at.After(last[m.session]) {
-			last[m.session] = m.at
-		}
-	}
+	ids, ats := split(copies)
 	if _, err := db.pool.Exec(ctx, `
 UPDATE copies c SET last_read_at = greatest(c.last_read_at, v.at)
 FROM unnest($1::text[], $2::timestamptz[]) AS v(id, at) WHERE c.id = v.id`, ids, ats); err != nil {
 		return err
 	}
-	sessions := slices.Sorted(maps.Keys(last))
-	sats := make([]time.Time, len(sessions))
-	for i, s := range sessions {
-		sats[i] = last[s]
+	ids, ats = split(sessions)
+	return markUsed(ctx, db.pool, ids, ats)
+}
+
+// split returns the ids and times of reads, as two arrays for unnest.
+func split(reads []readlog.Read) ([]string, []time.Time) {
+	ids, ats := make([]string, len(reads)), make([]time.Time, len(reads))
+	for i, r := range reads {
+		ids[i], ats[i] = r.ID, r.At
 	}
-	return markUsed(ctx, db.pool, sessions, sats)
+	return ids, ats
 }
 
 // markUsed moves the sessions' last use forward to the given times, in one

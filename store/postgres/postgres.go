@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/internal/chunkcodec"
+	"github.com/scrollback-dev/scrollback/store/internal/readlog"
 )
 
 // DB is a store.Store on a PostgreSQL database, shared safely by any number
@@ -40,14 +40,7 @@ type DB struct {
 	// reads records which copies were read, and when, until the next
 	// write transaction (a save, DeleteIdle, Close) stores it, so that a
 	// page read stays one read-only query.
-	readsMu sync.Mutex
-	reads   map[string]readMark // by copy id
-}
-
-// readMark is the latest read of one copy not yet written down.
-type readMark struct {
-	session string
-	at      time.Time
+	reads readlog.Log
 }
 
 var _ store.Store = (*DB)(nil)
@@ -77,7 +70,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		return nil, classify("open", server, err)
 	}
 	db := &DB{pool: pool, server: server, newID: store.NewID,
-		limits: store.DefaultLimits(), reads: map[string]readMark{}}
+		limits: store.DefaultLimits()}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, db.wrap("connect", err)
@@ -101,7 +94,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 // Close writes down the reads not yet recorded (see SetLimits) and closes
 // every connection in the pool. Calls still running are waited for.
 func (db *DB) Close() error {
-	if db.pendingReads() {
+	if db.reads.Pending() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		// Best effort: a lost read time only makes that copy a little more
 		// likely to be evicted.

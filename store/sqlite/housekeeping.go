@@ -23,37 +23,22 @@ func (d *DB) SetLimits(l store.Limits) { d.limits = l }
 
 // markRead notes that a copy was read now.
 func (d *DB) markRead(session, id string) {
-	if d.readOnly {
-		return
+	if !d.readOnly {
+		d.reads.Note(session, id, time.Now())
 	}
-	d.readsMu.Lock()
-	d.reads[id] = readMark{session: session, at: now()}
-	d.readsMu.Unlock()
-}
-
-func (d *DB) pendingReads() bool {
-	d.readsMu.Lock()
-	defer d.readsMu.Unlock()
-	return len(d.reads) > 0
 }
 
 // flushReads writes the noted reads down in tx: each copy's last read
-// time and its session's last use. Should tx roll back, the reads are
-// lost, which only makes those copies a little more likely to be evicted.
+// time and each session's last use.
 func (d *DB) flushReads(ctx context.Context, tx *sql.Tx) error {
-	d.readsMu.Lock()
-	reads := d.reads
-	if len(reads) == 0 {
-		d.readsMu.Unlock()
-		return nil
-	}
-	d.reads = map[string]readMark{}
-	d.readsMu.Unlock()
-	for id, m := range reads {
-		if _, err := tx.ExecContext(ctx, `UPDATE copies SET last_read_at = max(last_read_at, ?) WHERE id = ?`, m.at, id); err != nil {
+	copies, sessions := d.reads.Take()
+	for _, r := range copies {
+		if _, err := tx.ExecContext(ctx, `UPDATE copies SET last_read_at = max(last_read_at, ?) WHERE id = ?`, r.At.UnixNano(), r.ID); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_used_at = max(last_used_at, ?) WHERE id = ?`, m.at, m.session); err != nil {
+	}
+	for _, r := range sessions {
+		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_used_at = max(last_used_at, ?) WHERE id = ?`, r.At.UnixNano(), r.ID); err != nil {
 			return err
 		}
 	}

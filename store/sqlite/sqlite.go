@@ -30,13 +30,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/internal/chunkcodec"
+	"github.com/scrollback-dev/scrollback/store/internal/readlog"
 )
 
 // Options configure Open. The zero value (or nil) is a read-write database
@@ -93,14 +93,7 @@ type DB struct {
 	// reads records which copies were read, and when, until the next
 	// write transaction (a save, housekeeping, Close) stores it: marking
 	// every page read in the file would make each read a write.
-	readsMu sync.Mutex
-	reads   map[string]readMark // by copy id
-}
-
-// readMark is the latest read of one copy not yet written down.
-type readMark struct {
-	session string
-	at      int64
+	reads readlog.Log
 }
 
 var _ store.Store = (*DB)(nil)
@@ -138,7 +131,7 @@ func Open(path string, opts *Options) (*DB, error) {
 	db.SetConnMaxIdleTime(5 * time.Minute)
 
 	d := &DB{path: abs, readOnly: o.ReadOnly, raw: o.RawChunks, db: db, writeSem: make(chan struct{}, 1),
-		limits: store.DefaultLimits(), reads: map[string]readMark{}}
+		limits: store.DefaultLimits()}
 	if err := d.init(o.BusyTimeout); err != nil {
 		db.Close()
 		return nil, wrap("open", abs, err)
@@ -260,7 +253,7 @@ func (d *DB) Path() string { return d.path }
 // Close writes down the reads not yet recorded (see SetLimits) and closes
 // the database.
 func (d *DB) Close() error {
-	if !d.readOnly && d.pendingReads() {
+	if !d.readOnly && d.reads.Pending() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		// Best effort: losing a read time only makes that copy a little
 		// more likely to be evicted.

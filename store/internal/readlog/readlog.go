@@ -1,0 +1,74 @@
+// Package readlog notes which copies were read, and when, between a
+// backend's write transactions. Eviction goes by when a copy was last read,
+// but writing that down on every page read would make each read a write;
+// so both backends note reads here and write them down with their next
+// write (a save, housekeeping, Close).
+package readlog
+
+import (
+	"maps"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Log is the reads noted and not yet written down. The zero value is
+// empty and ready; it is safe for concurrent use.
+type Log struct {
+	mu    sync.Mutex
+	reads map[string]mark // by copy id
+}
+
+type mark struct {
+	session string
+	at      time.Time
+}
+
+// Read is the latest read of one copy, or the latest use of one session.
+type Read struct {
+	ID string
+	At time.Time
+}
+
+// Note records that copy id of session was read at at.
+func (l *Log) Note(session, id string, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.reads == nil {
+		l.reads = map[string]mark{}
+	}
+	if m, ok := l.reads[id]; !ok || at.After(m.at) {
+		l.reads[id] = mark{session: session, at: at}
+	}
+}
+
+// Pending reports whether reads were noted since the last Take.
+func (l *Log) Pending() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.reads) > 0
+}
+
+// Take returns the reads noted since the last Take, and forgets them: each
+// copy's latest read and each session's latest (the latest read of its
+// copies), both sorted by id, so that writers that lock rows in this order
+// cannot deadlock with each other. Should writing them fail, they are
+// lost, which only makes those copies a little more likely to be evicted.
+func (l *Log) Take() (copies, sessions []Read) {
+	l.mu.Lock()
+	reads := l.reads
+	l.reads = nil
+	l.mu.Unlock()
+	last := map[string]time.Time{}
+	for _, id := range slices.Sorted(maps.Keys(reads)) {
+		m := reads[id]
+		copies = append(copies, Read{ID: id, At: m.at})
+		if m.at.After(last[m.session]) {
+			last[m.session] = m.at
+		}
+	}
+	for _, s := range slices.Sorted(maps.Keys(last)) {
+		sessions = append(sessions, Read{ID: s, At: last[s]})
+	}
+	return copies, sessions
+}

@@ -1,0 +1,78 @@
+package readlog
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestTake(t *testing.T) {
+	t0 := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	var l Log
+	if l.Pending() {
+		t.Fatal("an empty log has reads")
+	}
+	if c, s := l.Take(); c != nil || s != nil {
+		t.Fatalf("Take of an empty log = %v, %v", c, s)
+	}
+	l.Note("ses_b", "out_2", at(5))
+	l.Note("ses_a", "out_1", at(3))
+	l.Note("ses_a", "out_1", at(1)) // older: kept out
+	l.Note("ses_a", "out_3", at(2))
+	l.Note("ses_b", "out_0", at(7))
+	if !l.Pending() {
+		t.Fatal("Pending = false after Note")
+	}
+	copies, sessions := l.Take()
+	wantCopies := []Read{{"out_0", at(7)}, {"out_1", at(3)}, {"out_2", at(5)}, {"out_3", at(2)}}
+	wantSessions := []Read{{"ses_a", at(3)}, {"ses_b", at(7)}}
+	if !slices.Equal(copies, wantCopies) || !slices.Equal(sessions, wantSessions) {
+		t.Errorf("Take = %v, %v; want %v, %v", copies, sessions, wantCopies, wantSessions)
+	}
+	if l.Pending() {
+		t.Error("Pending = true after Take")
+	}
+	if c, _ := l.Take(); len(c) != 0 {
+		t.Errorf("a second Take = %v, want nothing", c)
+	}
+}
+
+// Reads noted while others take are each taken exactly once (run with
+// -race).
+func TestConcurrent(t *testing.T) {
+	var l Log
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	seen := map[string]int{}
+	take := func() {
+		c, _ := l.Take()
+		mu.Lock()
+		for _, r := range c {
+			seen[r.ID]++
+		}
+		mu.Unlock()
+	}
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 500 {
+				l.Note("ses_a", fmt.Sprintf("out_%d_%d", g, i), time.Now())
+				if i%50 == 0 {
+					take()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	take()
+	if len(seen) != 2000 {
+		t.Errorf("%d reads taken, want 2000", len(seen))
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("%s taken %d times", id, n)
+		}
+	}
+}
