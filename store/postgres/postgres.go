@@ -346,18 +346,15 @@ RETURNING pk, created_at`,
 // chunkWriter writes a copy's chunks with COPY FROM and counts what it
 // wrote; a pending copy keeps one across its appends.
 type chunkWriter struct {
-	pk     int64
-	raw    bool // DB.raw
-	seq    int32
-	total  int64
-	stored int64
-	lines  lineCounter
+	pk    int64
+	raw   bool // DB.raw
+	tally chunkcodec.Tally
 }
 
 // copyFrom streams r into the copy's next chunks, one reused buffer at a
 // time.
 func (w *chunkWriter) copyFrom(ctx context.Context, tx pgx.Tx, r io.Reader) error {
-	src := &chunkSource{ctx: ctx, r: r, copy: w.pk, raw: w.raw, rows: w.seq, buf: make([]byte, store.ChunkSize), zbuf: make([]byte, 0, store.ChunkSize)}
+	src := &chunkSource{ctx: ctx, r: r, copy: w.pk, raw: w.raw, first: w.tally.Chunks, buf: make([]byte, store.ChunkSize), zbuf: make([]byte, 0, store.ChunkSize)}
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, []string{"copy", "seq", "codec", "data"}, src)
 	if src.err != nil {
 		// The reader failed or ctx ended; COPY was aborted because of it.
@@ -370,10 +367,7 @@ func (w *chunkWriter) copyFrom(ctx context.Context, tx pgx.Tx, r io.Reader) erro
 	if err != nil {
 		return err
 	}
-	w.seq = src.rows
-	w.total += src.total
-	w.stored += src.stored
-	w.lines.add(&src.lines)
+	w.tally.Merge(src.tally)
 	return nil
 }
 
@@ -386,12 +380,12 @@ func (e *inputError) Unwrap() error { return e.err }
 
 // finishCopy records the copy's totals and meta and makes it visible.
 func finishCopy(ctx context.Context, tx pgx.Tx, w *chunkWriter, info *store.CopyInfo) error {
-	info.TotalBytes, info.Lines = w.total, w.lines.Lines()
+	info.TotalBytes, info.Lines = w.tally.Total, w.tally.Lines()
 	if err := tx.QueryRow(ctx, `
 UPDATE copies SET total_bytes = $1, lines = $2, stored_bytes = $3, tool = $4, source = $5, complete = $6,
 	omitted_bytes = $7, omitted_lines = $8, created_at = clock_timestamp(), last_read_at = clock_timestamp(), pending = false
 WHERE pk = $9 RETURNING created_at`,
-		info.TotalBytes, info.Lines, w.stored, []byte(info.Tool), []byte(info.Source), info.Complete,
+		info.TotalBytes, info.Lines, w.tally.Stored, []byte(info.Tool), []byte(info.Source), info.Complete,
 		info.OmittedBytes, info.OmittedLines, w.pk).Scan(&info.CreatedAt); err != nil {
 		return err
 	}
@@ -401,22 +395,20 @@ WHERE pk = $9 RETURNING created_at`,
 // chunkSource feeds COPY FROM one chunk row at a time from r, reusing one
 // buffer, so memory does not grow with the copy.
 type chunkSource struct {
-	ctx    context.Context
-	r      io.Reader
-	copy   int64
-	raw    bool // store chunks uncompressed
-	buf    []byte
-	zbuf   []byte // the current row's compressed bytes, when compressed
-	row    []byte // what the current row stores: buf[:n] or zbuf
-	codec  int16
-	n      int   // bytes in buf for the current row
-	seq    int32 // the current row's chunk number
-	rows   int32 // rows yielded so far
-	total  int64
-	stored int64
-	lines  lineCounter
-	eof    bool
-	err    error // the reader's or the context's error, which aborts the save
+	ctx   context.Context
+	r     io.Reader
+	copy  int64
+	raw   bool // store chunks uncompressed
+	buf   []byte
+	zbuf  []byte // the current row's compressed bytes, when compressed
+	row   []byte // what the current row stores: buf[:n] or zbuf
+	codec int16
+	n     int   // bytes in buf for the current row
+	first int64 // the first row's chunk number
+	seq   int64 // the current row's chunk number
+	tally chunkcodec.Tally
+	eof   bool
+	err   error // the reader's or the context's error, which aborts the save
 }
 
 // maxEmptyReads is how many (0, nil) reads in a row count as a stuck reader,
@@ -460,60 +452,22 @@ func (s *chunkSource) Next() bool {
 	if s.n == 0 {
 		return false
 	}
-	s.seq = s.rows
-	s.rows++
-	s.total += int64(s.n)
-	s.lines.Write(s.buf[:s.n])
+	s.seq = s.first + s.tally.Chunks
 	var codec int
 	s.row, codec = s.buf[:s.n], chunkcodec.Raw
 	if !s.raw {
 		s.row, codec = chunkcodec.Encode(s.zbuf, s.buf[:s.n])
 	}
 	s.codec = int16(codec)
-	s.stored += int64(len(s.row))
+	s.tally.Add(s.buf[:s.n], len(s.row))
 	return true
 }
 
 func (s *chunkSource) Values() ([]any, error) {
-	return []any{s.copy, s.seq, s.codec, s.row}, nil
+	return []any{s.copy, int32(s.seq), s.codec, s.row}, nil
 }
 
 func (s *chunkSource) Err() error { return s.err }
-
-// lineCounter counts lines as store.CopyInfo.Lines defines them:
-// newline-terminated lines, plus one for a final unterminated line.
-type lineCounter struct {
-	newlines int64
-	last     byte // the last byte written, 0 before any
-	any      bool
-}
-
-// add counts what o counted after what c did.
-func (c *lineCounter) add(o *lineCounter) {
-	c.newlines += o.newlines
-	if o.any {
-		c.last, c.any = o.last, true
-	}
-}
-
-func (c *lineCounter) Write(p []byte) {
-	for _, b := range p {
-		if b == '\n' {
-			c.newlines++
-		}
-	}
-	if len(p) > 0 {
-		c.last, c.any = p[len(p)-1], true
-	}
-}
-
-// Lines returns the count for everything written so far.
-func (c *lineCounter) Lines() int64 {
-	if c.any && c.last != '\n' {
-		return c.newlines + 1
-	}
-	return c.newlines
-}
 
 const copyColumns = "id, session, tool, source, total_bytes, lines, complete, omitted_bytes, omitted_lines, created_at"
 

@@ -309,53 +309,6 @@ func TestReadPages(t *testing.T) {
 	}
 }
 
-func TestLineCounter(t *testing.T) {
-	tests := []struct {
-		writes []string
-		want   int64
-	}{
-		{nil, 0},
-		{[]string{""}, 0},
-		{[]string{"a"}, 1},
-		{[]string{"a\n"}, 1},
-		{[]string{"a", "\n"}, 1},
-		{[]string{"a\n", ""}, 1},
-		{[]string{"a\n", "b"}, 2},
-		{[]string{"\n\n", "\n"}, 3},
-		{[]string{"x\r\ny\r\n"}, 2},
-	}
-	for _, tt := range tests {
-		var c lineCounter
-		for _, w := range tt.writes {
-			c.Write([]byte(w))
-		}
-		if got := c.Lines(); got != tt.want {
-			t.Errorf("lines of %q = %d, want %d", tt.writes, got, tt.want)
-		}
-	}
-}
-
-// FuzzLineCounter: however the bytes are split into writes, the count is
-// the same, and equals newlines plus one for an unterminated last line.
-func FuzzLineCounter(f *testing.F) {
-	f.Add([]byte("a\nb"), uint16(1))
-	f.Add([]byte("\n"), uint16(0))
-	f.Add([]byte(""), uint16(0))
-	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
-		want := int64(bytes.Count(data, []byte{'\n'}))
-		if len(data) > 0 && data[len(data)-1] != '\n' {
-			want++
-		}
-		i := int(cut) % (len(data) + 1)
-		var c lineCounter
-		c.Write(data[:i])
-		c.Write(data[i:])
-		if got := c.Lines(); got != want {
-			t.Fatalf("split at %d: %d lines, want %d", i, got, want)
-		}
-	})
-}
-
 // FuzzPiece: for any copy size, offset and length, the pieces that piece
 // and chunkRange select from the chunks concatenate to exactly the bytes
 // [off, min(off+n, total)), each piece within its chunk. This is the

@@ -18,7 +18,6 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -571,14 +570,10 @@ func insertCopy(ctx context.Context, tx *sql.Tx, info *store.CopyInfo, pending b
 // chunkWriter writes a copy's chunks, compressed where that saves space,
 // and counts what it wrote; a pending copy keeps one across its appends.
 type chunkWriter struct {
-	pk     int64
-	raw    bool // Options.RawChunks
-	seq    int64
-	total  int64
-	lines  int64 // newlines so far
-	last   byte
-	stored int64
-	zbuf   []byte
+	pk    int64
+	raw   bool // Options.RawChunks
+	tally chunkcodec.Tally
+	zbuf  []byte
 }
 
 // write stores chunk (at most store.ChunkSize bytes) as the next one.
@@ -593,14 +588,10 @@ func (w *chunkWriter) write(ctx context.Context, insert *sql.Stmt, chunk []byte)
 		}
 		data, codec = chunkcodec.Encode(w.zbuf, chunk)
 	}
-	if _, err := insert.ExecContext(ctx, w.pk, w.seq, codec, data); err != nil {
+	if _, err := insert.ExecContext(ctx, w.pk, w.tally.Chunks, codec, data); err != nil {
 		return err
 	}
-	w.seq++
-	w.stored += int64(len(data))
-	w.total += int64(len(chunk))
-	w.lines += int64(bytes.Count(chunk, newline))
-	w.last = chunk[len(chunk)-1]
+	w.tally.Add(chunk, len(data))
 	return nil
 }
 
@@ -638,15 +629,12 @@ func (w *chunkWriter) copyFrom(ctx context.Context, tx *sql.Tx, r io.Reader) err
 // session used, writes down the reads noted so far and evicts what the
 // limits require.
 func (d *DB) finish(ctx context.Context, tx *sql.Tx, w *chunkWriter, info *store.CopyInfo) error {
-	info.TotalBytes, info.Lines = w.total, w.lines
-	if w.total > 0 && w.last != '\n' {
-		info.Lines++
-	}
+	info.TotalBytes, info.Lines = w.tally.Total, w.tally.Lines()
 	at := now()
 	info.CreatedAt = fromNanos(at)
 	if _, err := tx.ExecContext(ctx, `UPDATE copies SET total_bytes = ?, lines = ?, stored_bytes = ?, tool = ?, source = ?,
 		complete = ?, omitted_bytes = ?, omitted_lines = ?, created_at = ?, last_read_at = ?, pending = 0 WHERE pk = ?`,
-		info.TotalBytes, info.Lines, w.stored, info.Tool, info.Source, info.Complete, info.OmittedBytes, info.OmittedLines,
+		info.TotalBytes, info.Lines, w.tally.Stored, info.Tool, info.Source, info.Complete, info.OmittedBytes, info.OmittedLines,
 		at, at, w.pk); err != nil {
 		return err
 	}
@@ -658,8 +646,6 @@ func (d *DB) finish(ctx context.Context, tx *sql.Tx, w *chunkWriter, info *store
 	}
 	return d.evict(ctx, tx, info.Session, w.pk)
 }
-
-var newline = []byte{'\n'}
 
 // fill reads from r until buf is full or r fails, like io.ReadFull, but
 // reports r's errors as they are: only io.EOF ends the input, and an

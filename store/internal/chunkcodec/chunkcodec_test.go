@@ -229,3 +229,70 @@ func TestCacheConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestTally(t *testing.T) {
+	tests := []struct {
+		chunks []string
+		lines  int64
+	}{
+		{nil, 0},
+		{[]string{""}, 0},
+		{[]string{"a"}, 1},
+		{[]string{"a\n"}, 1},
+		{[]string{"a", "\n"}, 1},
+		{[]string{"a\n", ""}, 1},
+		{[]string{"a\n", "b"}, 2},
+		{[]string{"ab", "c\nd", "\n"}, 2},
+		{[]string{"\n\n", "\n"}, 3},
+		{[]string{"x\r\ny\r\n"}, 2},
+	}
+	for _, tt := range tests {
+		// Whole, and split in two tallies merged, as a backend does for
+		// an append that might fail.
+		for split := range len(tt.chunks) + 1 {
+			var a, b Tally
+			var total, stored, chunks int64
+			for i, c := range tt.chunks {
+				w := &a
+				if i >= split {
+					w = &b
+				}
+				w.Add([]byte(c), len(c)/2)
+				total, stored = total+int64(len(c)), stored+int64(len(c)/2)
+				if c != "" {
+					chunks++
+				}
+			}
+			a.Merge(b)
+			if a.Lines() != tt.lines || a.Total != total || a.Stored != stored || a.Chunks != chunks {
+				t.Errorf("%q (split at %d) = %d lines, %d bytes, %d stored, %d chunks; want %d, %d, %d, %d",
+					tt.chunks, split, a.Lines(), a.Total, a.Stored, a.Chunks, tt.lines, total, stored, chunks)
+			}
+		}
+	}
+}
+
+// FuzzTally: however the bytes are split into chunks, and the chunks into
+// two tallies, the count is the same, and equals newlines plus one for an
+// unterminated last line.
+func FuzzTally(f *testing.F) {
+	f.Add([]byte("a\nb"), uint16(1), uint16(2))
+	f.Add([]byte("\n"), uint16(0), uint16(0))
+	f.Add([]byte(""), uint16(0), uint16(0))
+	f.Fuzz(func(t *testing.T, data []byte, cut, cut2 uint16) {
+		want := int64(bytes.Count(data, []byte{'\n'}))
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			want++
+		}
+		i := int(cut) % (len(data) + 1)
+		j := i + int(cut2)%(len(data)-i+1)
+		var a, b Tally
+		a.Add(data[:i], 0)
+		b.Add(data[i:j], 0)
+		b.Add(data[j:], 0)
+		a.Merge(b)
+		if got := a.Lines(); got != want || a.Total != int64(len(data)) {
+			t.Fatalf("split at %d, %d: %d lines, %d bytes; want %d, %d", i, j, got, a.Total, want, len(data))
+		}
+	})
+}
