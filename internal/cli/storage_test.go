@@ -2,11 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/scrollback-dev/scrollback/store"
@@ -117,4 +121,66 @@ func TestStartRetention(t *testing.T) {
 	}
 	// Retention 0 starts nothing.
 	startRetention(ctx, db, 0, &log)()
+}
+
+// countingStore counts the retention passes made on a real database, and
+// can hold a pass until released.
+type countingStore struct {
+	*sqlite.DB
+	passes atomic.Int64
+	hold   chan struct{} // each pass waits until it is closed
+}
+
+func (c *countingStore) DeleteIdle(ctx context.Context, cutoff time.Time) (int, error) {
+	c.passes.Add(1)
+	select {
+	case <-c.hold:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	return c.DB.DeleteIdle(ctx, cutoff)
+}
+
+// Retention runs once at start and then once an hour, never more often,
+// in fake time (testing/synctest); a pass under way holds up neither the
+// server's start nor its calls.
+func TestStartRetentionHourly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db, err := sqlite.Open(filepath.Join(t.TempDir(), "r.db"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		c := &countingStore{DB: db, hold: make(chan struct{})}
+		stop := startRetention(t.Context(), c, 24*time.Hour, io.Discard)
+		synctest.Wait()
+		if n := c.passes.Load(); n != 1 {
+			t.Fatalf("%d passes at start, want 1", n)
+		}
+		// The first pass is held: the store still serves calls.
+		s, err := db.CreateSession(t.Context(), "me")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.SaveCopy(t.Context(), s.ID, store.CopyMeta{}, strings.NewReader("hi\n")); err != nil {
+			t.Fatalf("SaveCopy during a retention pass: %v", err)
+		}
+		close(c.hold) // and every later pass goes straight through
+		for _, step := range []struct {
+			wait time.Duration
+			want int64
+		}{
+			{59 * time.Minute, 1},
+			{2 * time.Minute, 2},
+			{30 * time.Minute, 2},
+			{10 * time.Hour, 12},
+		} {
+			time.Sleep(step.wait)
+			synctest.Wait()
+			if n := c.passes.Load(); n != step.want {
+				t.Fatalf("after %v more: %d passes, want %d", step.wait, n, step.want)
+			}
+		}
+		stop()
+	})
 }
