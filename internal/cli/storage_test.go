@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"io"
 	"path/filepath"
@@ -13,6 +14,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
@@ -183,4 +187,73 @@ func TestStartRetentionHourly(t *testing.T) {
 		}
 		stop()
 	})
+}
+
+// `scrollback mcp` applies retention in the background: a session idle
+// past the period is deleted while the server answers a real MCP client,
+// and the server's own session is kept.
+func TestMCPServerRetention(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "m.db")
+	db, err := sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle, err := db.CreateSession(ctx, scrollback.LocalOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	// Make it two hours idle, past the server's period of one.
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`UPDATE sessions SET last_used_at = ? WHERE id = ?`, time.Now().Add(-2*time.Hour).UnixNano(), idle.ID); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr syncBuffer
+	env := map[string]string{"SCROLLBACK_DB": path, "HOME": t.TempDir()}
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"mcp", "--retention", "1h"},
+			IO{Stdin: inR, Stdout: outW, Stderr: &stderr, Getenv: func(k string) string { return env[k] }})
+		outW.Close()
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatalf("ListTools: %v", err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), "retention: deleted 1 session"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not apply retention; stderr %q", stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatalf("ListTools after the retention pass: %v", err)
+	}
+	cs.Close()
+	if code := <-done; code != 0 {
+		t.Fatalf("mcp exited %d; stderr %q", code, stderr.String())
+	}
+
+	db, err = sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.GetSession(ctx, scrollback.LocalOwner, idle.ID); !errors.Is(err, store.ErrSessionNotFound) {
+		t.Errorf("GetSession(idle) = %v, want deleted", err)
+	}
+	if list, err := db.ListSessions(ctx, scrollback.LocalOwner); err != nil || len(list) != 1 {
+		t.Errorf("ListSessions = %d sessions, %v; want the server's own", len(list), err)
+	}
 }
