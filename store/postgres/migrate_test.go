@@ -2,9 +2,11 @@ package postgres
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/scrollback-dev/scrollback/store"
@@ -72,5 +74,45 @@ VALUES ($1, $2, 'run_command', 'seq-like', $3, 10000, true, 0, 0) RETURNING pk`,
 	}
 	if v := count(t, db, "SELECT max(version) FROM schema_migrations"); v != int64(len(migrations)) {
 		t.Errorf("schema version %d after open, want %d", v, len(migrations))
+	}
+}
+
+// TestAbandonedPendingDeleted: a pending copy whose writer died (no append
+// for store.StalePending) is deleted, with its chunks, by the next Open;
+// a fresh one stays, and neither was ever visible.
+func TestAbandonedPendingDeleted(t *testing.T) {
+	u := newDatabase(t)
+	db := openTest(t, u)
+	ctx := t.Context()
+	sess := mustSession(t, db, "me")
+	var ids []string
+	for range 2 {
+		p, err := db.BeginCopy(ctx, sess.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Append(ctx, payload(store.ChunkSize)); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, p.(*pendingCopy).info.ID)
+	}
+	if _, err := db.pool.Exec(ctx, "UPDATE copies SET last_read_at = clock_timestamp() - $1::interval WHERE id = $2",
+		fmt.Sprintf("%d seconds", int64((store.StalePending+time.Minute)/time.Second)), ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	again := openTest(t, u)
+	if c := count(t, again, "SELECT count(*) FROM copies WHERE id = $1", ids[0]); c != 0 {
+		t.Errorf("the abandoned pending copy is still there after Open")
+	}
+	if c := count(t, again, "SELECT count(*) FROM chunks k JOIN copies c ON c.pk = k.copy WHERE c.id = $1 AND c.pending", ids[1]); c != 1 {
+		t.Errorf("the fresh pending copy has %d chunks after Open, want its 1", c)
+	}
+	if c := count(t, again, "SELECT count(*) FROM chunks"); c != 1 {
+		t.Errorf("%d chunks in the database, want only the fresh copy's 1", c)
+	}
+	for _, id := range ids {
+		if _, err := again.StatCopy(ctx, sess.ID, id); !errors.Is(err, store.ErrCopyNotFound) {
+			t.Errorf("StatCopy(pending %s) = %v, want ErrCopyNotFound", id, err)
+		}
 	}
 }
