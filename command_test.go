@@ -317,7 +317,8 @@ func TestRunCommandCancelled(t *testing.T) {
 }
 
 // A save that fails (a full disk) makes recovery "unavailable" with the
-// reason; the command's own result still comes back.
+// reason; the command's own result still comes back, and what was stored
+// before reads back whole.
 func TestRunCommandDiskFull(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a small tmpfs needs root (CI runs as root)")
@@ -336,6 +337,11 @@ func TestRunCommandDiskFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A copy that fits, retained before the disk fills.
+	before, err := sess.RunCommand(context.Background(), scrollback.RunCommandInput{Command: "seq 1 30000"})
+	if err != nil || before.OutputID == "" {
+		t.Fatalf("the first run retained nothing: %v, %+v", err, before.Recovery)
+	}
 	res, err := sess.RunCommand(context.Background(), scrollback.RunCommandInput{Command: "seq 1 1000000; exit 4"})
 	if err != nil {
 		t.Fatal(err)
@@ -349,8 +355,17 @@ func TestRunCommandDiskFull(t *testing.T) {
 	if !strings.Contains(res.Preview, "unavailable") {
 		t.Error("the footer does not say recovery is unavailable")
 	}
-	if copies, err := sess.Copies(context.Background()); err != nil || len(copies) != 0 {
-		t.Errorf("a failed save left %d copies (%v)", len(copies), err)
+	// Nothing stored before is lost, and the failed save left nothing.
+	copies, err := sess.Copies(context.Background())
+	if err != nil || len(copies) != 1 || copies[0].ID != before.OutputID {
+		t.Errorf("after the failed save: %d copies (%v), want only the earlier one", len(copies), err)
+	}
+	var want bytes.Buffer
+	for i := 1; i <= 30000; i++ {
+		fmt.Fprintln(&want, i)
+	}
+	if raw, _, _ := readAll(t, sess, before.OutputID); !bytes.Equal(raw, want.Bytes()) {
+		t.Errorf("the earlier copy reads back %d bytes, want its %d", len(raw), want.Len())
 	}
 }
 
