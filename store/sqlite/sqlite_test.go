@@ -145,37 +145,73 @@ func fileSize(t *testing.T, path string) int64 {
 	return fi.Size()
 }
 
+// Deleting a session, or retention deleting idle ones, gives the space
+// back to the file system (incremental vacuum) and keeps the rest intact.
 func TestDeleteReclaimsSpace(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "v.db")
-	db := open(t, path, nil)
-	ctx := t.Context()
-	keep, _ := db.CreateSession(ctx, "me")
-	if _, err := db.SaveCopy(ctx, keep.ID, store.CopyMeta{}, bytes.NewReader(payload(1, 100_000))); err != nil {
+	for _, tt := range []struct {
+		name   string
+		delete func(t *testing.T, db *sqlite.DB, big, keep store.Session)
+	}{
+		{"DeleteSession", func(t *testing.T, db *sqlite.DB, big, _ store.Session) {
+			if err := db.DeleteSession(t.Context(), "me", big.ID); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"DeleteIdle", func(t *testing.T, db *sqlite.DB, _, keep store.Session) {
+			time.Sleep(5 * time.Millisecond) // order the clock readings, not a timing assertion
+			cutoff := time.Now()
+			// Use the kept session after the cutoff.
+			if _, err := db.ReadCopyAt(t.Context(), keep.ID, mustList(t, db, keep.ID)[0].ID, make([]byte, 1), 0); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.SaveCopy(t.Context(), keep.ID, store.CopyMeta{}, strings.NewReader("x")); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := db.DeleteIdle(t.Context(), cutoff); err != nil || n != 1 {
+				t.Fatalf("DeleteIdle = %d, %v; want the big session", n, err)
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "v.db")
+			db := open(t, path, nil)
+			ctx := t.Context()
+			keep, _ := db.CreateSession(ctx, "me")
+			if _, err := db.SaveCopy(ctx, keep.ID, store.CopyMeta{}, bytes.NewReader(payload(1, 100_000))); err != nil {
+				t.Fatal(err)
+			}
+			big, _ := db.CreateSession(ctx, "me")
+			for range 2 {
+				if _, err := db.SaveCopy(ctx, big.ID, store.CopyMeta{}, bytes.NewReader(payload(2, 8<<20+17))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := fileSize(t, path) + fileSize(t, path+"-wal")
+			if before < 16<<20 {
+				t.Fatalf("database holding 16 MiB of copies is only %d bytes", before)
+			}
+			tt.delete(t, db, big, keep)
+			after := fileSize(t, path)
+			t.Logf("file size (with WAL) %d -> %d bytes, WAL now %d", before, after, fileSize(t, path+"-wal"))
+			if after > 2<<20 {
+				t.Errorf("after deleting 16 MiB of copies the file is %d bytes (was %d); want the space reclaimed", after, before)
+			}
+			// What was kept is intact.
+			list := mustList(t, db, keep.ID)
+			if len(list) == 0 || list[0].TotalBytes != 100_000 {
+				t.Fatalf("kept session after vacuum: %v", list)
+			}
+		})
+	}
+}
+
+func mustList(t *testing.T, db *sqlite.DB, session string) []store.CopyInfo {
+	t.Helper()
+	list, err := db.ListCopies(t.Context(), session)
+	if err != nil {
 		t.Fatal(err)
 	}
-	big, _ := db.CreateSession(ctx, "me")
-	for range 2 {
-		if _, err := db.SaveCopy(ctx, big.ID, store.CopyMeta{}, bytes.NewReader(payload(2, 8<<20+17))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	before := fileSize(t, path) + fileSize(t, path+"-wal")
-	if before < 16<<20 {
-		t.Fatalf("database holding 16 MiB of copies is only %d bytes", before)
-	}
-	if err := db.DeleteSession(ctx, "me", big.ID); err != nil {
-		t.Fatal(err)
-	}
-	after := fileSize(t, path)
-	t.Logf("file size (with WAL) %d -> %d bytes, WAL now %d", before, after, fileSize(t, path+"-wal"))
-	if after > 2<<20 {
-		t.Errorf("after deleting 16 MiB of copies the file is %d bytes (was %d); want the space reclaimed", after, before)
-	}
-	// What was kept is intact.
-	list, err := db.ListCopies(ctx, keep.ID)
-	if err != nil || len(list) != 1 || list[0].TotalBytes != 100_000 {
-		t.Fatalf("kept session after vacuum: %v, %v", list, err)
-	}
+	return list
 }
 
 func TestManyProcesses(t *testing.T) {
