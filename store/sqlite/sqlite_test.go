@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/scrollback-dev/scrollback/store"
+	"github.com/scrollback-dev/scrollback/store/internal/sample"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 	"github.com/scrollback-dev/scrollback/store/storetest"
 )
@@ -81,18 +82,7 @@ func helper(spec string) error {
 	return nil
 }
 
-func payload(seed, n int) []byte {
-	r := rand.New(rand.NewPCG(uint64(seed), 1))
-	b := make([]byte, n)
-	for i := range b {
-		if r.IntN(40) == 0 {
-			b[i] = '\n'
-		} else {
-			b[i] = 'a' + byte(r.IntN(26))
-		}
-	}
-	return b
-}
+func payload(seed, n int) []byte { return sample.Letters(seed, n) }
 
 func open(t testing.TB, path string, opts *sqlite.Options) *sqlite.DB {
 	t.Helper()

@@ -91,3 +91,18 @@ func Seq(n int) []byte {
 	}
 	return b.Bytes()[:n]
 }
+
+// Letters is n bytes of random lowercase letters in lines of about 40,
+// different for each seed: text that compresses to about 60%.
+func Letters(seed, n int) []byte {
+	r := rand.New(rand.NewPCG(uint64(seed), 1))
+	b := make([]byte, n)
+	for i := range b {
+		if r.IntN(40) == 0 {
+			b[i] = '\n'
+		} else {
+			b[i] = 'a' + byte(r.IntN(26))
+		}
+	}
+	return b
+}
