@@ -475,39 +475,11 @@ func BenchmarkSaveCopy8MiB(b *testing.B) {
 	lat.report(b)
 }
 
-// BenchmarkQuota300 saves 300 outputs of 2 MiB (random letters, which
-// compress to about 60%) into one session under a 256 MiB session quota,
-// as store/sqlite's benchmark of the same name does, and reports what
-// Stats says against the quota (target: the database within the quota
-// plus 10%; here the stored bytes, as pg_database_size counts the whole
-// database, dead rows and other tables too, and is reported beside). The
-// reference is the quota itself.
+// BenchmarkQuota300: 300 saves of 2 MiB under a 256 MiB session quota,
+// as store/sqlite's (storetest.BenchQuota300). database/quota is
+// pg_database_size, which counts dead rows until autovacuum.
 func BenchmarkQuota300(b *testing.B) {
-	const quota = 256 << 20
-	for b.Loop() {
-		db := openTest(b, newDatabase(b))
-		db.SetLimits(store.Limits{SessionQuota: quota})
-		ctx := context.Background()
-		sess, err := db.CreateSession(ctx, "bench")
-		if err != nil {
-			b.Fatal(err)
-		}
-		for i := range 300 {
-			if _, err := db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, bytes.NewReader(sample.Letters(i, 2<<20))); err != nil {
-				b.Fatal(err)
-			}
-		}
-		st, err := db.Stats(ctx, "")
-		if err != nil {
-			b.Fatal(err)
-		}
-		if st.StoredBytes > quota {
-			b.Fatalf("stored %d bytes, over the %d quota", st.StoredBytes, quota)
-		}
-		b.ReportMetric(float64(st.StoredBytes)/quota, "stored/quota")
-		b.ReportMetric(float64(st.FileBytes)/quota, "database/quota")
-		b.ReportMetric(float64(st.Evictions), "evictions")
-	}
+	storetest.BenchQuota300(b, func(b *testing.B) store.Store { return openTest(b, newDatabase(b)) })
 }
 
 // payload is n bytes of text lines with some multi-byte characters.
