@@ -84,7 +84,7 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 		defer t.Stop()
 		// collected is non-nil while a collection runs; it carries the heap
 		// read the moment the collection ended, before others refill it.
-		var collected chan uint64
+		var collected chan collection
 		var since time.Time // when it began
 		// overOnce: the last collection's verdict was over the limit. The
 		// next one must say so too: what others allocate while one
@@ -96,17 +96,22 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 			select {
 			case <-done:
 				return
-			case after := <-collected:
+			case c := <-collected:
 				// The verdict: what the collection found live, or the
 				// heap read now, whichever is less. Both overstate the
 				// script's data: others' allocations during the marking
 				// count as live, and their garbage since is in the heap.
 				collected = nil
-				if min(m.liveGrown(base), after-min(after, base)) <= m.limit {
+				v := min(m.liveGrown(base), c.after-min(c.after, base))
+				if v <= m.limit {
 					overOnce = false
 					continue
 				}
-				if overOnce {
+				// Less everything allocated while it ran (the script's
+				// own allocations too), the verdict counts only data that
+				// was there before and lived through it: the limit is
+				// passed without asking again.
+				if overOnce || m.allocs != nil && v-min(v, c.allocated) > m.limit {
 					hit = true
 					interrupt()
 					return
@@ -122,11 +127,28 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 				// Others' many allocations (a busy server's 4 MiB buffers, say)
 				// can grow the heap as fast: what was allocated since must be
 				// mostly one object, on average a quarter of the slack or more.
+				// The reading moments ago may be long ago: a watch starved
+				// of a core (a busy machine, or a collection waiting for
+				// the script's huge copy to stop the world) reads late, and
+				// the script must not start its next doubling meanwhile.
+				// With the allocation counters the average tells one huge
+				// allocation from many at any interval; without them only
+				// quick succession does.
 				bytes, objects := m.allocated()
-				jump := h > prev && h-prev >= m.slack && now.Sub(prevAt) <= m.jumpWindow &&
-					(objects == prevObjects || (bytes-prevBytes)/max(objects-prevObjects, 1) >= m.slack/4)
+				oneHuge := objects == prevObjects || (bytes-prevBytes)/max(objects-prevObjects, 1) >= m.slack/4
+				grew := h - min(h, prev)
+				jump := grew >= m.slack && oneHuge && (m.allocs != nil || now.Sub(prevAt) <= m.jumpWindow)
 				prev, prevAt, prevBytes, prevObjects = h, now, bytes, objects
 				switch {
+				// Huge allocations of half the limit at once: a doubling
+				// string (or array) whose next step would pass the limit
+				// by itself. It is not waited for: a watch that does not
+				// get a core during the next copy would see the heap only
+				// after it, past the limit by the size of the data.
+				case jump && grew >= m.limit/2:
+					hit = true
+					interrupt()
+					return
 				case g <= m.limit:
 				case g > m.limit+m.slack && (jump || collected != nil && now.Sub(since) > m.patience):
 					hit = true
@@ -160,13 +182,21 @@ func allocated() (bytes, objects uint64) {
 	return readMetric("/gc/heap/allocs:bytes"), readMetric("/gc/heap/allocs:objects")
 }
 
+// collection is what a collection the watch ran reports.
+type collection struct {
+	after     uint64 // the heap read as soon as it ended
+	allocated uint64 // bytes allocated while it ran, by anyone
+}
+
 // collectAsync runs a collection beside the watch; the channel it returns
-// gets the heap read as soon as the collection ends.
-func (m *memoryWatch) collectAsync() chan uint64 {
-	c := make(chan uint64, 1)
+// gets its report as soon as the collection ends.
+func (m *memoryWatch) collectAsync() chan collection {
+	c := make(chan collection, 1)
 	go func() {
+		before, _ := m.allocated()
 		m.collect()
-		c <- m.heap()
+		after, _ := m.allocated()
+		c <- collection{after: m.heap(), allocated: after - min(after, before)}
 	}()
 	return c
 }

@@ -81,12 +81,18 @@ func main() {
 				log.Fatalf("%s: %v: %s", p.name, err, out)
 			}
 			peak := peakRSS(cmd.ProcessState)
-			ok := c.Kind == "memory" && c.Crossed && c.StopMS <= 1000 && peak < bound+256<<20
+			// A script stopped before its heap crossed the bound (one
+			// huge allocation of half the bound) met the time target.
+			ok := c.Kind == "memory" && (!c.Crossed || c.StopMS <= 1000) && peak < bound+256<<20
 			mark := ""
 			if !ok {
 				mark, missed = "  MISSED", true
 			}
-			fmt.Printf("%-13s %-7s %9.0f %10.0f–%5.0f ms %7d MiB %9d MiB%s\n", p.name, c.Kind, c.TotalMS, c.SeenMS, c.StopMS, peak>>20, c.BaseRSS>>20, mark)
+			stop := fmt.Sprintf("%10.0f–%5.0f ms", c.SeenMS, c.StopMS)
+			if !c.Crossed {
+				stop = "before crossing"
+			}
+			fmt.Printf("%-13s %-7s %9.0f %22s %7d MiB %9d MiB%s\n", p.name, c.Kind, c.TotalMS, stop, peak>>20, c.BaseRSS>>20, mark)
 		}
 	}
 	if missed {
