@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -209,8 +210,9 @@ func TestMemoryWatch(t *testing.T) {
 		{"past the slack: no waiting for a stalled collector", []uint64{50, 200}, 0, true, false, false, 0, 0},
 		{"past the slack, garbage, collected", []uint64{50, 200}, 20, false, false, false, 0, 0},
 		{"one huge allocation past the slack", []uint64{50, 200}, 20, true, true, false, 0, 0},
-		{"one huge allocation of half the limit, under it", []uint64{10, 70}, 70, true, true, false, 0, 0},
-		{"half the limit in many small allocations", []uint64{10, 70}, 70, false, false, true, 0, 0},
+		{"one huge allocation of half the limit, under it", []uint64{10, 60}, 60, true, true, false, 0, 0},
+		{"a third of the limit at once, under it", []uint64{10, 43}, 43, false, true, false, 0, 0},
+		{"half the limit in many small allocations", []uint64{10, 60}, 60, false, false, true, 0, 0},
 		{"live past the limit before the collection: asked once", []uint64{50, 110}, 105, true, false, true, 0, 1},
 		{"live past the limit, others allocated meanwhile: asked twice", []uint64{50, 110}, 105, true, false, true, 20, 2},
 		{"live past the limit once, garbage by the next", []uint64{50, 110}, 105, false, false, true, 20, 0},
@@ -264,9 +266,9 @@ func TestMemoryWatch(t *testing.T) {
 			if tt.counters {
 				// A million 64-byte objects between readings, until the
 				// heap reads the same.
-				m.allocs = func() (uint64, uint64) {
+				m.allocs = func() allocCounts {
 					n := uint64(min(reads.Load(), int64(len(tt.heap)+1))) * 1e6
-					return n*64 + uint64(extra.Load()), n
+					return allocCounts{bytes: n*64 + uint64(extra.Load())}
 				}
 			}
 			fired := make(chan struct{}, 1)
@@ -325,4 +327,38 @@ func TestMemoryStopWhileAsync(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The process's allocation counters tell one huge allocation from many
+// smaller ones.
+func TestAllocCounts(t *testing.T) {
+	const mib = 1 << 20
+	var sink [][]byte
+	for _, tt := range []struct {
+		name  string
+		alloc func()
+		huge  bool
+	}{
+		{"one huge", func() { sink = append(sink, make([]byte, 64*mib)) }, true},
+		{"a few huge", func() { sink = append(sink, make([]byte, 32*mib), make([]byte, 48*mib)) }, true},
+		{"many 1 MiB", func() {
+			for range 64 {
+				sink = append(sink, make([]byte, mib))
+			}
+		}, false},
+		{"many small", func() {
+			for range 1 << 20 {
+				sink = append(sink, make([]byte, 64))
+			}
+		}, false},
+	} {
+		sink = nil
+		before := allocated()
+		tt.alloc()
+		after := allocated()
+		if got := after.sinceHuge(before, 16*mib); got != tt.huge {
+			t.Errorf("%s: huge %v, want %v (%+v since %+v)", tt.name, got, tt.huge, after, before)
+		}
+	}
+	runtime.KeepAlive(sink)
 }
