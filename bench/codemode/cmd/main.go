@@ -13,7 +13,7 @@
 // Go objects (ref GC ms), the work a verdict on a script growing small
 // objects waits for.
 //
-//	go run ./bench/codemode/cmd [-n 3] [-pattern string]
+//	go run ./bench/codemode/cmd [-n 3] [-pattern string] [-serving]
 package main
 
 import (
@@ -56,6 +56,7 @@ type child struct {
 func main() {
 	runs := flag.Int("n", 3, "runs of each pattern")
 	only := flag.String("pattern", "", "run only this pattern")
+	serving := flag.Bool("serving", false, "run the children with the collector settings of scrollback mcp --http (GOGC=400, GOMEMLIMIT=1GiB)")
 	childOf := flag.String("child", "", "internal: run one pattern and report it")
 	flag.Parse()
 	if *childOf == "gc" {
@@ -82,6 +83,9 @@ func main() {
 			ref := gcRef(exe)
 			cmd := exec.Command(exe, "-child", p.name)
 			cmd.Stderr = os.Stderr
+			if *serving {
+				cmd.Env = append(os.Environ(), "GOGC=400", "GOMEMLIMIT=1GiB")
+			}
 			out, err := cmd.Output()
 			if err != nil {
 				log.Fatalf("%s: %v", p.name, err)
