@@ -169,6 +169,13 @@ func TestRunCodeFailures(t *testing.T) {
 		{"run_code inside", "return tools.run_code({code: 'return 1'})", 0, "exception", "cannot be called from inside run_code", 1},
 		{"bad tool arguments", "return tools.run_command({cmd: 'ls'})", 0, "exception", `unknown field "cmd"`, 1},
 		{"tool error", "return tools.read_tool_output({id: 'out_nope'})", 0, "exception", "no retained output", 1},
+		// TypeScript: positions are the code as written, types and all.
+		{"typescript runtime error", "interface A { x?: { y: number } }\nconst a: A = {};\nreturn a.x!.y", 0, "exception", "TypeError", 3},
+		{"typescript syntax error", "type Id = string;\nconst id: Id = ;", 0, "syntax", "SyntaxError", 2},
+		// Limits with async code.
+		{"loop in an async helper", "async function spin(): Promise<void> {\n  let n = 0; while (true) { n++ }\n}\nawait spin();", 200, "timeout", "timeout", 2},
+		{"microtask loop", "let n: number = 0;\nfor (;;) { n++; await null; }", 200, "timeout", "timeout", 2},
+		{"awaited promise that never settles", "const x: number = 1;\nawait new Promise<void>(() => {});", 200, "timeout", "never settled", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

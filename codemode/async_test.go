@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -196,13 +197,25 @@ func TestMemoryWatch(t *testing.T) {
 		afterGC   uint64   // what the heap reads once collected, in MiB
 		interrupt bool
 		jump      bool // readings in quick succession count as one huge allocation
+		// counters: the watch reads allocation counters, which show many
+		// small allocations between readings; during is what they count
+		// while a collection runs, in MiB.
+		counters    bool
+		during      uint64
+		collections int64 // collections run before the verdict; 0: not checked
 	}{
-		{"under the limit", []uint64{10, 50, 90}, 0, false, false},
-		{"garbage, collected", []uint64{50, 110}, 20, false, false},
-		{"live past the limit", []uint64{50, 110}, 105, true, false},
-		{"past the slack: no waiting for a stalled collector", []uint64{50, 200}, 0, true, false},
-		{"past the slack, garbage, collected", []uint64{50, 200}, 20, false, false},
-		{"one huge allocation past the slack", []uint64{50, 200}, 20, true, true},
+		{"under the limit", []uint64{10, 50, 90}, 0, false, false, false, 0, 0},
+		{"garbage, collected", []uint64{50, 110}, 20, false, false, false, 0, 0},
+		{"live past the limit, asked twice", []uint64{50, 110}, 105, true, false, false, 0, 2},
+		{"past the slack: no waiting for a stalled collector", []uint64{50, 200}, 0, true, false, false, 0, 0},
+		{"past the slack, garbage, collected", []uint64{50, 200}, 20, false, false, false, 0, 0},
+		{"one huge allocation past the slack", []uint64{50, 200}, 20, true, true, false, 0, 0},
+		{"one huge allocation of half the limit, under it", []uint64{10, 60}, 60, true, true, false, 0, 0},
+		{"a third of the limit at once, under it", []uint64{10, 43}, 43, false, true, false, 0, 0},
+		{"half the limit in many small allocations", []uint64{10, 60}, 60, false, false, true, 0, 0},
+		{"live past the limit before the collection: asked once", []uint64{50, 110}, 105, true, false, true, 0, 1},
+		{"live past the limit, others allocated meanwhile: asked twice", []uint64{50, 110}, 105, true, false, true, 20, 2},
+		{"live past the limit once, garbage by the next", []uint64{50, 110}, 105, false, false, true, 20, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -210,23 +223,31 @@ func TestMemoryWatch(t *testing.T) {
 			if tt.jump {
 				jumpIn = time.Hour
 			}
-			var reads atomic.Int64
+			var reads, collections, extra atomic.Int64
+			var afterGC atomic.Uint64
+			afterGC.Store(tt.afterGC)
 			var collected atomic.Bool
+			// A collection is waited for as long as it takes, but for a
+			// stalled one.
+			wait := time.Hour
+			if tt.name == "past the slack: no waiting for a stalled collector" {
+				wait = time.Millisecond
+			}
 			gcDone := make(chan struct{})
-			m := &memoryWatch{limit: 100 * mib, slack: 25 * mib, patience: time.Millisecond, jumpWindow: jumpIn, every: time.Microsecond,
+			m := &memoryWatch{limit: 100 * mib, slack: 25 * mib, patience: wait, jumpWindow: jumpIn, every: time.Microsecond,
 				heap: func() uint64 {
 					n := reads.Add(1) - 2 // the first read is the base
 					if n < 0 {
 						return 0
 					}
 					if collected.Load() {
-						return tt.afterGC * mib
+						return afterGC.Load() * mib
 					}
 					return tt.heap[min(int(n), len(tt.heap)-1)] * mib
 				},
 				live: func() uint64 {
 					if collected.Load() {
-						return tt.afterGC * mib
+						return afterGC.Load() * mib
 					}
 					return 0
 				},
@@ -234,14 +255,32 @@ func TestMemoryWatch(t *testing.T) {
 					if tt.name == "past the slack: no waiting for a stalled collector" {
 						<-gcDone // a collector stalled by the script
 					}
+					n := collections.Add(1)
+					extra.Add(int64(tt.during * mib))
+					if tt.name == "live past the limit once, garbage by the next" && n > 1 {
+						afterGC.Store(20) // others' data, counted live by the first collection
+					}
 					collected.Store(true)
 				},
+			}
+			if tt.counters {
+				// A million 64-byte objects between readings, until the
+				// heap reads the same.
+				m.allocs = func() allocCounts {
+					n := uint64(min(reads.Load(), int64(len(tt.heap)+1))) * 1e6
+					return allocCounts{bytes: n*64 + uint64(extra.Load())}
+				}
 			}
 			fired := make(chan struct{}, 1)
 			stop := m.start(func() { fired <- struct{}{} })
 			// Stop once the watch has fired, or once it has read the
-			// heap many times over without firing.
-			for reads.Load() < 2000 && len(fired) == 0 {
+			// heap many times over without firing (far more when it
+			// should fire: a busy machine may run its collections late).
+			enough := int64(2000)
+			if tt.interrupt {
+				enough = 1e7
+			}
+			for reads.Load() < enough && len(fired) == 0 {
 				time.Sleep(time.Millisecond)
 			}
 			hit := stop()
@@ -249,6 +288,82 @@ func TestMemoryWatch(t *testing.T) {
 			if hit != tt.interrupt || (len(fired) == 1) != tt.interrupt {
 				t.Errorf("interrupted %v (fired %d), want %v", hit, len(fired), tt.interrupt)
 			}
+			if n := collections.Load(); tt.collections > 0 && n != tt.collections {
+				t.Errorf("%d collections before the verdict, want %d", n, tt.collections)
+			}
 		})
 	}
+}
+
+// The memory watch's stop is honoured wherever the script is when it
+// comes: running, inside a promise job, in a microtask loop, or awaiting a
+// promise nothing will settle; and it is reported as the memory error, not
+// as the timeout the run would otherwise reach.
+func TestMemoryStopWhileAsync(t *testing.T) {
+	tests := []struct{ name, code string }{
+		{"in a loop", "tools.grow({});\nfor (;;) {}"},
+		{"in a promise job", "await null;\ntools.grow({});\nfor (;;) {}"},
+		{"in a microtask loop", "await null;\ntools.grow({});\nfor (;;) await null;"},
+		{"in an async helper", "async function f() {\n  await null;\n  tools.grow({});\n  while (true) {}\n}\nawait f();"},
+		{"in a then callback", "await Promise.resolve().then(() => { tools.grow({}); for (;;) {} });"},
+		{"in a promise chain loop", "tools.grow({});\nconst loop = (): Promise<void> => Promise.resolve().then(loop);\nawait loop();"},
+		{"awaiting a promise that never settles", "await null;\ntools.grow({});\nawait new Promise(() => {});"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var grown atomic.Bool
+			grow := Tool{Name: "grow", Call: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+				grown.Store(true)
+				return json.RawMessage("{}"), nil
+			}}
+			heap := func() uint64 {
+				if grown.Load() {
+					return 10 << 30
+				}
+				return 0
+			}
+			mem := &memoryWatch{limit: 100 << 20, slack: 25 << 20, patience: time.Hour, jumpWindow: time.Hour, every: time.Millisecond,
+				heap: heap, live: heap, collect: func() {}}
+			// A lost stop would end at the timeout instead, and say so.
+			opts := Options{Timeout: time.Minute}.withDefaults()
+			res := runWith(context.Background(), tt.code, []Tool{grow}, opts, mem)
+			if res.Error == nil || res.Error.Kind != "memory" || !errors.Is(res.Error, ErrMemory) || !strings.Contains(res.Error.Message, "memory limit exceeded") {
+				t.Fatalf("error %+v, want the memory error", res.Error)
+			}
+		})
+	}
+}
+
+// The process's allocation counters tell one huge allocation from many
+// smaller ones.
+func TestAllocCounts(t *testing.T) {
+	const mib = 1 << 20
+	var sink [][]byte
+	for _, tt := range []struct {
+		name  string
+		alloc func()
+		huge  bool
+	}{
+		{"one huge", func() { sink = append(sink, make([]byte, 64*mib)) }, true},
+		{"a few huge", func() { sink = append(sink, make([]byte, 32*mib), make([]byte, 48*mib)) }, true},
+		{"many 1 MiB", func() {
+			for range 64 {
+				sink = append(sink, make([]byte, mib))
+			}
+		}, false},
+		{"many small", func() {
+			for range 1 << 20 {
+				sink = append(sink, make([]byte, 64))
+			}
+		}, false},
+	} {
+		sink = nil
+		before := allocated()
+		tt.alloc()
+		after := allocated()
+		if got := after.sinceHuge(before, 16*mib); got != tt.huge {
+			t.Errorf("%s: huge %v, want %v (%+v since %+v)", tt.name, got, tt.huge, after, before)
+		}
+	}
+	runtime.KeepAlive(sink)
 }

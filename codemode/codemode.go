@@ -181,6 +181,7 @@ func Run(ctx context.Context, code string, tools []Tool, opts Options) (res Resu
 	var mem *memoryWatch
 	if opts.MaxMemory > 0 {
 		mem = newMemoryWatch(opts.MaxMemory)
+		defer lowerSoftLimit(opts.MaxMemory)()
 	}
 	return runWith(ctx, code, tools, opts, mem)
 }
@@ -215,7 +216,12 @@ func runWith(ctx context.Context, code string, tools []Tool, opts Options, mem *
 	defer stop()
 	stopWatch := func() bool { return false }
 	if mem != nil {
-		stopWatch = mem.start(func() { vm.Interrupt(ErrMemory) })
+		// The watch's interrupt ends the script at its next step, within
+		// a promise job too; a script awaiting a promise that nothing will
+		// settle takes no step, and is ended by memHit.
+		memHit := make(chan struct{})
+		r.memHit = memHit
+		stopWatch = mem.start(func() { vm.Interrupt(ErrMemory); close(memHit) })
 	}
 
 	v, err := r.call(prg)
@@ -232,9 +238,8 @@ func runWith(ctx context.Context, code string, tools []Tool, opts Options, mem *
 	switch {
 	case err != nil:
 		res.Error = r.scriptError(err)
-	case v == nil && r.vm == nil: // stopped for memory just as it returned
-		res.Error = r.scriptError(&goja.InterruptedError{})
-		res.Error.Kind, res.Error.Err = "memory", ErrMemory
+	case v == nil && r.vm == nil: // stopped for memory just as it returned, or while it awaited
+		res.Error = r.memoryError()
 	case v != nil:
 		r.setValue(v)
 	}
@@ -247,6 +252,9 @@ type run struct {
 	opts Options
 	res  *Result
 	vm   *goja.Runtime
+	// memHit is closed when the memory watch stops the run (nil: no
+	// watch).
+	memHit <-chan struct{}
 
 	stringify, parse goja.Callable
 	errorCtor        goja.Value
@@ -287,7 +295,8 @@ func (e *pending) Error() string { return "pending" }
 // settle turns the async body's promise into its value or its error. A
 // promise still pending has nothing left to settle it (tools are
 // synchronous, and there are no timers): the run waits out its timeout,
-// as a script waiting on something would, and says why.
+// as a script waiting on something would, and says why; or until the
+// memory watch stops it (nil, nil: the caller reports the memory error).
 func (r *run) settle(v goja.Value) (goja.Value, error) {
 	p, ok := v.Export().(*goja.Promise)
 	if !ok {
@@ -299,8 +308,12 @@ func (r *run) settle(v goja.Value) (goja.Value, error) {
 	case goja.PromiseStateRejected:
 		return nil, &rejection{p.Result()}
 	}
-	<-r.ctx.Done()
-	return nil, &pending{ctxErr(r.ctx)}
+	select {
+	case <-r.ctx.Done():
+		return nil, &pending{ctxErr(r.ctx)}
+	case <-r.memHit:
+		return nil, nil
+	}
 }
 
 func (r *run) setup(tools []Tool) error {
@@ -613,8 +626,8 @@ func (r *run) scriptError(err error) *Error {
 		case errors.Is(cause, ErrCanceled):
 			e.Kind, e.Err, e.Message = "canceled", ErrCanceled, "the run was canceled by its caller"
 		case errors.Is(cause, ErrMemory):
-			e.Kind, e.Err = "memory", ErrMemory
-			e.Message = fmt.Sprintf("memory limit exceeded: the script grew the heap by more than %d MiB and was stopped; keep less in memory (slice or filter results as you go)", r.opts.MaxMemory>>20)
+			m := r.memoryError()
+			e.Kind, e.Err, e.Message = m.Kind, m.Err, m.Message
 		case errors.Is(cause, ErrTooManyCalls):
 			e.Kind, e.Err = "calls", ErrTooManyCalls
 			e.Message = fmt.Sprintf("the script made more than %d tool calls and was stopped; do fewer calls per run", r.opts.MaxCalls)
@@ -637,6 +650,12 @@ func (r *run) scriptError(err error) *Error {
 		}
 	}
 	return e
+}
+
+// memoryError is the error of a run the memory watch stopped.
+func (r *run) memoryError() *Error {
+	return &Error{Kind: "memory", Err: ErrMemory,
+		Message: fmt.Sprintf("memory limit exceeded: the script grew the heap by more than %d MiB and was stopped; keep less in memory (slice or filter results as you go)", r.opts.MaxMemory>>20)}
 }
 
 func (r *run) thrownMessage(v goja.Value) string {

@@ -60,13 +60,19 @@
 // starts a collection and interrupts the script if the collection finds
 // that much live, or, when the collection is held up by the script itself
 // (one huge native copy stalls it) and the heap is past the limit plus a
-// slack, without waiting for it. Built-ins that could allocate a huge block
-// in one native step (String.prototype.repeat, padStart, padEnd, the Array,
-// ArrayBuffer and typed array constructors, Array.from, fill, join) refuse
-// sizes past a share of the limit with a RangeError first. The watch reads
+// slack, without waiting for it. One allocation of 3/8 of the limit or
+// more (and at least 64 MiB) stops the script at once, under the limit: a
+// doubling string's next step would pass it in a copy nothing interrupts.
+// While runs with a limit go, the runtime's soft memory limit
+// (debug.SetMemoryLimit) is lowered to their needs, never above the one
+// set before, which is put back when the last run ends. Built-ins that
+// could allocate a huge block in one native step (String.prototype.repeat,
+// padStart, padEnd, the Array, ArrayBuffer and typed array constructors,
+// Array.from, fill, join) refuse sizes past a share of the limit with a
+// RangeError first. The watch reads
 // the whole process's heap, so concurrent runs share the headroom. The
 // limits hold in async code too: a loop in an async function, a microtask
 // loop (for (;;) await null) and a promise that never settles all end at
-// the timeout.
+// the timeout, or at the memory limit, reported as such.
 // Console output is kept up to a bound, with a note when it was cut.
 package codemode

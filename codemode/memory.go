@@ -14,23 +14,25 @@ import (
 // The sample counts garbage not yet swept (the script's own, or other
 // requests' in a busy server), so crossing the limit starts a collection
 // to tell what is live, and the script runs on meanwhile: the collector's
-// verdict decides. A collection takes milliseconds, unless the script is
-// inside one huge copy (s += s on a 256 MiB string): that stalls the
-// collector's stop-the-world phases for as long as the copy takes, and the
-// script doubles again while the collector waits. So when the heap is past
-// the limit plus a slack and the collection has been running longer than
-// patience, or the heap grew by the slack in one step (64 MiB within a few
-// milliseconds: one huge allocation, whose copy is still running), the
-// watch interrupts without the verdict: the world stops for a collection
-// while the huge copy runs, the watch with it, and the script must not
-// start its next doubling before the watch has spoken. (A collection's
-// live figure alone is no verdict: what others allocate while it marks
-// counts as live.)
+// verdict decides. A collection takes milliseconds on an idle machine, a
+// second on a busy one, unless the script is inside one huge copy (s += s
+// on a 256 MiB string): that stalls the collector's stop-the-world phases
+// for as long as the copy takes, the watch with them, and the script
+// doubles again while they wait. So huge allocations are not waited for:
+// one of three eighths of the limit or more (told from many smaller ones
+// by the runtime's allocation counters) stops the script at once, under
+// its limit, since its next doubling would pass it; so does the heap past
+// the limit plus a slack when it grew by the slack in huge allocations,
+// or when the collection has been running longer than patience.
 //
 // The watch reads the whole process: another goroutine allocating flat out
-// on a core of its own while the collection runs is counted as the
-// script's, and can stop it. A verdict over the limit is therefore asked
-// twice, on two collections, before the script is stopped.
+// while the collection runs is counted as the script's, since what others
+// allocate while it marks counts as live. A verdict over the limit is
+// therefore asked twice, on two collections, before the script is
+// stopped, unless it is over the limit by more than all that was allocated
+// while the collection ran: that data was there before it. (Another
+// goroutine's huge allocation, a buffer of 96 MiB, is taken for the
+// script's.)
 //
 // Its fields are the test seams: a test gives its own heap reading,
 // collector and timings.
@@ -48,9 +50,9 @@ type memoryWatch struct {
 	live func() uint64
 	// collect runs a garbage collection and returns when it is done.
 	collect func()
-	// allocs reads the bytes and objects allocated so far, cumulative; nil
-	// takes every fast growth for one huge allocation.
-	allocs func() (bytes, objects uint64)
+	// allocs reads the allocation counters, cumulative; nil takes every
+	// fast growth for one huge allocation.
+	allocs func() allocCounts
 }
 
 // Defaults of a memoryWatch: the heap is read often enough that a script is
@@ -84,29 +86,34 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 		defer t.Stop()
 		// collected is non-nil while a collection runs; it carries the heap
 		// read the moment the collection ended, before others refill it.
-		var collected chan uint64
+		var collected chan collection
 		var since time.Time // when it began
 		// overOnce: the last collection's verdict was over the limit. The
 		// next one must say so too: what others allocate while one
 		// collection marks counts as live in it, but is garbage by the next.
 		overOnce := false
 		prev, prevAt := base, time.Now()
-		prevBytes, prevObjects := m.allocated()
+		prevAllocs := m.allocated()
 		for {
 			select {
 			case <-done:
 				return
-			case after := <-collected:
+			case c := <-collected:
 				// The verdict: what the collection found live, or the
 				// heap read now, whichever is less. Both overstate the
 				// script's data: others' allocations during the marking
 				// count as live, and their garbage since is in the heap.
 				collected = nil
-				if min(m.liveGrown(base), after-min(after, base)) <= m.limit {
+				v := min(m.liveGrown(base), c.after-min(c.after, base))
+				if v <= m.limit {
 					overOnce = false
 					continue
 				}
-				if overOnce {
+				// Less everything allocated while it ran (the script's
+				// own allocations too), the verdict counts only data that
+				// was there before and lived through it: the limit is
+				// passed without asking again.
+				if overOnce || m.allocs != nil && v-min(v, c.allocated) > m.limit {
 					hit = true
 					interrupt()
 					return
@@ -122,11 +129,41 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 				// Others' many allocations (a busy server's 4 MiB buffers, say)
 				// can grow the heap as fast: what was allocated since must be
 				// mostly one object, on average a quarter of the slack or more.
-				bytes, objects := m.allocated()
-				jump := h > prev && h-prev >= m.slack && now.Sub(prevAt) <= m.jumpWindow &&
-					(objects == prevObjects || (bytes-prevBytes)/max(objects-prevObjects, 1) >= m.slack/4)
-				prev, prevAt, prevBytes, prevObjects = h, now, bytes, objects
+				// The reading moments ago may be long ago: a watch starved
+				// of a core (a busy machine, or a collection waiting for
+				// the script's huge copy to stop the world) reads late, and
+				// the script must not start its next doubling meanwhile.
+				// With the allocation counters the average tells one huge
+				// allocation from many at any interval; without them only
+				// quick succession does.
+				allocs := m.allocated()
+				oneHuge := m.allocs == nil || allocs.sinceHuge(prevAllocs, m.slack/4)
+				// How much the huge allocations were: the heap's growth
+				// understates it when the collector freed garbage
+				// meanwhile (a doubling string's last halves), the
+				// counters do not.
+				grew := h - min(h, prev)
+				if m.allocs != nil {
+					grew = max(grew, allocs.large-min(allocs.large, prevAllocs.large))
+				}
+				jump := grew >= m.slack && oneHuge && (m.allocs != nil || now.Sub(prevAt) <= m.jumpWindow)
+				prev, prevAt, prevAllocs = h, now, allocs
 				switch {
+				// Huge allocations of three eighths of the limit or more
+				// (the runtime's count of a 128 MiB string is a little
+				// under half of 256 MiB): a doubling string, or array,
+				// whose next step passes the limit by itself. It is not
+				// waited for. The next step is an allocation and then a
+				// copy the runtime cannot preempt; a collection that
+				// wants to stop the world during the copy stops the
+				// watch with it, and a busy machine can keep the watch
+				// off a core for a second or more while the script runs:
+				// measured, a watch that waited for the step that passes
+				// the limit often saw the heap only two doublings later.
+				case jump && grew >= m.limit*3/8:
+					hit = true
+					interrupt()
+					return
 				case g <= m.limit:
 				case g > m.limit+m.slack && (jump || collected != nil && now.Sub(since) > m.patience):
 					hit = true
@@ -145,28 +182,72 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 	}
 }
 
+// allocCounts are the process's allocation counters.
+type allocCounts struct {
+	bytes  uint64 // bytes allocated, in objects of any size
+	large  uint64 // bytes allocated in large objects (over 32 KiB), at least
+	largeN uint64 // large objects allocated
+}
+
+// sinceHuge tells whether what was allocated since prev was mostly one
+// huge object or a few: large objects of at least min bytes on average.
+// Many smaller ones (a busy server's 4 MiB buffers, say, or millions of
+// small objects) are not.
+func (c allocCounts) sinceHuge(prev allocCounts, min uint64) bool {
+	n := c.largeN - prev.largeN
+	return n > 0 && (c.large-prev.large)/n >= min
+}
+
 // allocated reads the allocation counters, or zeros when the watch has
-// none (then objects never change and every fast growth counts as one
-// allocation).
-func (m *memoryWatch) allocated() (bytes, objects uint64) {
+// none.
+func (m *memoryWatch) allocated() allocCounts {
 	if m.allocs == nil {
-		return 0, 0
+		return allocCounts{}
 	}
 	return m.allocs()
 }
 
-// allocated reads the bytes and objects the process has allocated so far.
-func allocated() (bytes, objects uint64) {
-	return readMetric("/gc/heap/allocs:bytes"), readMetric("/gc/heap/allocs:objects")
+// allocated reads the process's allocation counters. The runtime counts
+// large objects by number only: their bytes are the total less the small
+// objects' at the most their size class holds, so an estimate on the low
+// side.
+func allocated() allocCounts {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/heap/allocs-by-size:bytes"}}
+	metrics.Read(s)
+	var c allocCounts
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindFloat64Histogram {
+		return c
+	}
+	c.bytes = s[0].Value.Uint64()
+	h := s[1].Value.Float64Histogram()
+	small := uint64(0)
+	for i, n := range h.Counts {
+		// Bucket i holds sizes from Buckets[i] to Buckets[i+1].
+		if h.Buckets[i] > 32<<10 {
+			c.largeN += n
+		} else {
+			small += n * uint64(min(h.Buckets[i+1], 32<<10))
+		}
+	}
+	c.large = c.bytes - min(c.bytes, small)
+	return c
+}
+
+// collection is what a collection the watch ran reports.
+type collection struct {
+	after     uint64 // the heap read as soon as it ended
+	allocated uint64 // bytes allocated while it ran, by anyone
 }
 
 // collectAsync runs a collection beside the watch; the channel it returns
-// gets the heap read as soon as the collection ends.
-func (m *memoryWatch) collectAsync() chan uint64 {
-	c := make(chan uint64, 1)
+// gets its report as soon as the collection ends.
+func (m *memoryWatch) collectAsync() chan collection {
+	c := make(chan collection, 1)
 	go func() {
+		before := m.allocated().bytes
 		m.collect()
-		c <- m.heap()
+		after := m.allocated().bytes
+		c <- collection{after: m.heap(), allocated: after - min(after, before)}
 	}()
 	return c
 }

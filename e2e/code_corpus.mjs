@@ -3,7 +3,9 @@
 // MCP server with the official TypeScript SDK client, as an agent would:
 // it reads run_code's description (a TypeScript declaration of the tools),
 // then calls run_code with each script and checks the structured result
-// against the same expectations the Go table test uses.
+// against the same expectations the Go table test uses; then a few failing
+// scripts (TypeScript errors, limits with async code), checking the error's
+// kind and line.
 //
 // Usage (e2e_test.go runs it):
 //
@@ -68,10 +70,39 @@ for (const f of files) {
   if (errs.length) fail(`${f}: ${errs.join("; ")}`);
   else passed++;
 }
+// Scripts that fail: the error's kind, and its line in the code as the
+// model wrote it (TypeScript included), through the same client. The
+// limits hold with async code.
+const errorCases = [
+  { name: "TypeScript runtime error", code: "interface A { x?: { y: number } }\nconst a: A = {};\nreturn a.x!.y", kind: "exception", line: 3, msg: "TypeError" },
+  { name: "TypeScript syntax error", code: "type Id = string;\nconst id: Id = ;", kind: "syntax", line: 2, msg: "SyntaxError" },
+  { name: "rejected promise", code: "async function f(): Promise<number> {\n  await null;\n  throw new RangeError('late');\n}\nreturn await f();", kind: "exception", line: 3, msg: "RangeError: late" },
+  { name: "loop in an async helper", code: "async function spin(): Promise<void> {\n  let n = 0; while (true) { n++ }\n}\nawait spin();", timeout_ms: 300, kind: "timeout", line: 2 },
+  { name: "microtask loop", code: "let n: number = 0;\nfor (;;) { n++; await null; }", timeout_ms: 300, kind: "timeout", line: 2 },
+  { name: "awaited promise that never settles", code: "await new Promise<void>(() => {});", timeout_ms: 300, kind: "timeout", msg: "never settled" },
+  // A busy machine must not turn the memory stop into a timeout.
+  { name: "doubling string", code: "let s = 'x';\nwhile (true) { s += s; await null; }", timeout_ms: 600000, kind: "memory", line: 2, msg: "memory limit exceeded" },
+];
+let errorsPassed = 0;
+for (const c of errorCases) {
+  const args = { code: c.code };
+  if (c.timeout_ms) args.timeout_ms = c.timeout_ms;
+  const res = await client.callTool({ name: "run_code", arguments: args });
+  const e = res.structuredContent?.error;
+  const errs = [];
+  if (!e) errs.push("no error: " + JSON.stringify(res.structuredContent ?? res.content));
+  else {
+    if (e.kind !== c.kind) errs.push(`kind ${e.kind}, want ${c.kind}`);
+    if (c.line && e.line !== c.line) errs.push(`line ${e.line}, want ${c.line}`);
+    if (c.msg && !String(e.message).includes(c.msg)) errs.push(`message ${JSON.stringify(e.message)} lacks ${JSON.stringify(c.msg)}`);
+  }
+  if (errs.length) fail(`${c.name}: ${errs.join("; ")}`);
+  else errorsPassed++;
+}
 await client.close();
 
 if (failures.length) {
   console.error("code_corpus.mjs:\n" + failures.join("\n"));
   process.exit(1);
 }
-console.log(JSON.stringify({ scripts: files.length, passed }));
+console.log(JSON.stringify({ scripts: files.length, passed, errors: errorCases.length, errorsPassed }));

@@ -338,7 +338,9 @@ func mustRun(t *testing.T, env []string, name string, args ...string) string {
 
 // TestCodeCorpusTypeScriptClient runs Code Mode's corpus of model-written
 // scripts through `scrollback mcp` with the TypeScript SDK client, against
-// the expectations the root package's TestCodeCorpus checks in process.
+// the expectations the root package's TestCodeCorpus checks in process,
+// and failing scripts (TypeScript errors, limits with async code) for their
+// error's kind and line.
 func TestCodeCorpusTypeScriptClient(t *testing.T) {
 	bin, nodeBin := setup(t)
 	dir := t.TempDir()
@@ -353,9 +355,9 @@ func TestCodeCorpusTypeScriptClient(t *testing.T) {
 	if err := run(cmd, 3*time.Minute); err != nil {
 		t.Fatalf("code_corpus.mjs: %v\nstderr:\n%s", err, stderr.String())
 	}
-	var s struct{ Scripts, Passed int }
-	if err := json.Unmarshal(stdout.Bytes(), &s); err != nil || s.Scripts < 30 || s.Passed != s.Scripts {
+	var s struct{ Scripts, Passed, Errors, ErrorsPassed int }
+	if err := json.Unmarshal(stdout.Bytes(), &s); err != nil || s.Scripts < 30 || s.Passed != s.Scripts || s.Errors == 0 || s.ErrorsPassed != s.Errors {
 		t.Fatalf("code_corpus.mjs printed %q (%v)", stdout.String(), err)
 	}
-	t.Logf("%d of %d scripts gave their expected value through the TypeScript SDK client", s.Passed, s.Scripts)
+	t.Logf("%d of %d scripts gave their expected value, %d of %d failing scripts their error, through the TypeScript SDK client", s.Passed, s.Scripts, s.ErrorsPassed, s.Errors)
 }
