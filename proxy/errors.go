@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/scrollback-dev/scrollback"
 )
 
@@ -40,6 +42,10 @@ type Error struct {
 	Err  error  // one of the sentinel errors
 	Msg  string // what went wrong
 	Hint string // what would help; may be empty
+	// RPC is the upstream's JSON-RPC error, when it answered with one:
+	// the proxy passes it on to the client as it is, code and data
+	// included.
+	RPC *jsonrpc.Error
 }
 
 func (e *Error) Error() string {
@@ -67,7 +73,7 @@ func (e *Error) Is(target error) bool {
 	case scrollback.ErrArgument:
 		return errors.Is(e.Err, ErrUpstreamError)
 	case scrollback.ErrUnavailable:
-		return errors.Is(e.Err, ErrUpstreamDown) || errors.Is(e.Err, ErrUpstreamFailed) || errors.Is(e.Err, ErrCallTimeout)
+		return errors.Is(e.Err, ErrUpstreamDown) || errors.Is(e.Err, ErrUpstreamFailed) || errors.Is(e.Err, ErrCallTimeout) || errors.Is(e.Err, ErrTooManyUpstreams)
 	}
 	return false
 }
