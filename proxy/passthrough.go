@@ -336,7 +336,7 @@ func forward[T any](ctx context.Context, s *server, ss *mcp.ServerSession, f fun
 	}
 	var je *jsonrpc.Error
 	if errors.As(err, &je) {
-		return zero, je
+		return zero, keepRPC(je)
 	}
 	return zero, err
 }

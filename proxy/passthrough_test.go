@@ -26,6 +26,9 @@ func chattyUpstream() *mcp.Server {
 		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		Capabilities:       &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}},
+		CompletionHandler: func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{"b1"}}}, nil
+		},
 		// As a TypeScript-SDK server: it asks its client during a request.
 		SupportedProtocolVersions: []string{"2025-11-25"},
 	})

@@ -353,7 +353,7 @@ func (l *link) call(ctx context.Context, name string, args json.RawMessage) (*mc
 	}
 	var je *jsonrpc.Error
 	if errors.As(err, &je) && c.alive() {
-		return nil, &Error{Tool: name, Err: ErrUpstreamError, Msg: "the upstream server answered with an error: " + cutString(je.Message, 2048), RPC: je}
+		return nil, &Error{Tool: name, Err: ErrUpstreamError, Msg: "the upstream server answered with an error: " + cutString(je.Message, 2048), RPC: keepRPC(je)}
 	}
 	// The connection broke: drop it, so that the next call reconnects.
 	why := c.why()
@@ -405,6 +405,18 @@ func (p *Proxy) newCutReader(r io.Reader, lines bool) *cutReader {
 // frameLimit bounds one upstream message after cutting: what is left of
 // its strings, and its structure.
 func (p *Proxy) frameLimit() int { return 2*p.copyCap() + 2*cutMarkerRoom + binaryMax + structureMax }
+
+// keepRPC is an upstream's JSON-RPC error as the proxy passes it on: the
+// same code and data, the message cut to a few KiB on a character
+// boundary.
+func keepRPC(je *jsonrpc.Error) *jsonrpc.Error {
+	e := *je
+	e.Message = cutString(e.Message, rpcMessageMax)
+	return &e
+}
+
+// rpcMessageMax is the most bytes of an upstream error's message passed on.
+const rpcMessageMax = 2048
 
 func cutString(s string, n int) string {
 	if len(s) <= n {
