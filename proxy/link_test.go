@@ -306,3 +306,33 @@ func TestEveryRequestTimesOut(t *testing.T) {
 		}
 	})
 }
+
+// TestStdioDeclaresClientCapabilities: over stdio the shared upstream
+// connection declares what the client declared, connecting again when
+// the client's capabilities differ from the first connection's; that is
+// not counted as a restart.
+func TestStdioDeclaresClientCapabilities(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		copts    *mcp.ClientOptions
+		sampling bool
+	}{
+		{"no sampling", nil, false},
+		{"sampling and elicitation", (&chattyClient{}).options("A"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _, cs := start(t, Upstream{Dial: dialServer(capsUpstream())}, Options{}, tc.copts)
+			var caps map[string]any
+			json.Unmarshal([]byte(text(call(t, cs, "caps", map[string]any{}))), &caps)
+			if got := caps["sampling"] != nil && caps["elicitation"] != nil; got != tc.sampling {
+				t.Errorf("the upstream connection declares %v; want sampling and elicitation %v, as the client", caps, tc.sampling)
+			}
+			if got := caps["sampling"] != nil || caps["elicitation"] != nil; got != tc.sampling {
+				t.Errorf("the upstream connection declares %v; want sampling or elicitation %v", caps, tc.sampling)
+			}
+			if n := p.UpstreamRestarts(); n != 0 {
+				t.Errorf("restarts: %d, want 0 (declaring the client's capabilities is no restart)", n)
+			}
+		})
+	}
+}
