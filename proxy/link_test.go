@@ -336,3 +336,46 @@ func TestStdioDeclaresClientCapabilities(t *testing.T) {
 		})
 	}
 }
+
+// TestRootsListChangedForwarded: a client's notifications/roots/list_changed
+// reaches the upstream over the client's connection, and the upstream's
+// roots/list then gets the client's roots.
+func TestRootsListChangedForwarded(t *testing.T) {
+	changed := make(chan []string, 4)
+	up := mcp.NewServer(&mcp.Implementation{Name: "roots"}, &mcp.ServerOptions{
+		SupportedProtocolVersions: []string{"2025-11-25"},
+		RootsListChangedHandler: func(ctx context.Context, req *mcp.RootsListChangedRequest) {
+			var uris []string
+			r, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				uris = append(uris, "error: "+err.Error())
+			} else {
+				for _, root := range r.Roots {
+					uris = append(uris, root.URI)
+				}
+			}
+			changed <- uris
+		},
+	})
+	mcp.AddTool(up, &mcp.Tool{Name: "noop"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+	})
+	_, url := serveHTTP(t, Upstream{Dial: dialServer(up)}, Options{})
+	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)
+	client.AddRoots(&mcp.Root{URI: "file:///first"})
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call(t, cs, "noop", map[string]any{}) // opens the client's upstream connection
+	client.AddRoots(&mcp.Root{URI: "file:///second"})
+	select {
+	case uris := <-changed:
+		if strings.Join(uris, " ") != "file:///first file:///second" {
+			t.Errorf("after roots/list_changed the upstream listed %v, want the client's two roots", uris)
+		}
+	case <-time.After(30 * time.Second): // a bound on a hang, not a speed check
+		t.Fatal("the client's notifications/roots/list_changed never reached the upstream")
+	}
+}

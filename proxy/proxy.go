@@ -169,7 +169,8 @@ func (p *Proxy) dial(ctx context.Context, l *link, caps *mcp.ClientCapabilities)
 	if err != nil {
 		return nil, err
 	}
-	cs, err := l.newClient(caps).Connect(ctx, t, nil)
+	cl := l.newClient(caps)
+	cs, err := cl.Connect(ctx, t, nil)
 	if err != nil {
 		if proc != nil {
 			select {
@@ -181,7 +182,7 @@ func (p *Proxy) dial(ctx context.Context, l *link, caps *mcp.ClientCapabilities)
 		}
 		return nil, err
 	}
-	c := &conn{cs: cs, done: make(chan struct{}), proc: proc}
+	c := &conn{cs: cs, done: make(chan struct{}), proc: proc, cl: cl}
 	go func() {
 		cs.Wait()
 		close(c.done)

@@ -84,6 +84,7 @@ func (p *Proxy) newServer(b *mcpserver.Binding, own bool) *server {
 		// The upstream's progress on a client's behalf reaches that client
 		// (passthrough.go); the client's own progress on a request the
 		// upstream made of it is not relayed back.
+		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) { s.rootsChanged() },
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			ss := req.Session
 			if ss == nil {
@@ -145,6 +146,27 @@ func (s *server) watch(ss *mcp.ServerSession) {
 		s.p.mu.Unlock()
 		s.forget()
 	}()
+}
+
+// rootsChanged tells the upstream that the client's roots changed, over
+// the client's link if it is up (a connection made later lists the roots
+// when the upstream asks). The SDK sends notifications/roots/list_changed
+// when its client's roots change; the proxy answers roots/list with the
+// client's own (rootsMiddleware), so its client's root list is only the
+// means of sending it.
+func (s *server) rootsChanged() {
+	l := s.p.main
+	if s.own {
+		s.lnMu.Lock()
+		l = s.ln
+		s.lnMu.Unlock()
+	}
+	if l == nil {
+		return
+	}
+	if c := l.live(); c != nil && c.cl != nil {
+		c.cl.AddRoots(&mcp.Root{URI: "scrollback-proxy://roots-changed", Name: "roots changed"})
+	}
 }
 
 // session is the server's client session, once known.

@@ -86,6 +86,7 @@ type conn struct {
 	done chan struct{} // closed when the session has ended
 	proc *process      // nil unless the upstream is a command
 	caps string        // the client capabilities it declared (JSON)
+	cl   *mcp.Client   // the SDK client it belongs to
 }
 
 // alive reports whether the session is still up.
