@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -382,5 +384,29 @@ func TestProxyRelayTypeScript(t *testing.T) {
 		}
 		<-done
 		<-done
+		// Each client's upstream process crashed once and was started
+		// again; each client ended its session, which ends its process.
+		metric := func(name string) string {
+			res, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+			if err != nil {
+				return err.Error()
+			}
+			defer res.Body.Close()
+			b, _ := io.ReadAll(res.Body)
+			for _, line := range strings.Split(string(b), "\n") {
+				if v, ok := strings.CutPrefix(line, name+" "); ok {
+					return v
+				}
+			}
+			return "missing"
+		}
+		if got := metric("scrollback_proxy_upstream_restarts_total"); got != "2" {
+			t.Errorf("scrollback_proxy_upstream_restarts_total %s, want 2 (one per client's crash)", got)
+		}
+		for deadline := time.Now().Add(time.Minute); metric("scrollback_proxy_upstreams") != "0" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		}
+		if got := metric("scrollback_proxy_upstreams"); got != "0" {
+			t.Errorf("scrollback_proxy_upstreams %s after both clients ended their sessions, want 0", got)
+		}
 	})
 }

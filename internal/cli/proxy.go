@@ -194,6 +194,10 @@ func (c *proxyCmd) serveHTTP(ctx context.Context, p *proxy.Proxy, eng *scrollbac
 		Name: "scrollback_proxy_upstream_restarts_total",
 		Help: "Times the proxy connected to its upstream again after losing it.",
 	}, func() float64 { return float64(p.UpstreamRestarts()) }))
+	c.obs.Registry().MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "scrollback_proxy_upstreams",
+		Help: "Upstream connections of client sessions (for a command, processes) the proxy holds, bounded by --max-upstreams.",
+	}, func() float64 { return float64(p.Upstreams()) }))
 	ready := func(ctx context.Context) error { return mcpserver.StoreReady(ctx, eng.Store()) }
 	return c.serve(ctx, c.io, p.HTTPHandler, ready, fmt.Sprintf("scrollback proxy: serving %d upstream tools", len(p.Tools())))
 }
