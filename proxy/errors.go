@@ -10,8 +10,10 @@ import (
 )
 
 // Sentinel errors. A failed call of an upstream tool is an *Error wrapping
-// one of them; the client sees its text as a tool error (isError), never as
-// a protocol error, so that a model can read it and decide what to do.
+// one of them; the client sees its text as a tool error (isError), so that
+// a model can read it and decide what to do. The one exception is the
+// upstream's own JSON-RPC error (Error.RPC), which the client gets as the
+// upstream sent it: a protocol error with its code and data.
 var (
 	// ErrNoUpstream is returned by New for an Upstream that names neither
 	// a command, a URL nor a Dial function, or more than one of them.
@@ -31,7 +33,9 @@ var (
 	ErrCallTimeout = errors.New("proxy: the upstream server did not answer in time")
 
 	// ErrUpstreamError is returned when the upstream answered a call with a
-	// protocol error (an unknown tool, arguments it refused, ...).
+	// protocol error (an unknown tool, arguments it refused, ...); the
+	// *Error's RPC holds it. A run_code script sees it as an error; a
+	// client calling the tool gets the protocol error itself.
 	ErrUpstreamError = errors.New("proxy: the upstream server refused the call")
 )
 
