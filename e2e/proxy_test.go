@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -317,4 +319,94 @@ func TestProxyTypeScriptClient(t *testing.T) {
 		t.Errorf("summary %+v", s)
 	}
 	t.Logf("%s through the proxy: preview %d bytes, %d pages of read_tool_output", s.Tool, s.PreviewBytes, s.Pages)
+}
+
+// relaySummary is what relay_client.mjs prints.
+type relaySummary struct {
+	Name                                   string
+	Asks, Sampled, Progress, Logs, Updated int
+}
+
+// runRelayClient runs relay_client.mjs as client name, making n calls of
+// "ask" at once, and checks its summary.
+func runRelayClient(t *testing.T, node, dir, name string, n int, target ...string) {
+	t.Helper()
+	cmd := exec.Command(node, append([]string{"relay_client.mjs", name, fmt.Sprint(n)}, target...)...)
+	cmd.Env = env(dir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := run(cmd, 3*time.Minute); err != nil {
+		t.Errorf("relay_client.mjs %s: %v\nstderr:\n%s", name, err, stderr.String())
+		return
+	}
+	var s relaySummary
+	if err := json.Unmarshal(stdout.Bytes(), &s); err != nil {
+		t.Errorf("relay_client.mjs %s printed %q: %v", name, stdout.String(), err)
+		return
+	}
+	if want := (relaySummary{Name: name, Asks: n, Sampled: n, Progress: n, Logs: s.Logs, Updated: 2}); s != want || s.Logs < n {
+		t.Errorf("client %s: %+v, want %+v with at least %d logs", name, s, want, n)
+	}
+}
+
+// TestProxyRelayTypeScript: the official TypeScript SDK client, through
+// the proxy, in front of an upstream made with the TypeScript SDK that
+// samples, elicits and lists roots during its tool call, and sends
+// progress, a log message and resource updates. Over stdio one client;
+// over --http two clients at once whose handlers answer differently, each
+// making three calls at once: each gets its own answers and is asked only
+// for its own calls. Both renew their subscription after the upstream
+// crashes (relay_client.mjs checks it all).
+func TestProxyRelayTypeScript(t *testing.T) {
+	bin, node := setup(t)
+	up, err := filepath.Abs("relay_upstream.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("stdio", func(t *testing.T) {
+		dir := t.TempDir()
+		runRelayClient(t, node, dir, "A", 2, "--", bin, "proxy", "--db", filepath.Join(dir, "sb.db"), "--", node, up)
+	})
+	t.Run("http two clients", func(t *testing.T) {
+		dir := t.TempDir()
+		port := freePort(t)
+		px := exec.Command(bin, "proxy", "--db", filepath.Join(dir, "sb.db"), "--http", fmt.Sprintf("127.0.0.1:%d", port), "--", node, up)
+		px.Env = env(dir)
+		start(t, px)
+		waitListening(t, port)
+		url := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+		done := make(chan bool)
+		for _, name := range []string{"A", "B"} {
+			go func() {
+				defer func() { done <- true }()
+				runRelayClient(t, node, dir, name, 3, "--url", url)
+			}()
+		}
+		<-done
+		<-done
+		// Each client's upstream process crashed once and was started
+		// again; each client ended its session, which ends its process.
+		metric := func(name string) string {
+			res, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+			if err != nil {
+				return err.Error()
+			}
+			defer res.Body.Close()
+			b, _ := io.ReadAll(res.Body)
+			for _, line := range strings.Split(string(b), "\n") {
+				if v, ok := strings.CutPrefix(line, name+" "); ok {
+					return v
+				}
+			}
+			return "missing"
+		}
+		if got := metric("scrollback_proxy_upstream_restarts_total"); got != "2" {
+			t.Errorf("scrollback_proxy_upstream_restarts_total %s, want 2 (one per client's crash)", got)
+		}
+		for deadline := time.Now().Add(time.Minute); metric("scrollback_proxy_upstreams") != "0" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		}
+		if got := metric("scrollback_proxy_upstreams"); got != "0" {
+			t.Errorf("scrollback_proxy_upstreams %s after both clients ended their sessions, want 0", got)
+		}
+	})
 }

@@ -34,10 +34,17 @@
 // result larger than the preview budget is retained before the script sees
 // it (the bridge rule of Code Mode).
 //
-// Faults become tool errors (*Error), never protocol errors, and the proxy
-// stays up: an upstream that breaks during a call is reconnected (a command
-// is started again) on the next call; a call that takes longer than
-// Options.CallTimeout is cancelled. A message larger than the copy cap is
+// Faults become tool errors (*Error), and the proxy stays up: an upstream
+// that breaks during a call is reconnected (a command is started again) on
+// the next call; a request that takes longer than Options.CallTimeout is
+// cancelled, whichever it is. An upstream's own JSON-RPC error stays a
+// protocol error, its code and data kept.
+//
+// Over HTTP each client session gets an upstream connection of its own
+// (a process, for a command), opened on its first request that goes
+// upstream, declaring that client's capabilities, and closed with the
+// session, at most Options.MaxUpstreams at once: what the upstream asks or
+// tells during a client's call reaches that client only. A message larger than the copy cap is
 // cut in transit, before the SDK decodes it (see cutReader), so memory
 // stays bounded whatever the upstream sends; the result's copy is then
 // marked incomplete.

@@ -4,12 +4,16 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/scrollback-dev/scrollback"
 )
 
 // Sentinel errors. A failed call of an upstream tool is an *Error wrapping
-// one of them; the client sees its text as a tool error (isError), never as
-// a protocol error, so that a model can read it and decide what to do.
+// one of them; the client sees its text as a tool error (isError), so that
+// a model can read it and decide what to do. The one exception is the
+// upstream's own JSON-RPC error (Error.RPC), which the client gets as the
+// upstream sent it: a protocol error with its code and data.
 var (
 	// ErrNoUpstream is returned by New for an Upstream that names neither
 	// a command, a URL nor a Dial function, or more than one of them.
@@ -29,7 +33,9 @@ var (
 	ErrCallTimeout = errors.New("proxy: the upstream server did not answer in time")
 
 	// ErrUpstreamError is returned when the upstream answered a call with a
-	// protocol error (an unknown tool, arguments it refused, ...).
+	// protocol error (an unknown tool, arguments it refused, ...); the
+	// *Error's RPC holds it. A run_code script sees it as an error; a
+	// client calling the tool gets the protocol error itself.
 	ErrUpstreamError = errors.New("proxy: the upstream server refused the call")
 )
 
@@ -40,6 +46,10 @@ type Error struct {
 	Err  error  // one of the sentinel errors
 	Msg  string // what went wrong
 	Hint string // what would help; may be empty
+	// RPC is the upstream's JSON-RPC error, when it answered with one:
+	// the proxy passes it on to the client as it is, code and data
+	// included.
+	RPC *jsonrpc.Error
 }
 
 func (e *Error) Error() string {
@@ -67,7 +77,7 @@ func (e *Error) Is(target error) bool {
 	case scrollback.ErrArgument:
 		return errors.Is(e.Err, ErrUpstreamError)
 	case scrollback.ErrUnavailable:
-		return errors.Is(e.Err, ErrUpstreamDown) || errors.Is(e.Err, ErrUpstreamFailed) || errors.Is(e.Err, ErrCallTimeout)
+		return errors.Is(e.Err, ErrUpstreamDown) || errors.Is(e.Err, ErrUpstreamFailed) || errors.Is(e.Err, ErrCallTimeout) || errors.Is(e.Err, ErrTooManyUpstreams)
 	}
 	return false
 }

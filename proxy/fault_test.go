@@ -92,6 +92,9 @@ func TestHugeResult(t *testing.T) {
 	metrics.Read(allocs)
 	t.Logf("allocated during the call: %.1f MiB", float64(allocs[0].Value.Uint64()-before)/(1<<20))
 
+	if res.IsError {
+		t.Fatalf("the call failed: %.500s", text(res))
+	}
 	id, total, complete := meta(t, res)
 	if total > scrollback.CopyCap || total < scrollback.CopyCap/2 || complete {
 		t.Errorf("totalBytes %d complete %t, want at most %d, false", total, complete, scrollback.CopyCap)

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -17,8 +18,8 @@ import (
 // TestErrorResultsMatchScrollbackMCP: the proxy's failures are finished as
 // scrollback mcp's are (mcpserver.FinishResults): tool errors with the
 // session and the error's kind in _meta, an unknown tool named with the
-// tools there are, a long message cut on a character boundary. An
-// upstream's own error result passes through untouched.
+// tools there are. An upstream's own error result passes through
+// untouched, and its protocol error stays a protocol error.
 func TestErrorResultsMatchScrollbackMCP(t *testing.T) {
 	up := testUpstream()
 	mcp.AddTool(up, &mcp.Tool{Name: "refuse", Description: "Refuse with a long protocol error."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
@@ -39,7 +40,6 @@ func TestErrorResultsMatchScrollbackMCP(t *testing.T) {
 		{"unknown tool", "no_such_tool", map[string]any{}, scrollback.KindArgument, []string{`unknown tool "no_such_tool"`, "echo", "read_tool_output", "run_code"}},
 		{"unknown output id", "read_tool_output", map[string]any{"id": "out_aaaaaaaaaaaaaaaaaaaaaaaaaa"}, scrollback.KindNotFound, []string{"no retained output with that id in this session"}},
 		{"bad limit", "read_tool_output", map[string]any{"id": "out_aaaaaaaaaaaaaaaaaaaaaaaaaa", "limit": 0}, scrollback.KindArgument, []string{"limit 0"}},
-		{"upstream refused", "refuse", map[string]any{}, scrollback.KindArgument, []string{"refuse", "refused: 😀", "error message cut"}},
 		{"upstream timed out", "hang", map[string]any{}, scrollback.KindUnavailable, []string{"hang", "did not answer"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -67,6 +67,14 @@ func TestErrorResultsMatchScrollbackMCP(t *testing.T) {
 				}
 			}
 		})
+	}
+
+	// The upstream's protocol error stays one, code kept, its message cut
+	// on a character boundary (TestUpstreamRPCErrorKept has the rest).
+	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "refuse", Arguments: map[string]any{}})
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.HasPrefix(je.Message, "refused: 😀") || len(je.Message) > 4096 || !utf8.ValidString(je.Message) {
+		t.Errorf("an upstream protocol error: got %v", err)
 	}
 
 	// The upstream's own error result is its to word: no kind, no session.

@@ -17,10 +17,12 @@ import (
 // needs one of the bearer tokens, and a session belongs to the token that
 // made it (mcpserver.TokenOwner, so that the proxy and the scrollback
 // server agree on who owns a session). Listen with mcpserver.Listen, which
-// refuses non-loopback addresses without a token. Every MCP session shares
-// the one upstream connection.
+// refuses non-loopback addresses without a token. Each MCP session that
+// uses the upstream gets an upstream connection of its own (for a command,
+// a process of its own), declaring the capabilities its client declared,
+// at most Options.MaxUpstreams at once, ended with the session.
 func (p *Proxy) HTTPHandler(opts mcpserver.HTTPOptions) http.Handler {
 	return mcpserver.NewSessionHandler(p.eng, opts, func(b *mcpserver.Binding) *mcp.Server {
-		return p.newServer(b).srv
+		return p.newServer(b, true).srv
 	})
 }

@@ -5,25 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
 )
 
-// relay routes what the upstream sends on its own (progress, log
-// messages, resource updates, and its requests for sampling, elicitation
-// and roots) to the client it concerns, over the one upstream connection
-// every client shares.
-type relay struct {
-	mu       sync.Mutex
-	next     int64
-	progress map[string]progressRoute    // upstream progress token → the client's
-	calls    map[*mcp.ServerSession]int  // sessions with requests in flight → how many
-	subs     map[string]map[*server]bool // resource URI → the servers subscribed to it
-}
+// ErrNoCaller is returned to the upstream when it asks for sampling,
+// elicitation or roots over the shared link while no client's request is
+// in flight, or several clients' are, so the proxy cannot tell which
+// client to ask. (Over HTTP each client session has a link of its own.)
+var ErrNoCaller = errors.New("proxy: the proxy cannot tell which of its clients this request is for (none, or several, have requests in flight); ask during a tool call, or run one proxy per client")
 
 // progressRoute is where an upstream progress notification goes.
 type progressRoute struct {
@@ -31,73 +25,90 @@ type progressRoute struct {
 	token any // the client's own token
 }
 
-// ErrNoCaller is returned to the upstream when it asks for sampling,
-// elicitation or roots while no client's request is in flight, so the
-// proxy cannot tell which client to ask.
-var ErrNoCaller = errors.New("proxy: the proxy cannot tell which of its clients this request is for (none, or several, have requests in flight); ask during a tool call, or run one proxy per client")
-
 // relayOptions adds the upstream client's handlers that relay what the
-// upstream sends to the proxy's clients, and declares the capabilities it
-// relays (a client that lacks one refuses the request, and the refusal
-// goes back upstream).
-func (p *Proxy) relayOptions(o *mcp.ClientOptions) {
-	p.relay.progress = map[string]progressRoute{}
-	p.relay.calls = map[*mcp.ServerSession]int{}
-	p.relay.subs = map[string]map[*server]bool{}
-	caps := &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}, Elicitation: &mcp.ElicitationCapabilities{}}
-	caps.Roots.ListChanged = true
+// upstream sends over l to l's clients, and declares caps: the client's
+// own, so that the upstream asks only for what the client can do.
+func (l *link) relayOptions(o *mcp.ClientOptions, caps *mcp.ClientCapabilities) {
+	if caps == nil {
+		caps = &mcp.ClientCapabilities{}
+	}
 	o.Capabilities = caps
 	o.ProgressNotificationHandler = func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
 		pr := req.Params
-		p.relay.mu.Lock()
-		r, ok := p.relay.progress[tokenKey(pr.ProgressToken)]
-		p.relay.mu.Unlock()
+		l.relay.mu.Lock()
+		r, ok := l.relay.progress[tokenKey(pr.ProgressToken)]
+		l.relay.mu.Unlock()
 		if ok {
 			r.ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{Meta: pr.Meta, ProgressToken: r.token,
 				Progress: pr.Progress, Total: pr.Total, Message: pr.Message})
 		}
 	}
 	o.LoggingMessageHandler = func(ctx context.Context, req *mcp.LoggingMessageRequest) {
-		for _, s := range p.servers() {
+		for _, s := range l.servers() {
 			for ss := range s.srv.Sessions() {
 				ss.Log(ctx, req.Params)
 			}
 		}
 	}
 	o.ResourceUpdatedHandler = func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-		for _, s := range p.servers() {
+		for _, s := range l.servers() {
 			s.srv.ResourceUpdated(ctx, req.Params)
 		}
 	}
-	o.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-		ss := p.caller()
-		if ss == nil {
-			return nil, ErrNoCaller
+	// A handler is set only for what the client declared: the SDK
+	// declares what it has a handler for.
+	if caps.Sampling != nil {
+		if caps.Sampling.Tools != nil {
+			o.CreateMessageWithToolsHandler = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+				return relayTo(ctx, l, "sampling/createMessage", func(ctx context.Context, ss *mcp.ServerSession) (*mcp.CreateMessageWithToolsResult, error) {
+					return ss.CreateMessageWithTools(ctx, req.Params)
+				})
+			}
+		} else {
+			o.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				return relayTo(ctx, l, "sampling/createMessage", func(ctx context.Context, ss *mcp.ServerSession) (*mcp.CreateMessageResult, error) {
+					return ss.CreateMessage(ctx, req.Params)
+				})
+			}
 		}
-		return ss.CreateMessage(ctx, req.Params)
 	}
-	o.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		ss := p.caller()
-		if ss == nil {
-			return nil, ErrNoCaller
+	if caps.Elicitation != nil {
+		o.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return relayTo(ctx, l, "elicitation/create", func(ctx context.Context, ss *mcp.ServerSession) (*mcp.ElicitResult, error) {
+				return ss.Elicit(ctx, req.Params)
+			})
 		}
-		return ss.Elicit(ctx, req.Params)
 	}
 }
 
+// relayTo asks the client a request of the upstream is for, within the
+// call timeout.
+func relayTo[T any](ctx context.Context, l *link, method string, f func(context.Context, *mcp.ServerSession) (T, error)) (T, error) {
+	var zero T
+	ss := l.caller()
+	if ss == nil {
+		return zero, ErrNoCaller
+	}
+	ctx, cancel := l.p.withTimeout(ctx)
+	defer cancel()
+	res, err := f(ctx, ss)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return zero, fmt.Errorf("%w: the client did not answer the upstream's %s within %s", ErrCallTimeout, method, l.p.opts.CallTimeout)
+	}
+	return res, err
+}
+
 // rootsMiddleware answers the upstream's roots/list with the roots of the
-// client whose request is in flight.
-func (p *Proxy) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+// client the request is for.
+func (l *link) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "roots/list" {
 			return next(ctx, method, req)
 		}
-		ss := p.caller()
-		if ss == nil {
-			return nil, ErrNoCaller
-		}
 		params, _ := req.GetParams().(*mcp.ListRootsParams)
-		return ss.ListRoots(ctx, params)
+		return relayTo(ctx, l, method, func(ctx context.Context, ss *mcp.ServerSession) (*mcp.ListRootsResult, error) {
+			return ss.ListRoots(ctx, params)
+		})
 	}
 }
 
@@ -126,20 +137,24 @@ func (p *Proxy) servers() []*server {
 	return out
 }
 
-// caller is the client a request from the upstream is for: the one client
-// with requests in flight, or the only client there is. With requests of
-// several clients in flight it is nil: the upstream connection is shared
-// and MCP does not say which request a server's request belongs to, so
-// the proxy refuses rather than risk asking (and showing the prompt to)
-// the wrong client.
-func (p *Proxy) caller() *mcp.ServerSession {
-	p.relay.mu.Lock()
-	n := len(p.relay.calls)
+// caller is the client a request from the upstream over l is for: a
+// client session's link's own client; over the shared link, the one
+// client with requests in flight, or the only client there is. With
+// requests of several clients in flight it is nil: the connection is
+// shared and MCP does not say which request a server's request belongs
+// to, so the proxy refuses rather than risk asking (and showing the
+// prompt to) the wrong client.
+func (l *link) caller() *mcp.ServerSession {
+	if l.owner != nil {
+		return l.owner.session()
+	}
+	l.relay.mu.Lock()
+	n := len(l.relay.calls)
 	var one *mcp.ServerSession
-	for ss := range p.relay.calls {
+	for ss := range l.relay.calls {
 		one = ss
 	}
-	p.relay.mu.Unlock()
+	l.relay.mu.Unlock()
 	if n > 1 {
 		return nil
 	}
@@ -148,7 +163,7 @@ func (p *Proxy) caller() *mcp.ServerSession {
 	}
 	var only *mcp.ServerSession
 	n = 0
-	for _, s := range p.servers() {
+	for _, s := range l.servers() {
 		for ss := range s.srv.Sessions() {
 			only = ss
 			n++
@@ -161,19 +176,19 @@ func (p *Proxy) caller() *mcp.ServerSession {
 }
 
 // begin marks a request of ss in flight until the returned func is called.
-func (p *Proxy) begin(ss *mcp.ServerSession) func() {
+func (l *link) begin(ss *mcp.ServerSession) func() {
 	if ss == nil {
 		return func() {}
 	}
-	p.relay.mu.Lock()
-	p.relay.calls[ss]++
-	p.relay.mu.Unlock()
+	l.relay.mu.Lock()
+	l.relay.calls[ss]++
+	l.relay.mu.Unlock()
 	return func() {
-		p.relay.mu.Lock()
-		if p.relay.calls[ss]--; p.relay.calls[ss] <= 0 {
-			delete(p.relay.calls, ss)
+		l.relay.mu.Lock()
+		if l.relay.calls[ss]--; l.relay.calls[ss] <= 0 {
+			delete(l.relay.calls, ss)
 		}
-		p.relay.mu.Unlock()
+		l.relay.mu.Unlock()
 	}
 }
 
@@ -182,22 +197,22 @@ type progressKey struct{}
 
 // routeProgress gives a client's progress token an upstream token of the
 // proxy's own (two clients may use the same), returned in ctx for call.
-func (p *Proxy) routeProgress(ctx context.Context, ss *mcp.ServerSession, token any) (context.Context, func()) {
+func (l *link) routeProgress(ctx context.Context, ss *mcp.ServerSession, token any) (context.Context, func()) {
 	if token == nil || ss == nil {
 		return ctx, func() {}
 	}
-	p.relay.mu.Lock()
-	p.relay.next++
-	up := "scrollback-" + p.nonce + "-" + strconv.FormatInt(p.relay.next, 10)
-	p.relay.progress[tokenKey(up)] = progressRoute{ss: ss, token: token}
-	p.relay.mu.Unlock()
+	l.relay.mu.Lock()
+	l.relay.next++
+	up := "scrollback-" + l.p.nonce + "-" + strconv.FormatInt(l.relay.next, 10)
+	l.relay.progress[tokenKey(up)] = progressRoute{ss: ss, token: token}
+	l.relay.mu.Unlock()
 	return context.WithValue(ctx, progressKey{}, up), func() {
 		// The SDK may hand over a notification the upstream sent just
 		// before its response after the response: keep the route a moment.
 		time.AfterFunc(progressGrace, func() {
-			p.relay.mu.Lock()
-			delete(p.relay.progress, tokenKey(up))
-			p.relay.mu.Unlock()
+			l.relay.mu.Lock()
+			delete(l.relay.progress, tokenKey(up))
+			l.relay.mu.Unlock()
 		})
 	}
 }
@@ -222,18 +237,47 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ss, _ := req.GetSession().(*mcp.ServerSession)
 		switch method {
+		case "initialize":
+			if s.own {
+				break
+			}
+			// The shared connection declares this client's capabilities
+			// (before the client can send anything else): it connects
+			// again, at once, if they differ from those it declared.
+			if params, ok := req.GetParams().(*mcp.InitializeParams); ok {
+				s.p.main.declare(cloneCaps(params.Capabilities))
+			}
+			res, err := next(ctx, method, req)
+			if err == nil {
+				go func() {
+					ctx, cancel := s.p.withTimeout(context.Background())
+					defer cancel()
+					s.p.main.conn(ctx)
+				}()
+			}
+			return res, err
 		case "tools/call":
-			defer s.p.begin(ss)()
-			if pp, ok := req.GetParams().(interface{ GetProgressToken() any }); ok {
-				var done func()
-				ctx, done = s.p.routeProgress(ctx, ss, pp.GetProgressToken())
-				defer done()
+			if !s.own {
+				defer s.p.main.begin(ss)()
+			}
+			params, _ := req.GetParams().(*mcp.CallToolParamsRaw)
+			if params == nil || !s.usesUpstream(params.Name) {
+				return next(ctx, method, req)
+			}
+			if tok := params.GetProgressToken(); tok != nil {
+				if l, err := s.link(ss); err == nil {
+					var done func()
+					ctx, done = l.routeProgress(ctx, ss, tok)
+					defer done()
+				}
 			}
 			return next(ctx, method, req)
 		case "resources/read":
-			defer s.p.begin(ss)()
+			if !s.own {
+				defer s.p.main.begin(ss)()
+			}
 			params, _ := req.GetParams().(*mcp.ReadResourceParams)
-			return forward(ctx, s.p, func(ctx context.Context, c *conn) (*mcp.ReadResourceResult, error) {
+			return forward(ctx, s, ss, func(ctx context.Context, c *conn) (*mcp.ReadResourceResult, error) {
 				res, err := c.cs.ReadResource(ctx, params)
 				if err != nil {
 					return nil, err
@@ -242,9 +286,11 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 				return s.shapeRead(ctx, params, res), nil
 			})
 		case "prompts/get":
-			defer s.p.begin(ss)()
+			if !s.own {
+				defer s.p.main.begin(ss)()
+			}
 			params, _ := req.GetParams().(*mcp.GetPromptParams)
-			return forward(ctx, s.p, func(ctx context.Context, c *conn) (*mcp.GetPromptResult, error) {
+			return forward(ctx, s, ss, func(ctx context.Context, c *conn) (*mcp.GetPromptResult, error) {
 				res, err := c.cs.GetPrompt(ctx, params)
 				if err != nil {
 					return nil, err
@@ -253,7 +299,7 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 			})
 		case "logging/setLevel":
 			params, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
-			if _, err := forward(ctx, s.p, func(ctx context.Context, c *conn) (struct{}, error) {
+			if _, err := forward(ctx, s, ss, func(ctx context.Context, c *conn) (struct{}, error) {
 				return struct{}{}, c.cs.SetLoggingLevel(ctx, params)
 			}); err != nil {
 				return nil, err
@@ -264,98 +310,137 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// forward makes one request of the upstream within the call timeout.
-func forward[T any](ctx context.Context, p *Proxy, f func(context.Context, *conn) (T, error)) (T, error) {
+// forward makes one request of the upstream over s's link within the call
+// timeout. An upstream JSON-RPC error reaches the client as it is, code
+// and data included.
+func forward[T any](ctx context.Context, s *server, ss *mcp.ServerSession, f func(context.Context, *conn) (T, error)) (T, error) {
 	var zero T
-	c, err := p.conn(ctx)
+	l, err := s.link(ss)
 	if err != nil {
 		return zero, err
 	}
+	c, err := l.conn(ctx)
+	if err != nil {
+		return zero, err
+	}
+	p := s.p
 	ctx, cancel := p.withTimeout(ctx)
 	defer cancel()
 	res, err := f(ctx, c)
-	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return zero, &Error{Err: ErrCallTimeout, Msg: fmt.Sprintf("the upstream server did not answer within %s, so the request was cancelled", p.opts.CallTimeout)}
+	if err == nil {
+		return res, nil
 	}
-	return res, err
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return zero, &Error{Err: ErrCallTimeout, Msg: fmt.Sprintf("the upstream server did not answer within %s, so the request was cancelled", p.opts.CallTimeout),
+			Hint: "the server may be stuck or the work too slow; raise --call-timeout if it needs longer"}
+	}
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return zero, keepRPC(je)
+	}
+	return zero, err
 }
 
 // subscribe forwards a client's subscription, once per URI for all the
-// proxy's clients.
+// clients of its link.
 func (s *server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	uri := req.Params.URI
-	s.p.relay.mu.Lock()
-	first := len(s.p.relay.subs[uri]) == 0
-	s.p.relay.mu.Unlock()
+	l, err := s.link(req.Session)
+	if err != nil {
+		return err
+	}
+	l.relay.mu.Lock()
+	first := len(l.relay.subs[uri]) == 0
+	l.relay.mu.Unlock()
 	if first {
-		if _, err := forward(ctx, s.p, func(ctx context.Context, c *conn) (struct{}, error) {
+		if _, err := forward(ctx, s, req.Session, func(ctx context.Context, c *conn) (struct{}, error) {
 			return struct{}{}, c.cs.Subscribe(ctx, req.Params)
 		}); err != nil {
 			return err
 		}
 	}
-	s.p.relay.mu.Lock()
-	if s.p.relay.subs[uri] == nil {
-		s.p.relay.subs[uri] = map[*server]bool{}
+	l.relay.mu.Lock()
+	if l.relay.subs[uri] == nil {
+		l.relay.subs[uri] = map[*server]bool{}
 	}
-	s.p.relay.subs[uri][s] = true
-	s.p.relay.mu.Unlock()
+	l.relay.subs[uri][s] = true
+	l.relay.mu.Unlock()
 	return nil
 }
 
-// unsubscribe forwards the last unsubscription of a URI.
+// unsubscribe forwards the last unsubscription of a URI over its link.
 func (s *server) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 	uri := req.Params.URI
-	s.p.relay.mu.Lock()
-	delete(s.p.relay.subs[uri], s)
-	last := len(s.p.relay.subs[uri]) == 0
-	if last {
-		delete(s.p.relay.subs, uri)
+	l, err := s.link(req.Session)
+	if err != nil {
+		return err
 	}
-	s.p.relay.mu.Unlock()
+	l.relay.mu.Lock()
+	delete(l.relay.subs[uri], s)
+	last := len(l.relay.subs[uri]) == 0
+	if last {
+		delete(l.relay.subs, uri)
+	}
+	l.relay.mu.Unlock()
 	if !last {
 		return nil
 	}
-	_, err := forward(ctx, s.p, func(ctx context.Context, c *conn) (struct{}, error) {
+	_, err = forward(ctx, s, req.Session, func(ctx context.Context, c *conn) (struct{}, error) {
 		return struct{}{}, c.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	})
 	return err
 }
 
-// forget drops a server's subscriptions when its client has gone.
+// forget drops what a server holds upstream when its client has gone: its
+// own link, or its subscriptions on the shared one.
 func (s *server) forget() {
-	s.p.relay.mu.Lock()
+	s.lnMu.Lock()
+	s.gone = true
+	own := s.ln
+	s.lnMu.Unlock()
+	if s.own {
+		if own != nil {
+			s.p.closeLink(own)
+		}
+		return
+	}
+	l := s.p.main
+	l.relay.mu.Lock()
 	var gone []string
-	for uri, subs := range s.p.relay.subs {
+	for uri, subs := range l.relay.subs {
 		delete(subs, s)
 		if len(subs) == 0 {
-			delete(s.p.relay.subs, uri)
+			delete(l.relay.subs, uri)
 			gone = append(gone, uri)
 		}
 	}
-	s.p.relay.mu.Unlock()
+	l.relay.mu.Unlock()
+	c := l.live()
+	if c == nil {
+		return
+	}
 	for _, uri := range gone {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		forward(ctx, s.p, func(ctx context.Context, c *conn) (struct{}, error) {
-			return struct{}{}, c.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
-		})
+		ctx, cancel := s.p.withTimeout(context.Background())
+		c.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 		cancel()
 	}
 }
 
-// resubscribe renews every subscription on a new upstream connection (a
-// restarted command, a reconnected URL).
-func (p *Proxy) resubscribe(ctx context.Context, c *conn) {
-	p.relay.mu.Lock()
-	uris := make([]string, 0, len(p.relay.subs))
-	for uri := range p.relay.subs {
+// resubscribe renews every subscription of l on a new upstream connection
+// (a restarted command, a reconnected URL).
+func (l *link) resubscribe(ctx context.Context, c *conn) {
+	l.relay.mu.Lock()
+	uris := make([]string, 0, len(l.relay.subs))
+	for uri := range l.relay.subs {
 		uris = append(uris, uri)
 	}
-	p.relay.mu.Unlock()
+	l.relay.mu.Unlock()
 	for _, uri := range uris {
-		if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-			p.log.Warn("proxy: renewing a resource subscription failed", "uri", uri, "err", err)
+		sctx, cancel := l.p.withTimeout(ctx)
+		if err := c.cs.Subscribe(sctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			l.p.log.Warn("proxy: renewing a resource subscription failed", "uri", uri, "err", err)
 		}
+		cancel()
 	}
 }
 

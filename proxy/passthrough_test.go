@@ -26,6 +26,9 @@ func chattyUpstream() *mcp.Server {
 		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		Capabilities:       &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}},
+		CompletionHandler: func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{"b1"}}}, nil
+		},
 		// As a TypeScript-SDK server: it asks its client during a request.
 		SupportedProtocolVersions: []string{"2025-11-25"},
 	})
@@ -211,9 +214,10 @@ func TestPassThrough(t *testing.T) {
 }
 
 // TestPassThroughTwoClients: over HTTP, two clients whose sampling
-// handlers answer differently. One after the other, each gets its own
-// answer; at once, each gets its own answer or a refusal, never the other
-// client's; progress always reaches the client that asked for it.
+// handlers answer differently. One after the other and at once, each gets
+// its own answer (each client session has its own upstream connection),
+// never the other client's nor a refusal; progress always reaches the
+// client that asked for it.
 func TestPassThroughTwoClients(t *testing.T) {
 	eng := newEngine(t)
 	p, err := New(eng, Upstream{Dial: dialServer(chattyUpstream())}, Options{})
@@ -257,6 +261,9 @@ func TestPassThroughTwoClients(t *testing.T) {
 					if strings.HasSuffix(line, " "+other) {
 						t.Errorf("client %s got client %s's answer: %q", name, other, got)
 					}
+				}
+				if want := "sampling: " + name + "\nelicitation: accept " + name; !strings.HasPrefix(got, want) {
+					t.Errorf("client %s, with the other's calls in flight, got %q, want %q...", name, got, want)
 				}
 			}
 		}()

@@ -39,29 +39,35 @@ type Options struct {
 	Version string
 	// Logger receives what the proxy and the SDK log; nil = nothing.
 	Logger *slog.Logger
+	// MaxUpstreams bounds the upstream connections of a proxy served
+	// over HTTP, where each client session that uses the upstream gets a
+	// connection of its own (for a command, a process of its own); 0 =
+	// DefaultMaxUpstreams, negative = no bound. Over it, a client gets
+	// ErrTooManyUpstreams.
+	MaxUpstreams int
 }
 
 // Proxy stands between MCP clients and one upstream MCP server. It is safe
-// for concurrent use: every client (one over stdio, any number over HTTP)
-// shares the one upstream connection.
+// for concurrent use. It lists the upstream's features over a connection
+// of its own, which also serves the client of a server made by Server
+// (over stdio); over HTTP (HTTPHandler) each client session gets its own
+// upstream connection, so that what the upstream asks of a client during
+// its call (sampling, elicitation, roots) reaches that client and no other.
 type Proxy struct {
-	eng    *scrollback.Engine
-	up     Upstream
-	opts   Options
-	nonce  string // marks strings cut by cutReader
-	client *mcp.Client
-	log    *slog.Logger
+	eng   *scrollback.Engine
+	up    Upstream
+	opts  Options
+	nonce string // marks strings cut by cutReader
+	log   *slog.Logger
+	main  *link // the shared connection
 
-	connMu sync.Mutex // serialises connecting
 	mu     sync.Mutex // guards what follows
-	cur    *conn
 	closed bool
 	snap   snapshot
 	srvs   map[*server]struct{}
+	links  map[*link]bool // client sessions' own links
 
-	relay    relay        // what the upstream sends on its own, routed to clients
-	restarts atomic.Int64 // connections made after the first was lost
-	dialled  bool         // a connection was made before (guarded by mu)
+	restarts atomic.Int64 // connections made after one was lost
 }
 
 // snapshot is what the upstream offers, as last listed.
@@ -88,31 +94,20 @@ func New(eng *scrollback.Engine, up Upstream, opts Options) (*Proxy, error) {
 	if opts.CallTimeout == 0 {
 		opts.CallTimeout = DefaultCallTimeout
 	}
+	if opts.MaxUpstreams == 0 {
+		opts.MaxUpstreams = DefaultMaxUpstreams
+	}
 	if opts.Version == "" {
 		opts.Version = "(devel)"
 	}
 	var nonce [6]byte
 	rand.Read(nonce[:])
-	p := &Proxy{eng: eng, up: up, opts: opts, nonce: hex.EncodeToString(nonce[:]), srvs: map[*server]struct{}{}}
+	p := &Proxy{eng: eng, up: up, opts: opts, nonce: hex.EncodeToString(nonce[:]), srvs: map[*server]struct{}{}, links: map[*link]bool{}}
 	p.log = opts.Logger
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
-	copts := &mcp.ClientOptions{
-		Logger: opts.Logger,
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			go p.refresh(listTools)
-		},
-		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
-			go p.refresh(listPrompts)
-		},
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			go p.refresh(listResources)
-		},
-	}
-	p.relayOptions(copts)
-	p.client = mcp.NewClient(&mcp.Implementation{Name: "scrollback-proxy", Version: opts.Version}, copts)
-	p.client.AddReceivingMiddleware(p.rootsMiddleware)
+	p.main = p.newLink(nil, nil)
 	return p, nil
 }
 
@@ -124,17 +119,22 @@ func (p *Proxy) Start(ctx context.Context) error {
 	return err
 }
 
-// Close ends the upstream connection (and the upstream, for a command).
-// Servers made by the proxy answer every later call with an error.
+// Close ends every upstream connection (and the upstream processes, for a
+// command). Servers made by the proxy answer every later call with an
+// error.
 func (p *Proxy) Close() error {
 	p.mu.Lock()
-	c := p.cur
-	p.cur, p.closed = nil, true
-	p.mu.Unlock()
-	if c != nil {
-		return c.cs.Close()
+	p.closed = true
+	links := make([]*link, 0, len(p.links))
+	for l := range p.links {
+		links = append(links, l)
 	}
-	return nil
+	p.links = map[*link]bool{}
+	p.mu.Unlock()
+	for _, l := range links {
+		l.close()
+	}
+	return p.main.close()
 }
 
 // Tools returns the upstream's tools as last listed.
@@ -144,57 +144,33 @@ func (p *Proxy) Tools() []*mcp.Tool {
 	return append([]*mcp.Tool(nil), p.snap.tools...)
 }
 
-// conn returns the live upstream connection, connecting (and listing what
-// the upstream offers) when there is none.
-func (p *Proxy) conn(ctx context.Context) (*conn, error) {
-	p.connMu.Lock()
-	defer p.connMu.Unlock()
-	p.mu.Lock()
-	c, closed := p.cur, p.closed
-	p.mu.Unlock()
-	if closed {
-		return nil, &Error{Err: ErrUpstreamDown, Msg: "the proxy is closed"}
-	}
-	if c != nil && c.alive() {
-		return c, nil
-	}
-	if c != nil {
-		c.cs.Close()
-	}
-	c, err := p.dial(ctx)
-	if err != nil {
-		return nil, &Error{Err: ErrUpstreamDown, Msg: fmt.Sprintf("cannot connect to the upstream server %s: %v", p.up, err),
-			Hint: "check that the server starts and answers MCP on its own; the proxy tries again on the next call"}
-	}
-	if err := p.list(ctx, c, listAll); err != nil {
-		c.cs.Close()
-		return nil, &Error{Err: ErrUpstreamDown, Msg: fmt.Sprintf("the upstream server %s did not list its features: %v", p.up, err)}
-	}
-	p.mu.Lock()
-	// Every connection after the first replaces a lost one (dropped by a
-	// broken call, so p.cur may already be nil).
-	if p.dialled {
-		p.restarts.Add(1)
-	}
-	p.cur, p.dialled = c, true
-	p.mu.Unlock()
-	p.resubscribe(ctx, c)
-	return c, nil
-}
+// conn returns the shared upstream connection, connecting (and listing
+// what the upstream offers) when there is none.
+func (p *Proxy) conn(ctx context.Context) (*conn, error) { return p.main.conn(ctx) }
 
 // UpstreamRestarts returns how many times the proxy connected to its
 // upstream again after losing the connection (a crashed command, a
 // dropped HTTP session), for the metrics.
 func (p *Proxy) UpstreamRestarts() int64 { return p.restarts.Load() }
 
-func (p *Proxy) dial(ctx context.Context) (*conn, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.connectTimeout())
+// dial makes one connection for l, declaring caps.
+//
+// The connection outlives the request that made it, and must not carry
+// its values (the SDK hands the connect context's values to the
+// handlers of what the upstream sends: a client's HTTP request's would
+// send progress to that request's finished stream), so it is made under
+// a context of its own, cancelled with ctx while connecting.
+func (p *Proxy) dial(ctx context.Context, l *link, caps *mcp.ClientCapabilities) (*conn, error) {
+	dctx, cancel := context.WithTimeout(context.Background(), p.connectTimeout())
 	defer cancel()
+	defer context.AfterFunc(ctx, cancel)()
+	ctx = dctx
 	t, proc, err := p.transport(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cs, err := p.client.Connect(ctx, t, nil)
+	cl := l.newClient(caps)
+	cs, err := cl.Connect(ctx, t, nil)
 	if err != nil {
 		if proc != nil {
 			select {
@@ -206,7 +182,7 @@ func (p *Proxy) dial(ctx context.Context) (*conn, error) {
 		}
 		return nil, err
 	}
-	c := &conn{cs: cs, done: make(chan struct{}), proc: proc}
+	c := &conn{cs: cs, done: make(chan struct{}), proc: proc, cl: cl}
 	go func() {
 		cs.Wait()
 		close(c.done)
@@ -235,13 +211,11 @@ const (
 
 // refresh re-lists what changed upstream and updates every server.
 func (p *Proxy) refresh(what int) {
-	p.mu.Lock()
-	c := p.cur
-	p.mu.Unlock()
-	if c == nil || !c.alive() {
+	c := p.main.live()
+	if c == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := p.withTimeout(context.Background())
 	defer cancel()
 	if err := p.list(ctx, c, what); err != nil {
 		p.log.Warn("proxy: re-listing the upstream's features failed", "err", err)
@@ -332,9 +306,17 @@ func collect[T any](seq func(func(*T, error) bool)) ([]*T, error) {
 	return out, nil
 }
 
-// call calls an upstream tool with args passed through untouched.
+// call calls an upstream tool over the shared link.
 func (p *Proxy) call(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	c, err := p.conn(ctx)
+	return p.main.call(ctx, name, args)
+}
+
+// call calls an upstream tool with args passed through untouched. An
+// upstream JSON-RPC error is an *Error of ErrUpstreamError whose RPC is
+// that error, code and data included.
+func (l *link) call(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	p := l.p
+	c, err := l.conn(ctx)
 	if err != nil {
 		var pe *Error
 		if errors.As(err, &pe) {
@@ -372,11 +354,11 @@ func (p *Proxy) call(ctx context.Context, name string, args json.RawMessage) (*m
 	}
 	var je *jsonrpc.Error
 	if errors.As(err, &je) && c.alive() {
-		return nil, &Error{Tool: name, Err: ErrUpstreamError, Msg: "the upstream server answered with an error: " + cutString(je.Message, 2048)}
+		return nil, &Error{Tool: name, Err: ErrUpstreamError, Msg: "the upstream server answered with an error: " + cutString(je.Message, 2048), RPC: keepRPC(je)}
 	}
 	// The connection broke: drop it, so that the next call reconnects.
 	why := c.why()
-	p.drop(c)
+	l.drop(c)
 	hint := "the proxy reconnects to it on the next call"
 	if c.proc != nil {
 		hint = "the proxy starts it again on the next call"
@@ -384,19 +366,6 @@ func (p *Proxy) call(ctx context.Context, name string, args json.RawMessage) (*m
 	return nil, &Error{Tool: name, Err: ErrUpstreamFailed,
 		Msg:  fmt.Sprintf("the upstream server failed during the call: %s (%v)", why, cutString(err.Error(), 512)),
 		Hint: hint + "; the result of this call is lost, so call the tool again if it is safe to repeat"}
-}
-
-// drop ends a connection that broke during a call, and forgets it at once:
-// the error tells the client to call again, and that call must connect
-// afresh, not find the old session because the goroutine that marks it done
-// has not run yet.
-func (p *Proxy) drop(c *conn) {
-	p.mu.Lock()
-	if p.cur == c {
-		p.cur = nil
-	}
-	p.mu.Unlock()
-	c.cs.Close()
 }
 
 // budget is the history budget of an upstream tool.
@@ -437,6 +406,18 @@ func (p *Proxy) newCutReader(r io.Reader, lines bool) *cutReader {
 // frameLimit bounds one upstream message after cutting: what is left of
 // its strings, and its structure.
 func (p *Proxy) frameLimit() int { return 2*p.copyCap() + 2*cutMarkerRoom + binaryMax + structureMax }
+
+// keepRPC is an upstream's JSON-RPC error as the proxy passes it on: the
+// same code and data, the message cut to a few KiB on a character
+// boundary.
+func keepRPC(je *jsonrpc.Error) *jsonrpc.Error {
+	e := *je
+	e.Message = cutString(e.Message, rpcMessageMax)
+	return &e
+}
+
+// rpcMessageMax is the most bytes of an upstream error's message passed on.
+const rpcMessageMax = 2048
 
 func cutString(s string, n int) string {
 	if len(s) <= n {

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -38,6 +39,16 @@ type server struct {
 	b   *mcpserver.Binding
 	srv *mcp.Server
 
+	// own: the server's client gets an upstream connection of its own
+	// (over HTTP); else it uses the proxy's shared one.
+	own bool
+
+	lnMu sync.Mutex // guards what follows
+	ss   *mcp.ServerSession
+	ln   *link // its own link, once opened
+	gone bool  // its client has gone
+	seen bool  // the end of its session is watched
+
 	mu        sync.Mutex
 	tools     map[string]bool   // upstream tools registered
 	toolDefs  map[string]string // their definitions as registered (JSON)
@@ -51,12 +62,18 @@ type server struct {
 // resources, plus read_tool_output, grep_tool_output, query_tool_output and run_code over
 // sess. Serve it over stdio with srv.Run(ctx, &mcp.StdioTransport{}).
 // Call Start first, so that the upstream's tools are known.
+//
+// The server's client shares the proxy's upstream connection, which
+// declares that client's capabilities (sampling, elicitation, roots) once
+// it has initialized: the connection is made again if they differ from
+// those it declared. Serve one client at a time this way; HTTPHandler
+// gives each client a connection of its own.
 func (p *Proxy) Server(sess *scrollback.Session) *mcp.Server {
-	return p.newServer(mcpserver.BindSession(sess)).srv
+	return p.newServer(mcpserver.BindSession(sess), false).srv
 }
 
-func (p *Proxy) newServer(b *mcpserver.Binding) *server {
-	s := &server{p: p, b: b, tools: map[string]bool{}, toolDefs: map[string]string{}, prompts: map[string]bool{}, resources: map[string]bool{}, templates: map[string]bool{}}
+func (p *Proxy) newServer(b *mcpserver.Binding, own bool) *server {
+	s := &server{p: p, b: b, own: own, tools: map[string]bool{}, toolDefs: map[string]string{}, prompts: map[string]bool{}, resources: map[string]bool{}, templates: map[string]bool{}}
 	p.mu.Lock()
 	snap := p.snap
 	p.mu.Unlock()
@@ -67,26 +84,20 @@ func (p *Proxy) newServer(b *mcpserver.Binding) *server {
 		// The upstream's progress on a client's behalf reaches that client
 		// (passthrough.go); the client's own progress on a request the
 		// upstream made of it is not relayed back.
+		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) { s.rootsChanged() },
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
-			// Forget the server when its client goes.
-			if ss := req.Session; ss != nil {
-				go func() {
-					ss.Wait()
-					p.mu.Lock()
-					delete(p.srvs, s)
-					p.mu.Unlock()
-					s.forget()
-				}()
+			ss := req.Session
+			if ss == nil {
+				return
 			}
+			s.watch(ss)
 		},
 	}
 	if snap.completions {
 		opts.CompletionHandler = func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-			c, err := p.conn(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return c.cs.Complete(ctx, req.Params)
+			return forward(ctx, s, req.Session, func(ctx context.Context, c *conn) (*mcp.CompleteResult, error) {
+				return c.cs.Complete(ctx, req.Params)
+			})
 		}
 	}
 	if snap.logging {
@@ -113,6 +124,101 @@ func (p *Proxy) newServer(b *mcpserver.Binding) *server {
 	p.srvs[s] = struct{}{}
 	p.mu.Unlock()
 	return s
+}
+
+// watch notes the server's session and, once, forgets the server when
+// its client goes.
+func (s *server) watch(ss *mcp.ServerSession) {
+	s.lnMu.Lock()
+	if s.ss == nil {
+		s.ss = ss
+	}
+	seen := s.seen
+	s.seen = true
+	s.lnMu.Unlock()
+	if seen {
+		return
+	}
+	go func() {
+		ss.Wait()
+		s.p.mu.Lock()
+		delete(s.p.srvs, s)
+		s.p.mu.Unlock()
+		s.forget()
+	}()
+}
+
+// rootsChanged tells the upstream that the client's roots changed, over
+// the client's link if it is up (a connection made later lists the roots
+// when the upstream asks). The SDK sends notifications/roots/list_changed
+// when its client's roots change; the proxy answers roots/list with the
+// client's own (rootsMiddleware), so its client's root list is only the
+// means of sending it.
+func (s *server) rootsChanged() {
+	l := s.p.main
+	if s.own {
+		s.lnMu.Lock()
+		l = s.ln
+		s.lnMu.Unlock()
+	}
+	if l == nil {
+		return
+	}
+	if c := l.live(); c != nil && c.cl != nil {
+		c.cl.AddRoots(&mcp.Root{URI: "scrollback-proxy://roots-changed", Name: "roots changed"})
+	}
+}
+
+// session is the server's client session, once known.
+func (s *server) session() *mcp.ServerSession {
+	s.lnMu.Lock()
+	defer s.lnMu.Unlock()
+	return s.ss
+}
+
+// link returns the upstream link of the server's client: the shared one,
+// or its own, opened on first use declaring the capabilities the client
+// declared. ss is the client's session, when the caller has it.
+func (s *server) link(ss *mcp.ServerSession) (*link, error) {
+	if !s.own {
+		return s.p.main, nil
+	}
+	if ss != nil {
+		s.watch(ss)
+	}
+	s.lnMu.Lock()
+	defer s.lnMu.Unlock()
+	if s.gone {
+		return nil, &Error{Err: ErrUpstreamDown, Msg: "this client's session has ended"}
+	}
+	if s.ln != nil {
+		return s.ln, nil
+	}
+	l, err := s.p.openLink(s, clientCaps(s.ss))
+	if err != nil {
+		return nil, err
+	}
+	s.ln = l
+	return l, nil
+}
+
+// usesUpstream reports whether a call of the tool name goes to the
+// upstream: an upstream tool's, or run_code's, whose script calls them.
+func (s *server) usesUpstream(name string) bool {
+	return name == codemode.Name || s.upstreamTool(name)
+}
+
+// call calls an upstream tool over the server's link.
+func (s *server) call(ctx context.Context, ss *mcp.ServerSession, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	l, err := s.link(ss)
+	if err != nil {
+		var pe *Error
+		if errors.As(err, &pe) {
+			pe.Tool = name
+		}
+		return nil, err
+	}
+	return l.call(ctx, name, args)
 }
 
 // ownTools are the proxy's own tools; an upstream tool of the same name is
@@ -204,8 +310,13 @@ func (s *server) upstreamHandler(name string) mcp.ToolHandler {
 		if req.Params != nil {
 			args = req.Params.Arguments
 		}
-		res, err := s.p.call(ctx, name, args)
+		res, err := s.call(ctx, req.Session, name, args)
 		if err != nil {
+			var pe *Error
+			if errors.As(err, &pe) && pe.RPC != nil {
+				// The upstream's own protocol error, code and data kept.
+				return nil, pe.RPC
+			}
 			return toolError(err), nil
 		}
 		return s.p.shape(ctx, s.b, name, args, res), nil
@@ -222,11 +333,9 @@ func (s *server) syncPrompts(prompts []*mcp.Prompt) {
 		}
 		want[pr.Name] = true
 		s.srv.AddPrompt(pr, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			c, err := s.p.conn(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return c.cs.GetPrompt(ctx, req.Params)
+			return forward(ctx, s, req.Session, func(ctx context.Context, c *conn) (*mcp.GetPromptResult, error) {
+				return c.cs.GetPrompt(ctx, req.Params)
+			})
 		})
 	}
 	if gone := missing(s.prompts, want); len(gone) > 0 {
@@ -239,11 +348,9 @@ func (s *server) syncResources(resources []*mcp.Resource, templates []*mcp.Resou
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	read := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		c, err := s.p.conn(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return c.cs.ReadResource(ctx, req.Params)
+		return forward(ctx, s, req.Session, func(ctx context.Context, c *conn) (*mcp.ReadResourceResult, error) {
+			return c.cs.ReadResource(ctx, req.Params)
+		})
 	}
 	want := map[string]bool{}
 	for _, r := range resources {

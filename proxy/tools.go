@@ -23,7 +23,8 @@ func (s *server) addOwnTools() {
 // tools.NAME(args) and gets the JSON of the result's structuredContent
 // when it has one, else its text as a string. An error result is thrown
 // in the script with its text.
-func (p *Proxy) codeTools(tools []*mcp.Tool) []codemode.Tool {
+func (s *server) codeTools(tools []*mcp.Tool) []codemode.Tool {
+	p := s.p
 	var out []codemode.Tool
 	for _, t := range tools {
 		if t == nil || ownTools[t.Name] || t.Name == "run_command" || t.Name == "read_file" {
@@ -41,7 +42,7 @@ func (p *Proxy) codeTools(tools []*mcp.Tool) []codemode.Tool {
 			InputSchema:  schema,
 			OutputSchema: outSchema,
 			Call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-				res, err := p.call(ctx, name, args)
+				res, err := s.call(ctx, nil, name, args)
 				if err != nil {
 					return nil, err
 				}
@@ -63,5 +64,5 @@ func firstParagraph(s string) string {
 // addRunCode (re)registers run_code over the session's tools and tools;
 // called with s.mu held whenever the upstream's tools change.
 func (s *server) addRunCode(tools []*mcp.Tool) {
-	mcpserver.AddRunCode(s.srv, s.b, s.p.codeTools(tools)...)
+	mcpserver.AddRunCode(s.srv, s.b, s.codeTools(tools)...)
 }

@@ -85,6 +85,8 @@ type conn struct {
 	cs   *mcp.ClientSession
 	done chan struct{} // closed when the session has ended
 	proc *process      // nil unless the upstream is a command
+	caps string        // the client capabilities it declared (JSON)
+	cl   *mcp.Client   // the SDK client it belongs to
 }
 
 // alive reports whether the session is still up.

@@ -84,6 +84,9 @@ func testUpstream() *mcp.Server {
 		<-ctx.Done()
 		return nil, nil, ctx.Err()
 	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "pid", Description: "The server's process id."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(os.Getpid())}}}, nil, nil
+	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "crash", Description: "Exit the process mid-call."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		os.Exit(3)
 		return nil, nil, nil

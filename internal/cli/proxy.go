@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -19,7 +20,7 @@ import (
 
 func init() {
 	register(commandInfo{name: "proxy", order: 85,
-		usage:   "proxy [--session ID] [--db PATH] [--budget N] [--budget-for TOOL=N] [--call-timeout DUR] [--http ADDR] ([--env K=V] [--cwd DIR] -- COMMAND... | --url URL [--header 'K: V'] [--header-file FILE])",
+		usage:   "proxy [--session ID] [--db PATH] [--budget N] [--budget-for TOOL=N] [--call-timeout DUR] [--http ADDR [--max-upstreams N]] ([--env K=V] [--cwd DIR] -- COMMAND... | --url URL [--header 'K: V'] [--header-file FILE])",
 		summary: "serve an upstream MCP server's tools with large results previewed and retained",
 		examples: []example{
 			{"preview and retain the large results of a filesystem MCP server", "scrollback proxy -- npx -y @modelcontextprotocol/server-filesystem /data"},
@@ -39,6 +40,7 @@ type proxyCmd struct {
 	budget      int
 	budgetFor   budgetFlag
 	callTimeout time.Duration
+	maxUp       int
 	httpServing
 }
 
@@ -99,6 +101,7 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	fs.IntVar(&c.budget, "budget", scrollback.HistoryBudget, fmt.Sprintf("show results up to `N` bytes whole and preview larger ones (default %d bytes)", scrollback.HistoryBudget))
 	fs.Var(c.budgetFor, "budget-for", "the budget of one tool, `TOOL=N` bytes (repeatable; default --budget)")
 	fs.DurationVar(&c.callTimeout, "call-timeout", proxy.DefaultCallTimeout, fmt.Sprintf("give up on an upstream call after `DUR`, e.g. 30s or 2m (default %s)", proxy.DefaultCallTimeout))
+	fs.IntVar(&c.maxUp, "max-upstreams", proxy.DefaultMaxUpstreams, fmt.Sprintf("with --http, hold at most `N` upstream connections at once, one per client session (for a command, one process each), or -1 for no limit (default %d)", proxy.DefaultMaxUpstreams))
 	c.addFlags(fs, "127.0.0.1:7778")
 	pos, err := c.parse(args)
 	if err != nil {
@@ -113,6 +116,10 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		return usagef("--header and --header-file apply to --url only")
 	case (len(c.env) > 0 || c.cwd != "") && c.url != "":
 		return usagef("--env and --cwd apply to an upstream command only, not to --url")
+	case c.maxUp == 0 || c.maxUp < -1:
+		return usagef("--max-upstreams %d: give a positive number, or -1 for no limit", c.maxUp)
+	case c.http == "" && flagSet(fs, "max-upstreams"):
+		return usagef("--max-upstreams applies to --http only: over stdio the proxy has one client and one upstream connection")
 	case c.budget < 1:
 		return usagef("--budget %d: give a positive number of bytes", c.budget)
 	case c.http != "" && c.session != "":
@@ -162,7 +169,7 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		}
 		up = proxy.Upstream{URL: c.url, Header: http.Header(c.headers)}
 	}
-	p, err := proxy.New(eng, up, proxy.Options{Budget: c.budget, ToolBudgets: c.budgetFor, CallTimeout: c.callTimeout, Version: Version()})
+	p, err := proxy.New(eng, up, proxy.Options{Budget: c.budget, ToolBudgets: c.budgetFor, CallTimeout: c.callTimeout, MaxUpstreams: c.maxUp, Version: Version()})
 	if err != nil {
 		return err
 	}
@@ -187,6 +194,21 @@ func (c *proxyCmd) serveHTTP(ctx context.Context, p *proxy.Proxy, eng *scrollbac
 		Name: "scrollback_proxy_upstream_restarts_total",
 		Help: "Times the proxy connected to its upstream again after losing it.",
 	}, func() float64 { return float64(p.UpstreamRestarts()) }))
+	c.obs.Registry().MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "scrollback_proxy_upstreams",
+		Help: "Upstream connections of client sessions (for a command, processes) the proxy holds, bounded by --max-upstreams.",
+	}, func() float64 { return float64(p.Upstreams()) }))
 	ready := func(ctx context.Context) error { return mcpserver.StoreReady(ctx, eng.Store()) }
 	return c.serve(ctx, c.io, p.HTTPHandler, ready, fmt.Sprintf("scrollback proxy: serving %d upstream tools", len(p.Tools())))
+}
+
+// flagSet reports whether the flag name was given.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
 }

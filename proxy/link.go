@@ -1,0 +1,274 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultMaxUpstreams is how many upstream connections, one per client
+// session, a proxy served over HTTP holds at once when
+// Options.MaxUpstreams is 0.
+const DefaultMaxUpstreams = 16
+
+// ErrTooManyUpstreams is returned to a client session that needs an
+// upstream connection of its own while the proxy already holds
+// Options.MaxUpstreams of them.
+var ErrTooManyUpstreams = errors.New("proxy: too many upstream connections")
+
+// link is one connection to the upstream (made again when it is lost) and
+// what it routes back: the proxy's shared link, which lists the upstream's
+// features and, over stdio, serves the one client; or, over HTTP, the link
+// of one client session, opened on its first forwarded request, declaring
+// that client's capabilities, and closed when the session ends.
+type link struct {
+	p     *Proxy
+	owner *server // the client session it serves; nil for the shared link
+	lists bool    // the shared link: lists what the upstream offers on connecting
+
+	connMu  sync.Mutex // serialises connecting
+	mu      sync.Mutex // guards what follows
+	cur     *conn
+	caps    *mcp.ClientCapabilities // what the next connection declares
+	last    string                  // the capabilities the last connection declared (JSON)
+	closed  bool
+	dialled bool // a connection was made before
+
+	relay relay
+}
+
+// relay routes what the upstream sends on its own over one link (progress,
+// log messages, resource updates, and its requests for sampling,
+// elicitation and roots) to the client it concerns.
+type relay struct {
+	mu       sync.Mutex
+	next     int64
+	progress map[string]progressRoute    // upstream progress token → the client's
+	calls    map[*mcp.ServerSession]int  // sessions with requests in flight → how many
+	subs     map[string]map[*server]bool // resource URI → the servers subscribed to it
+}
+
+func (p *Proxy) newLink(owner *server, caps *mcp.ClientCapabilities) *link {
+	l := &link{p: p, owner: owner, lists: owner == nil, caps: caps}
+	l.relay.progress = map[string]progressRoute{}
+	l.relay.calls = map[*mcp.ServerSession]int{}
+	l.relay.subs = map[string]map[*server]bool{}
+	return l
+}
+
+// declare makes the link's next connection declare caps; a live
+// connection that declared others is replaced on its next use.
+func (l *link) declare(caps *mcp.ClientCapabilities) {
+	l.mu.Lock()
+	l.caps = caps
+	l.mu.Unlock()
+}
+
+// capsKey is caps as the upstream sees them, to tell a change.
+func capsKey(caps *mcp.ClientCapabilities) string {
+	if caps == nil {
+		return ""
+	}
+	b, _ := json.Marshal(caps)
+	return string(b)
+}
+
+// clientCaps returns the capabilities ss's client declared in initialize.
+func clientCaps(ss *mcp.ServerSession) *mcp.ClientCapabilities {
+	if ss == nil {
+		return nil
+	}
+	ip := ss.InitializeParams()
+	if ip == nil {
+		return nil
+	}
+	return cloneCaps(ip.Capabilities)
+}
+
+// cloneCaps returns a deep copy of caps.
+func cloneCaps(caps *mcp.ClientCapabilities) *mcp.ClientCapabilities {
+	if caps == nil {
+		return nil
+	}
+	b, err := json.Marshal(caps)
+	if err != nil {
+		return nil
+	}
+	var out mcp.ClientCapabilities
+	if json.Unmarshal(b, &out) != nil {
+		return nil
+	}
+	return &out
+}
+
+// conn returns the link's live connection, connecting when there is none
+// or when the client's capabilities changed since it was made. A new
+// connection renews the link's resource subscriptions; the shared link's
+// also lists what the upstream offers.
+func (l *link) conn(ctx context.Context) (*conn, error) {
+	p := l.p
+	l.connMu.Lock()
+	defer l.connMu.Unlock()
+	l.mu.Lock()
+	c, closed, want := l.cur, l.closed, capsKey(l.caps)
+	caps := l.caps
+	l.mu.Unlock()
+	if closed {
+		return nil, &Error{Err: ErrUpstreamDown, Msg: "the proxy (or this client's session) is closed"}
+	}
+	if c != nil && c.alive() && c.caps == want {
+		return c, nil
+	}
+	if c != nil {
+		c.cs.Close()
+	}
+	c, err := p.dial(ctx, l, caps)
+	if err != nil {
+		return nil, &Error{Err: ErrUpstreamDown, Msg: fmt.Sprintf("cannot connect to the upstream server %s: %v", p.up, err),
+			Hint: "check that the server starts and answers MCP on its own; the proxy tries again on the next call"}
+	}
+	c.caps = want
+	if l.lists {
+		lctx, cancel := p.withTimeout(ctx)
+		err := p.list(lctx, c, listAll)
+		timedOut := errors.Is(lctx.Err(), context.DeadlineExceeded)
+		cancel()
+		if err != nil {
+			c.cs.Close()
+			if timedOut {
+				return nil, &Error{Err: ErrCallTimeout, Msg: fmt.Sprintf("the upstream server %s did not list its features within %s: %v", p.up, p.opts.CallTimeout, err),
+					Hint: "the server may be stuck; the proxy tries again on the next call, or raise --call-timeout"}
+			}
+			return nil, &Error{Err: ErrUpstreamDown, Msg: fmt.Sprintf("the upstream server %s did not list its features: %v", p.up, err)}
+		}
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		c.cs.Close()
+		return nil, &Error{Err: ErrUpstreamDown, Msg: "the proxy (or this client's session) is closed"}
+	}
+	// Every connection after the first that declares what the one before
+	// declared replaces a lost one (dropped by a broken call, so l.cur may
+	// already be nil); one that declares a client's new capabilities does
+	// not.
+	if l.dialled && l.last == want {
+		p.restarts.Add(1)
+	}
+	l.cur, l.dialled, l.last = c, true, want
+	l.mu.Unlock()
+	l.resubscribe(ctx, c)
+	return c, nil
+}
+
+// live returns the link's connection if it is up, without connecting.
+func (l *link) live() *conn {
+	l.mu.Lock()
+	c := l.cur
+	l.mu.Unlock()
+	if c == nil || !c.alive() {
+		return nil
+	}
+	return c
+}
+
+// close ends the link's connection (and its upstream process, for a
+// command); later requests over it get an error.
+func (l *link) close() error {
+	l.mu.Lock()
+	c := l.cur
+	l.cur, l.closed = nil, true
+	l.mu.Unlock()
+	if c != nil {
+		return c.cs.Close()
+	}
+	return nil
+}
+
+// drop ends a connection that broke during a call, and forgets it at once:
+// the error tells the client to call again, and that call must connect
+// afresh, not find the old session because the goroutine that marks it done
+// has not run yet.
+func (l *link) drop(c *conn) {
+	l.mu.Lock()
+	if l.cur == c {
+		l.cur = nil
+	}
+	l.mu.Unlock()
+	c.cs.Close()
+}
+
+// servers are the servers whose clients the link serves.
+func (l *link) servers() []*server {
+	if l.owner != nil {
+		return []*server{l.owner}
+	}
+	var out []*server
+	for _, s := range l.p.servers() {
+		if !s.own {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// newClient makes the MCP client of one connection of l: it declares caps
+// (the client's, so that the upstream asks only for what the client can
+// do) and relays what the upstream sends to l's clients.
+func (l *link) newClient(caps *mcp.ClientCapabilities) *mcp.Client {
+	p := l.p
+	o := &mcp.ClientOptions{
+		Logger: p.opts.Logger,
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			go p.refresh(listTools)
+		},
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
+			go p.refresh(listPrompts)
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			go p.refresh(listResources)
+		},
+	}
+	l.relayOptions(o, caps)
+	c := mcp.NewClient(&mcp.Implementation{Name: "scrollback-proxy", Version: p.opts.Version}, o)
+	c.AddReceivingMiddleware(l.rootsMiddleware)
+	return c
+}
+
+// openLink gives s a link of its own, within Options.MaxUpstreams.
+func (p *Proxy) openLink(s *server, caps *mcp.ClientCapabilities) (*link, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, &Error{Err: ErrUpstreamDown, Msg: "the proxy is closed"}
+	}
+	if n := p.opts.MaxUpstreams; n > 0 && len(p.links) >= n {
+		return nil, &Error{Err: ErrTooManyUpstreams,
+			Msg:  fmt.Sprintf("the proxy already holds %d upstream connections, one for each client session that used the upstream, and allows no more", len(p.links)),
+			Hint: "end another client's session, or start the proxy with a higher --max-upstreams"}
+	}
+	l := p.newLink(s, caps)
+	p.links[l] = true
+	return l, nil
+}
+
+// closeLink ends a client session's own link.
+func (p *Proxy) closeLink(l *link) {
+	p.mu.Lock()
+	delete(p.links, l)
+	p.mu.Unlock()
+	l.close()
+}
+
+// Upstreams returns how many upstream connections of client sessions the
+// proxy holds (over HTTP, one per client session that used the
+// upstream), not counting the one it lists the upstream's features on.
+func (p *Proxy) Upstreams() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.links)
+}
