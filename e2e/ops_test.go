@@ -201,7 +201,7 @@ func resultText(res *mcp.CallToolResult) string {
 }
 
 // TestOperatorTeamServer: one server for a team, on the real binary:
-// health without a token, metrics behind it (and on --metrics) that parse
+// health without a token, metrics behind it (on --metrics too) that parse
 // and move with calls, the in-flight limit, an oversize body, a token
 // revoked and one added by SIGHUP, and logs without output, arguments or
 // tokens.
@@ -242,7 +242,20 @@ func TestOperatorTeamServer(t *testing.T) {
 	if res, err := tryCall(ca, "echo "+outputText+" # "+argValue); err != nil || res.IsError {
 		t.Fatalf("alice's call: %v %v", err, res)
 	}
-	after := scrapeMetrics(t, s.metrics, nil) // the --metrics address needs no token
+	// The --metrics address: the same token and Origin rules.
+	if code, _ := getStatus(t, s.metrics+"/metrics", nil); code != http.StatusUnauthorized {
+		t.Errorf("--metrics /metrics without a token: %d, want 401", code)
+	}
+	for _, path := range []string{"/metrics", "/healthz", "/readyz"} {
+		hdr := map[string]string{"Origin": "http://evil.example", "Authorization": "Bearer " + aliceTok}
+		if code, _ := getStatus(t, s.metrics+path, hdr); code != http.StatusForbidden {
+			t.Errorf("--metrics %s from a foreign origin: %d, want 403", path, code)
+		}
+	}
+	if code, _ := getStatus(t, s.metrics+"/readyz", nil); code != 200 {
+		t.Errorf("--metrics /readyz without a token: %d, want 200", code)
+	}
+	after := scrapeMetrics(t, s.metrics, bob) // any of the tokens
 	if got := counter(after, "scrollback_tool_calls_total", okAlice); got != before+1 {
 		t.Errorf("alice's ok run_command calls: %v then %v", before, got)
 	}

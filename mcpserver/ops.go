@@ -392,3 +392,58 @@ func (l *Limits) middleware(hs *httpSession) mcp.Middleware {
 		}
 	}
 }
+
+// OpsOptions configures OpsHandler.
+type OpsOptions struct {
+	// Observer's metrics are served at /metrics; nil serves none there.
+	Observer *Observer
+	// Ready reports whether the server can serve, for /readyz.
+	Ready func(context.Context) error
+	// TokenSet, when set, guards /metrics as on the MCP address: a request
+	// without one of its bearer tokens gets 401. The health checks need
+	// none.
+	TokenSet *TokenSet
+	// AllowOrigins lists the browser origins allowed besides the server's
+	// own, as in HTTPOptions; any other Origin gets 403 on every path.
+	AllowOrigins []string
+}
+
+// OpsHandler serves /metrics, /healthz and /readyz on an address of their
+// own (scrollback's --metrics), under the same rules as on the MCP
+// address: the Origin check on every path, and /metrics behind the bearer
+// token when tokens are configured. Other paths get 404.
+func OpsHandler(opts OpsOptions) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /healthz", HealthHandler())
+	mux.Handle("GET /readyz", ReadyHandler(opts.Ready))
+	if opts.Observer != nil {
+		metrics := opts.Observer.Handler()
+		if tokens := opts.TokenSet; tokens != nil {
+			inner := metrics
+			metrics = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				token, ok := bearer(r)
+				if !ok {
+					unauthorized(w, "scrollback: /metrics requires \"Authorization: Bearer TOKEN\" (one of --token-file's)")
+					return
+				}
+				if _, ok := tokens.lookup(token); !ok {
+					unauthorized(w, "scrollback: the bearer token is not one this server accepts")
+					return
+				}
+				inner.ServeHTTP(w, r)
+			})
+		}
+		mux.Handle("GET /metrics", metrics)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "scrollback: not found: this address serves /metrics, /healthz and /readyz", http.StatusNotFound)
+	})
+	origins := newOriginCheck(opts.AllowOrigins)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := origins.check(r); err != nil {
+			http.Error(w, err.Error(), http.StatusForbidden)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}

@@ -535,3 +535,65 @@ func TestObservedStoreKeepsItsInterfaces(t *testing.T) {
 
 // bareStore hides everything but the Store contract.
 type bareStore struct{ store.Store }
+
+// TestOpsHandler: the --metrics address follows the MCP address's rules:
+// a foreign Origin gets 403 on every path, /metrics needs one of the
+// tokens when tokens are configured (and a token revoked from the set is
+// refused), the health checks need none.
+func TestOpsHandler(t *testing.T) {
+	tokens := NewTokenSet([]Token{{Name: "alice", Secret: "alice-secret"}, {Name: "bob", Secret: "bob-secret"}})
+	ready := func(context.Context) error { return nil }
+	guarded := httptest.NewServer(OpsHandler(OpsOptions{Observer: NewObserver(nil), Ready: ready, TokenSet: tokens, AllowOrigins: []string{"https://app.example.com"}}))
+	t.Cleanup(guarded.Close)
+	open := httptest.NewServer(OpsHandler(OpsOptions{Observer: NewObserver(nil), Ready: ready}))
+	t.Cleanup(open.Close)
+	for _, tc := range []struct {
+		name          string
+		ts            *httptest.Server
+		path          string
+		origin, token string
+		want          int
+	}{
+		{"metrics without a token", guarded, "/metrics", "", "", 401},
+		{"metrics with a bad token", guarded, "/metrics", "", "mallory", 401},
+		{"metrics with a token", guarded, "/metrics", "", "alice-secret", 200},
+		{"metrics with a token from a foreign origin", guarded, "/metrics", "http://evil.example", "alice-secret", 403},
+		{"metrics with a token from an allowed origin", guarded, "/metrics", "https://app.example.com", "alice-secret", 200},
+		{"metrics with a token from its own origin", guarded, "/metrics", "own", "alice-secret", 200},
+		{"healthz without a token", guarded, "/healthz", "", "", 200},
+		{"readyz without a token", guarded, "/readyz", "", "", 200},
+		{"healthz from a foreign origin", guarded, "/healthz", "http://evil.example", "", 403},
+		{"readyz from a foreign origin", guarded, "/readyz", "http://evil.example", "", 403},
+		{"another path", guarded, "/mcp", "", "alice-secret", 404},
+		{"another path from a foreign origin", guarded, "/nowhere", "http://evil.example", "", 403},
+		{"no tokens: metrics open", open, "/metrics", "", "", 200},
+		{"no tokens: metrics from a foreign origin", open, "/metrics", "http://evil.example", "", 403},
+		{"no tokens: healthz from a foreign origin", open, "/healthz", "null", "", 403},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodGet, tc.ts.URL+tc.path, nil)
+			hdr := map[string]string{}
+			if tc.origin == "own" {
+				hdr["Origin"] = tc.ts.URL
+			} else if tc.origin != "" {
+				hdr["Origin"] = tc.origin
+			}
+			if tc.token != "" {
+				hdr["Authorization"] = "Bearer " + tc.token
+			}
+			if got, body := do(t, req, hdr); got != tc.want {
+				t.Errorf("GET %s: %d %q, want %d", tc.path, got, body, tc.want)
+			}
+		})
+	}
+	// bob revoked: refused from his next scrape on.
+	bob := map[string]string{"Authorization": "Bearer bob-secret"}
+	if fams := scrape(t, guarded.URL, bob); fams["go_goroutines"] == nil {
+		t.Error("bob's scrape has no Go runtime metrics")
+	}
+	tokens.Replace([]Token{{Name: "alice", Secret: "alice-secret"}})
+	req, _ := http.NewRequest(http.MethodGet, guarded.URL+"/metrics", nil)
+	if got, _ := do(t, req, bob); got != 401 {
+		t.Errorf("a revoked token's scrape: %d, want 401", got)
+	}
+}

@@ -62,7 +62,7 @@ func (h *httpServing) addFlags(fs *flag.FlagSet, example string) {
 	fs.StringVar(&h.http, "http", "", "serve streamable HTTP at /mcp on `ADDR`, e.g. "+example+" (port 0 picks one; default none: stdio)")
 	fs.StringVar(&h.tokenFile, "token-file", "", "with --http, require a bearer token from `FILE`: one a line, \"alice: TOKEN\" or a bare TOKEN; re-read on SIGHUP (default $SCROLLBACK_TOKEN)")
 	fs.DurationVar(&h.idle, "idle-timeout", mcpserver.DefaultIdleTimeout, fmt.Sprintf("with --http, close MCP sessions idle for `DUR` (their copies stay; default %s)", mcpserver.DefaultIdleTimeout))
-	fs.StringVar(&h.metrics, "metrics", "", "with --http, also serve /metrics, /healthz and /readyz without a token on `ADDR`, e.g. 127.0.0.1:9090 (default none)")
+	fs.StringVar(&h.metrics, "metrics", "", "with --http, also serve /metrics (behind the token when one is configured), /healthz and /readyz on `ADDR`, e.g. 127.0.0.1:9090 (default none)")
 	fs.StringVar(&h.logFormat, "log-format", "text", "with --http, log one line per tool call to stderr as `FORMAT` text or json (default text)")
 	fs.StringVar(&h.logLevel, "log-level", "info", "with --http, the least `LEVEL` logged: debug, info, warn or error (default info)")
 	fs.Int64Var(&h.maxBody, "max-body", mcpserver.DefaultMaxRequestBytes, fmt.Sprintf("with --http, refuse request bodies over `BYTES` with 413 (default %d)", mcpserver.DefaultMaxRequestBytes))
@@ -198,11 +198,13 @@ func (h *httpServing) serve(ctx context.Context, std IO, newHandler func(opts mc
 			ln.Close()
 			return fmt.Errorf("--metrics %s: %w", h.metrics, err)
 		}
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", h.obs.Handler())
-		mux.Handle("GET /healthz", mcpserver.HealthHandler())
-		mux.Handle("GET /readyz", mcpserver.ReadyHandler(ready))
-		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		msrv := &http.Server{
+			Handler: mcpserver.OpsHandler(mcpserver.OpsOptions{
+				Observer: h.obs, Ready: ready, TokenSet: h.tokens, AllowOrigins: h.origins,
+			}),
+			ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
+		}
 		servers = append(servers, msrv)
 		fmt.Fprintf(std.Stderr, "%s: metrics on http://%s/metrics\n", strings.SplitN(what, ":", 2)[0], mln.Addr())
 		go func() { done <- msrv.Serve(mln) }()
