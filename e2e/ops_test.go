@@ -335,6 +335,44 @@ func TestOperatorTeamServer(t *testing.T) {
 	}
 }
 
+// TestOperatorStoreMetrics: the store's statistics reach /metrics on the
+// real binary: the retained and stored bytes move after a copy is
+// retained, the evicted copies after --session-quota evicts one.
+func TestOperatorStoreMetrics(t *testing.T) {
+	if os.Getenv("SCROLLBACK_SKIP_E2E") == "1" {
+		t.Skip("SCROLLBACK_SKIP_E2E=1: end-to-end tests skipped")
+	}
+	t.Parallel()
+	bin := buildScrollback(t)
+	dir := t.TempDir()
+	s := startServer(t, bin, dir, "--db", filepath.Join(dir, "db"), "--session-quota", "600KiB", "--metrics", "127.0.0.1:0")
+	value := func(name string) (float64, bool) {
+		fams := scrapeMetrics(t, s.metrics, nil)
+		return counter(fams, name, nil), fams[name] != nil
+	}
+	waitUntil(t, "the store's statistics", func() bool { _, ok := value("scrollback_store_retained_bytes"); return ok })
+	if v, _ := value("scrollback_store_retained_bytes"); v != 0 {
+		t.Errorf("retained bytes of an empty store: %v", v)
+	}
+	cs := connectHTTP(t, s.url, nil)
+	for i := range 2 { // 400 KB that do not compress: two are over the quota
+		if res, err := tryCall(cs, "head -c 300000 /dev/urandom | base64"); err != nil || res.IsError {
+			t.Fatalf("call %d: %v %v", i, err, res)
+		}
+		if i == 0 {
+			waitUntil(t, "the retained bytes to move", func() bool {
+				r, _ := value("scrollback_store_retained_bytes")
+				st, _ := value("scrollback_store_stored_bytes")
+				return r >= 400000 && st > 300000
+			})
+		}
+	}
+	waitUntil(t, "the eviction to show", func() bool { v, _ := value("scrollback_store_evicted_copies_total"); return v == 1 })
+	if v, _ := value("scrollback_saved_bytes_total"); v < 800000 {
+		t.Errorf("scrollback_saved_bytes_total = %v after two copies of 400 KB", v)
+	}
+}
+
 // TestOperatorDrain: SIGTERM during a 10-second command lets it finish
 // within --drain; with a shorter drain the command's process group is
 // killed and the result says so; a second SIGTERM stops at once.

@@ -481,14 +481,17 @@ func TestDrain(t *testing.T) {
 	}
 }
 
-// TestWatchStore: the store's statistics, asked at each scrape, appear as
-// metrics; a failure to get them counts as a store error and hides none of
-// the other metrics.
+// TestWatchStore: the store's statistics, asked in the background, appear
+// as metrics; a failure to get them counts as a store error and hides them
+// (not the other metrics) until they answer again; stop waits for the
+// watcher to end.
 func TestWatchStore(t *testing.T) {
 	eng, _ := newEngine(t, filepager.Options{})
 	obs := NewObserver(nil)
 	var fail atomic.Bool
-	obs.WatchStore(func(context.Context) (StoreStats, error) {
+	var asked atomic.Int64
+	stop := obs.WatchStore(context.Background(), time.Millisecond, func(context.Context) (StoreStats, error) {
+		asked.Add(1)
 		if fail.Load() {
 			return StoreStats{}, errors.New("database down")
 		}
@@ -496,6 +499,7 @@ func TestWatchStore(t *testing.T) {
 	})
 	ts := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{Observer: obs}))
 	t.Cleanup(ts.Close)
+	waitFor(t, "the statistics", func() bool { return scrape(t, ts.URL, nil)["scrollback_store_retained_bytes"] != nil })
 	fams := scrape(t, ts.URL, nil)
 	for name, want := range map[string]float64{"scrollback_store_retained_bytes": 3000, "scrollback_store_stored_bytes": 1000, "scrollback_store_evicted_copies_total": 7} {
 		if got := sample(fams, name, nil); got != want {
@@ -503,10 +507,75 @@ func TestWatchStore(t *testing.T) {
 		}
 	}
 	fail.Store(true)
-	scrape(t, ts.URL, nil) // the error is counted while the scrape gathers
-	fams = scrape(t, ts.URL, nil)
-	if fams["scrollback_store_retained_bytes"] != nil || sample(fams, "scrollback_store_errors_total", map[string]string{"op": "stats"}) < 1 || fams["go_goroutines"] == nil {
-		t.Errorf("with the stats failing: %v", fams["scrollback_store_errors_total"])
+	waitFor(t, "the failure to show", func() bool {
+		fams := scrape(t, ts.URL, nil)
+		return fams["scrollback_store_retained_bytes"] == nil && sample(fams, "scrollback_store_errors_total", map[string]string{"op": "stats"}) >= 1
+	})
+	if fams := scrape(t, ts.URL, nil); fams["go_goroutines"] == nil {
+		t.Error("with the stats failing, the Go runtime's metrics went too")
+	}
+	fail.Store(false)
+	waitFor(t, "the statistics back", func() bool { return scrape(t, ts.URL, nil)["scrollback_store_retained_bytes"] != nil })
+	stop()
+	n := asked.Load()
+	time.Sleep(20 * time.Millisecond) // twenty periods
+	if asked.Load() != n {
+		t.Error("the statistics were asked for after stop returned")
+	}
+}
+
+// TestWatchStoreMoves: on a real store, the retained and stored bytes move
+// after a copy is retained, and the evicted copies after a quota evicts
+// one, with a period far longer than the test: each save asks again.
+func TestWatchStoreMoves(t *testing.T) {
+	for _, streamed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "saved whole", true: "saved while running"}[streamed], func(t *testing.T) {
+			st, err := sqlite.Open(filepath.Join(t.TempDir(), "db"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			st.SetLimits(store.Limits{SessionQuota: 600 << 10})
+			obs := NewObserver(nil)
+			stop := obs.WatchStore(context.Background(), time.Hour, func(ctx context.Context) (StoreStats, error) {
+				s, err := st.Stats(ctx, "")
+				return StoreStats{RetainedBytes: s.LogicalBytes, StoredBytes: s.StoredBytes, Evicted: s.Evictions}, err
+			})
+			t.Cleanup(stop)
+			eng := scrollback.New(obs.Store(st), scrollback.Options{})
+			ts := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{Observer: obs}))
+			t.Cleanup(ts.Close)
+			cs := mustHTTPClient(t, ts.URL, nil)
+			waitFor(t, "the first statistics", func() bool { return scrape(t, ts.URL, nil)["scrollback_store_retained_bytes"] != nil })
+			if fams := scrape(t, ts.URL, nil); sample(fams, "scrollback_store_retained_bytes", nil) != 0 || sample(fams, "scrollback_store_evicted_copies_total", nil) != 0 {
+				t.Fatalf("an empty store: %v", fams["scrollback_store_retained_bytes"])
+			}
+			// 400 KB that do not compress: two of them are over the quota.
+			command := "head -c 300000 /dev/urandom | base64"
+			if streamed {
+				command = "head -c 150000 /dev/urandom | base64; sleep 0.5; head -c 150000 /dev/urandom | base64"
+			}
+			run := func() {
+				res := call(t, cs, "run_command", map[string]any{"command": command})
+				var rc scrollback.RunCommandResult
+				decode(t, res, &rc)
+				if rc.OutputID == "" {
+					t.Fatalf("no copy retained: %+v", rc)
+				}
+			}
+			run()
+			waitFor(t, "the retained bytes to move", func() bool {
+				fams := scrape(t, ts.URL, nil)
+				return sample(fams, "scrollback_store_retained_bytes", nil) >= 400000 && sample(fams, "scrollback_store_stored_bytes", nil) > 300000
+			})
+			if got := sample(scrape(t, ts.URL, nil), "scrollback_saved_bytes_total", nil); got < 400000 {
+				t.Errorf("scrollback_saved_bytes_total = %v after a copy of 400 KB", got)
+			}
+			run()
+			waitFor(t, "the eviction to show", func() bool {
+				return sample(scrape(t, ts.URL, nil), "scrollback_store_evicted_copies_total", nil) == 1
+			})
+		})
 	}
 }
 

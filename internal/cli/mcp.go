@@ -61,7 +61,9 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 		if err := c.prepare(c.io); err != nil {
 			return err
 		}
-		st = c.observeStore(st)
+		var stopWatch func()
+		st, stopWatch = c.observeStore(ctx, st)
+		defer stopWatch()
 	}
 	defer startRetention(ctx, st, retention, c.io.Stderr)()
 	fo := fileOptions(c.io.Getenv)

@@ -135,7 +135,9 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		if err := c.prepare(c.io); err != nil {
 			return err
 		}
-		st = c.observeStore(st)
+		var stopWatch func()
+		st, stopWatch = c.observeStore(ctx, st)
+		defer stopWatch()
 	}
 	defer startRetention(ctx, st, retention, c.io.Stderr)()
 	eng := scrollback.New(st, scrollback.Options{File: fileOptions(c.io.Getenv)})

@@ -130,8 +130,18 @@ func (h *httpServing) prepare(std IO) error {
 }
 
 // observeStore returns st with its errors and saved bytes counted in the
-// metrics.
-func (h *httpServing) observeStore(st store.Store) store.Store { return h.obs.Store(st) }
+// metrics and, when st keeps statistics, starts watching them for the
+// metrics (see Observer.WatchStore). Call stop before closing st.
+func (h *httpServing) observeStore(ctx context.Context, st store.Store) (observed store.Store, stop func()) {
+	stop = func() {}
+	if hk, ok := st.(store.Housekeeper); ok {
+		stop = h.obs.WatchStore(ctx, mcpserver.DefaultStatsEvery, func(ctx context.Context) (mcpserver.StoreStats, error) {
+			s, err := hk.Stats(ctx, "")
+			return mcpserver.StoreStats{RetainedBytes: s.LogicalBytes, StoredBytes: s.StoredBytes, Evicted: s.Evictions}, err
+		})
+	}
+	return h.obs.Store(st), stop
+}
 
 // readTokens returns the configured bearer tokens: the token file's, else
 // $SCROLLBACK_TOKEN, else none.
