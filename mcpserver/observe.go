@@ -351,6 +351,13 @@ func (o *Observer) toolLabel(name string) string {
 	return name
 }
 
+// Middleware logs and counts each tools/call of an MCP server whose tools
+// act on b's session, as the HTTP handler does for each of its sessions:
+// add it to a server served otherwise (over stdio, say) with
+// AddReceivingMiddleware, after the server's own middleware, so that it
+// sees the results as clients get them. Over stdio the token is "local".
+func (o *Observer) Middleware(b *Binding) mcp.Middleware { return o.middleware(b) }
+
 // middleware logs and counts each tools/call of one MCP session.
 func (o *Observer) middleware(b *Binding) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {

@@ -85,6 +85,7 @@ func (c *mcpCmd) serveStdio(ctx context.Context, eng *scrollback.Engine, opts mc
 	}
 	fmt.Fprintf(c.io.Stderr, "scrollback: serving MCP on stdio, session %s (resume it with --session %s)\n", sess.ID(), sess.ID())
 	srv := mcpserver.NewServer(sess, opts)
+	c.observeStdio(c.io, srv, sess)
 	return serveStdio(ctx, srv, c.io)
 }
 
