@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -241,6 +242,34 @@ func TestBadMessages(t *testing.T) {
 			if got != tc.status || !strings.Contains(body, tc.want) {
 				t.Errorf("%s (session %q): %d %q, want %d with %q", tc.name, session, got, body, tc.status, tc.want)
 			}
+		}
+	}
+	// Within the session, messages the SDK refuses get JSON-RPC errors too,
+	// not its plain text: an unknown method is answered as stdio answers
+	// it.
+	for _, tc := range []struct {
+		name, body string
+		status     int
+		want       string
+	}{
+		{"unknown method", `{"jsonrpc":"2.0","id":12,"method":"no/such/method"}`, 200, `{"jsonrpc":"2.0","id":12,"error":{"code":-32601,"message":"method not found: \"no/such/method\" is not a method of this server"}}`},
+		{"unknown method, string id", `{"jsonrpc":"2.0","id":"a","method":"no/such/method"}`, 200, `"id":"a","error":{"code":-32601`},
+		{"unknown notification", `{"jsonrpc":"2.0","method":"notifications/no_such"}`, 400, `"id":null,"error":{"code":-32601`},
+		{"an id on a notification", `{"jsonrpc":"2.0","id":3,"method":"notifications/initialized"}`, 400, `"id":3,"error":{"code":-32600,"message":"invalid request: `},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+Path, strings.NewReader(tc.body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || !strings.Contains(string(body), tc.want) || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s: %d %s %q, want %d with %q", tc.name, resp.StatusCode, resp.Header.Get("Content-Type"), body, tc.status, tc.want)
 		}
 	}
 	if res := call(t, cs, "run_command", map[string]any{"command": "echo still"}); res.IsError || !strings.Contains(text(res, 0), "still") {
