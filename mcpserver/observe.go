@@ -37,7 +37,8 @@ type Observer struct {
 	mu    sync.Mutex
 	tools map[string]bool // tool names seen, as labels; bounded
 
-	saved chan struct{} // a copy was saved: the store's statistics moved
+	saved    chan struct{} // a copy was saved: the store's statistics moved
+	statsGap time.Duration // statsMinGap; shorter in tests
 }
 
 // maxToolLabels bounds the tool names used as metric labels: a client
@@ -50,7 +51,7 @@ func NewObserver(log *slog.Logger) *Observer {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	o := &Observer{log: log, reg: prometheus.NewRegistry(), tools: map[string]bool{}, saved: make(chan struct{}, 1)}
+	o := &Observer{log: log, reg: prometheus.NewRegistry(), tools: map[string]bool{}, saved: make(chan struct{}, 1), statsGap: statsMinGap}
 	o.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "scrollback_tool_calls_total",
 		Help: "Tool calls, by tool, outcome (ok, tool_error or its error kind, refused, cancelled, protocol_error) and token name.",
@@ -108,15 +109,16 @@ const (
 	// statsTimeout bounds one question for the statistics.
 	statsTimeout = 10 * time.Second
 	// statsMinGap is the least time between two questions: saves that
-	// follow each other closely are answered by one.
-	statsMinGap = time.Second
+	// follow each other closely are answered by one, so that a busy server
+	// asks the database (a scan of its copies) at most this often.
+	statsMinGap = 5 * time.Second
 )
 
 // WatchStore reports stats as scrollback_store_retained_bytes,
 // scrollback_store_stored_bytes and scrollback_store_evicted_copies_total.
 // It asks stats in the background, never while a call or a scrape waits:
 // at once, every `every` (0: DefaultStatsEvery), and soon after a copy is
-// saved through the observer's Store, at most once a second. A failure
+// saved through the observer's Store, at most once in five seconds. A failure
 // counts as a store error (op "stats") and hides the three metrics until
 // stats answers again. It stops when ctx ends or stop is called; stop
 // returns once stats is no longer running, so that the store can then be
@@ -148,7 +150,7 @@ func (o *Observer) WatchStore(ctx context.Context, every time.Duration, stats fu
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(statsMinGap):
+			case <-time.After(o.statsGap):
 			}
 			select {
 			case <-ctx.Done():

@@ -517,6 +517,7 @@ func TestDrain(t *testing.T) {
 func TestWatchStore(t *testing.T) {
 	eng, _ := newEngine(t, filepager.Options{})
 	obs := NewObserver(nil)
+	obs.statsGap = time.Millisecond
 	var fail atomic.Bool
 	var asked atomic.Int64
 	stop := obs.WatchStore(context.Background(), time.Millisecond, func(context.Context) (StoreStats, error) {
@@ -566,6 +567,7 @@ func TestWatchStoreMoves(t *testing.T) {
 			t.Cleanup(func() { st.Close() })
 			st.SetLimits(store.Limits{SessionQuota: 600 << 10})
 			obs := NewObserver(nil)
+			obs.statsGap = time.Millisecond
 			stop := obs.WatchStore(context.Background(), time.Hour, func(ctx context.Context) (StoreStats, error) {
 				s, err := st.Stats(ctx, "")
 				return StoreStats{RetainedBytes: s.LogicalBytes, StoredBytes: s.StoredBytes, Evicted: s.Evictions}, err
