@@ -181,7 +181,7 @@ func TestBadInputStdio(t *testing.T) {
 	}
 }
 
-// TestBadInputHTTP: scrollback mcp --http answers each bad body with its
+// TestBadInputHTTP: scrollback mcp --http and proxy --http answer each bad body with its
 // error (400, or 413 for one over --max-body) and goes on serving the
 // session.
 func TestBadInputHTTP(t *testing.T) {
@@ -190,8 +190,26 @@ func TestBadInputHTTP(t *testing.T) {
 	}
 	t.Parallel()
 	bin := buildScrollback(t)
-	dir := t.TempDir()
-	s := startServer(t, bin, dir, "--db", filepath.Join(dir, "db"))
+	for _, tc := range []struct {
+		name string
+		args func(dir string) []string
+	}{
+		{"mcp", func(dir string) []string {
+			return []string{"mcp", "--http", "127.0.0.1:0", "--db", filepath.Join(dir, "db")}
+		}},
+		{"proxy", func(dir string) []string {
+			return []string{"proxy", "--http", "127.0.0.1:0", "--db", filepath.Join(dir, "db"), "--", bin, "mcp", "--db", filepath.Join(dir, "upstream.db")}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			badInputHTTP(t, startServing(t, bin, dir, tc.args(dir)...))
+		})
+	}
+}
+
+func badInputHTTP(t *testing.T, s *server) {
 	post := func(what string, body []byte, session string) (int, string, rpcAnswer) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, s.url, bytes.NewReader(body))

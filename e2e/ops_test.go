@@ -61,7 +61,14 @@ func (l *lockedBuffer) String() string {
 // print its address(es).
 func startServer(t *testing.T, bin, dir string, args ...string) *server {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"mcp", "--http", "127.0.0.1:0"}, args...)...)
+	return startServing(t, bin, dir, append([]string{"mcp", "--http", "127.0.0.1:0"}, args...)...)
+}
+
+// startServing starts scrollback with args, which serve HTTP (mcp --http or
+// proxy --http), and waits for it to print its address(es).
+func startServing(t *testing.T, bin, dir string, args ...string) *server {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Env = env(dir)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -81,7 +88,7 @@ func startServer(t *testing.T, bin, dir string, args ...string) *server {
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(nil, 1<<20)
-		mcpRE := regexp.MustCompile(`serving MCP on (http://\S+)/mcp`)
+		mcpRE := regexp.MustCompile(`serving .* on (http://\S+)/mcp \(`)
 		metricsRE := regexp.MustCompile(`metrics on (http://\S+)/metrics`)
 		signalled := false
 		for sc.Scan() {
