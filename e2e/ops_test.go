@@ -61,7 +61,14 @@ func (l *lockedBuffer) String() string {
 // print its address(es).
 func startServer(t *testing.T, bin, dir string, args ...string) *server {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"mcp", "--http", "127.0.0.1:0"}, args...)...)
+	return startServing(t, bin, dir, append([]string{"mcp", "--http", "127.0.0.1:0"}, args...)...)
+}
+
+// startServing starts scrollback with args, which serve HTTP (mcp --http or
+// proxy --http), and waits for it to print its address(es).
+func startServing(t *testing.T, bin, dir string, args ...string) *server {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Env = env(dir)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -81,7 +88,7 @@ func startServer(t *testing.T, bin, dir string, args ...string) *server {
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(nil, 1<<20)
-		mcpRE := regexp.MustCompile(`serving MCP on (http://\S+)/mcp`)
+		mcpRE := regexp.MustCompile(`serving .* on (http://\S+)/mcp \(`)
 		metricsRE := regexp.MustCompile(`metrics on (http://\S+)/metrics`)
 		signalled := false
 		for sc.Scan() {
@@ -201,7 +208,7 @@ func resultText(res *mcp.CallToolResult) string {
 }
 
 // TestOperatorTeamServer: one server for a team, on the real binary:
-// health without a token, metrics behind it (and on --metrics) that parse
+// health without a token, metrics behind it (on --metrics too) that parse
 // and move with calls, the in-flight limit, an oversize body, a token
 // revoked and one added by SIGHUP, and logs without output, arguments or
 // tokens.
@@ -242,7 +249,20 @@ func TestOperatorTeamServer(t *testing.T) {
 	if res, err := tryCall(ca, "echo "+outputText+" # "+argValue); err != nil || res.IsError {
 		t.Fatalf("alice's call: %v %v", err, res)
 	}
-	after := scrapeMetrics(t, s.metrics, nil) // the --metrics address needs no token
+	// The --metrics address: the same token and Origin rules.
+	if code, _ := getStatus(t, s.metrics+"/metrics", nil); code != http.StatusUnauthorized {
+		t.Errorf("--metrics /metrics without a token: %d, want 401", code)
+	}
+	for _, path := range []string{"/metrics", "/healthz", "/readyz"} {
+		hdr := map[string]string{"Origin": "http://evil.example", "Authorization": "Bearer " + aliceTok}
+		if code, _ := getStatus(t, s.metrics+path, hdr); code != http.StatusForbidden {
+			t.Errorf("--metrics %s from a foreign origin: %d, want 403", path, code)
+		}
+	}
+	if code, _ := getStatus(t, s.metrics+"/readyz", nil); code != 200 {
+		t.Errorf("--metrics /readyz without a token: %d, want 200", code)
+	}
+	after := scrapeMetrics(t, s.metrics, bob) // any of the tokens
 	if got := counter(after, "scrollback_tool_calls_total", okAlice); got != before+1 {
 		t.Errorf("alice's ok run_command calls: %v then %v", before, got)
 	}
@@ -319,6 +339,44 @@ func TestOperatorTeamServer(t *testing.T) {
 	}
 	if !regexp.MustCompile(`"msg":"tool call".*"token":"alice".*"tool":"run_command".*"outcome":"ok"`).MatchString(logs) {
 		t.Errorf("no call line naming alice:\n%s", logs)
+	}
+}
+
+// TestOperatorStoreMetrics: the store's statistics reach /metrics on the
+// real binary: the retained and stored bytes move after a copy is
+// retained, the evicted copies after --session-quota evicts one.
+func TestOperatorStoreMetrics(t *testing.T) {
+	if os.Getenv("SCROLLBACK_SKIP_E2E") == "1" {
+		t.Skip("SCROLLBACK_SKIP_E2E=1: end-to-end tests skipped")
+	}
+	t.Parallel()
+	bin := buildScrollback(t)
+	dir := t.TempDir()
+	s := startServer(t, bin, dir, "--db", filepath.Join(dir, "db"), "--session-quota", "600KiB", "--metrics", "127.0.0.1:0")
+	value := func(name string) (float64, bool) {
+		fams := scrapeMetrics(t, s.metrics, nil)
+		return counter(fams, name, nil), fams[name] != nil
+	}
+	waitUntil(t, "the store's statistics", func() bool { _, ok := value("scrollback_store_retained_bytes"); return ok })
+	if v, _ := value("scrollback_store_retained_bytes"); v != 0 {
+		t.Errorf("retained bytes of an empty store: %v", v)
+	}
+	cs := connectHTTP(t, s.url, nil)
+	for i := range 2 { // 400 KB that do not compress: two are over the quota
+		if res, err := tryCall(cs, "head -c 300000 /dev/urandom | base64"); err != nil || res.IsError {
+			t.Fatalf("call %d: %v %v", i, err, res)
+		}
+		if i == 0 {
+			waitUntil(t, "the retained bytes to move", func() bool {
+				r, _ := value("scrollback_store_retained_bytes")
+				st, _ := value("scrollback_store_stored_bytes")
+				return r >= 400000 && st > 300000
+			})
+		}
+	}
+	waitUntil(t, "the eviction to show", func() bool { v, _ := value("scrollback_store_evicted_copies_total"); return v == 1 })
+	if v, _ := value("scrollback_saved_bytes_total"); v < 800000 {
+		t.Errorf("scrollback_saved_bytes_total = %v after two copies of 400 KB", v)
 	}
 }
 

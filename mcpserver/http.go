@@ -304,6 +304,9 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	rw := &rpcErrorWriter{ResponseWriter: w, id: id, method: method}
+	defer rw.finish()
+	w = rw
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if r.Header.Get("Mcp-Session-Id") != "" {
 		h.sdk.ServeHTTP(w, r)

@@ -36,6 +36,9 @@ type Observer struct {
 
 	mu    sync.Mutex
 	tools map[string]bool // tool names seen, as labels; bounded
+
+	saved    chan struct{} // a copy was saved: the store's statistics moved
+	statsGap time.Duration // statsMinGap; shorter in tests
 }
 
 // maxToolLabels bounds the tool names used as metric labels: a client
@@ -48,7 +51,7 @@ func NewObserver(log *slog.Logger) *Observer {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	o := &Observer{log: log, reg: prometheus.NewRegistry(), tools: map[string]bool{}}
+	o := &Observer{log: log, reg: prometheus.NewRegistry(), tools: map[string]bool{}, saved: make(chan struct{}, 1), statsGap: statsMinGap}
 	o.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "scrollback_tool_calls_total",
 		Help: "Tool calls, by tool, outcome (ok, tool_error or its error kind, refused, cancelled, protocol_error) and token name.",
@@ -98,23 +101,97 @@ type StoreStats struct {
 	Evicted       int64 // copies evicted under a quota since the store began
 }
 
-// WatchStore reports stats, asked at each scrape (with a one-second
-// limit), as scrollback_store_retained_bytes, scrollback_store_stored_bytes
-// and scrollback_store_evicted_copies_total. Call it once, with the store's
-// statistics when it keeps them.
-func (o *Observer) WatchStore(stats func(context.Context) (StoreStats, error)) {
-	o.reg.MustRegister(&storeCollector{stats: stats, o: o})
+// Timing of WatchStore.
+const (
+	// DefaultStatsEvery is how often WatchStore asks for the store's
+	// statistics when told 0.
+	DefaultStatsEvery = 30 * time.Second
+	// statsTimeout bounds one question for the statistics.
+	statsTimeout = 10 * time.Second
+	// statsMinGap is the least time between two questions: saves that
+	// follow each other closely are answered by one, so that a busy server
+	// asks the database (a scan of its copies) at most this often.
+	statsMinGap = 5 * time.Second
+)
+
+// WatchStore reports stats as scrollback_store_retained_bytes,
+// scrollback_store_stored_bytes and scrollback_store_evicted_copies_total.
+// It asks stats in the background, never while a call or a scrape waits:
+// at once, every `every` (0: DefaultStatsEvery), and soon after a copy is
+// saved through the observer's Store, at most once in five seconds. A failure
+// counts as a store error (op "stats") and hides the three metrics until
+// stats answers again. It stops when ctx ends or stop is called; stop
+// returns once stats is no longer running, so that the store can then be
+// closed. Call it once, with the store's statistics when it keeps them.
+func (o *Observer) WatchStore(ctx context.Context, every time.Duration, stats func(context.Context) (StoreStats, error)) (stop func()) {
+	if every <= 0 {
+		every = DefaultStatsEvery
+	}
+	c := &storeCollector{}
+	o.reg.MustRegister(c)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			qctx, qcancel := context.WithTimeout(ctx, statsTimeout)
+			s, err := stats(qctx)
+			qcancel()
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				o.storeErrors.WithLabelValues("stats").Inc()
+				o.log.Warn("store statistics", "error", err)
+			}
+			c.set(s, err == nil)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(o.statsGap):
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			case <-o.saved:
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
+// savedCopy tells WatchStore that the statistics changed.
+func (o *Observer) savedCopy(bytes int64) {
+	o.savedBytes.Add(float64(bytes))
+	select {
+	case o.saved <- struct{}{}:
+	default: // a question is already due
+	}
+}
+
+// storeCollector serves the statistics WatchStore last got.
 type storeCollector struct {
-	stats func(context.Context) (StoreStats, error)
-	o     *Observer
+	mu   sync.Mutex
+	s    StoreStats
+	have bool
+}
+
+func (c *storeCollector) set(s StoreStats, have bool) {
+	c.mu.Lock()
+	c.s, c.have = s, have
+	c.mu.Unlock()
 }
 
 var (
-	descRetained = prometheus.NewDesc("scrollback_store_retained_bytes", "Logical bytes of the retained copies in the store.", nil, nil)
-	descStored   = prometheus.NewDesc("scrollback_store_stored_bytes", "Bytes the retained copies take in the store.", nil, nil)
-	descEvicted  = prometheus.NewDesc("scrollback_store_evicted_copies_total", "Copies evicted under a storage quota.", nil, nil)
+	descRetained = prometheus.NewDesc("scrollback_store_retained_bytes", "Logical bytes of the retained copies in the store (the whole database: the same on every instance).", nil, nil)
+	descStored   = prometheus.NewDesc("scrollback_store_stored_bytes", "Bytes the retained copies take in the store (the whole database).", nil, nil)
+	descEvicted  = prometheus.NewDesc("scrollback_store_evicted_copies_total", "Copies evicted under a storage quota since the database was made.", nil, nil)
 )
 
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -124,11 +201,10 @@ func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	s, err := c.stats(ctx)
-	if err != nil {
-		c.o.storeErrors.WithLabelValues("stats").Inc()
+	c.mu.Lock()
+	s, have := c.s, c.have
+	c.mu.Unlock()
+	if !have {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(descRetained, prometheus.GaugeValue, float64(s.RetainedBytes))
@@ -147,7 +223,11 @@ func (o *Observer) Store(st store.Store) store.Store {
 	// saves while a command runs only through a Streamer, and retention and
 	// stats need a Housekeeper.
 	h, isH := st.(store.Housekeeper)
-	sr, isS := st.(store.Streamer)
+	var sr store.Streamer
+	inner, isS := st.(store.Streamer)
+	if isS {
+		sr = observedStreamer{inner, o}
+	}
 	switch {
 	case isH && isS:
 		return struct {
@@ -175,10 +255,13 @@ type observedStore struct {
 }
 
 // failed counts err when it is a failure of the store, not an answer.
-func (s *observedStore) failed(op string, err error) error {
+func (s *observedStore) failed(op string, err error) error { return s.o.storeFailed(op, err) }
+
+// storeFailed counts err when it is a failure of the store, not an answer.
+func (o *Observer) storeFailed(op string, err error) error {
 	if err != nil && !errors.Is(err, store.ErrCopyNotFound) && !errors.Is(err, store.ErrSessionNotFound) &&
 		!errors.Is(err, store.ErrOffset) && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
-		s.o.storeErrors.WithLabelValues(op).Inc()
+		o.storeErrors.WithLabelValues(op).Inc()
 	}
 	return err
 }
@@ -196,9 +279,41 @@ func (s *observedStore) GetSession(ctx context.Context, owner, id string) (store
 func (s *observedStore) SaveCopy(ctx context.Context, session string, meta store.CopyMeta, r io.Reader) (store.CopyInfo, error) {
 	info, err := s.Store.SaveCopy(ctx, session, meta, r)
 	if err == nil {
-		s.o.savedBytes.Add(float64(info.TotalBytes))
+		s.o.savedCopy(info.TotalBytes)
 	}
 	return info, s.failed("save_copy", err)
+}
+
+// observedStreamer counts the copies saved while their commands ran, as
+// SaveCopy counts the others.
+type observedStreamer struct {
+	st store.Streamer
+	o  *Observer
+}
+
+func (s observedStreamer) BeginCopy(ctx context.Context, session string) (store.PendingCopy, error) {
+	p, err := s.st.BeginCopy(ctx, session)
+	if err != nil {
+		return nil, s.o.storeFailed("begin_copy", err)
+	}
+	return &observedPending{PendingCopy: p, o: s.o}, nil
+}
+
+type observedPending struct {
+	store.PendingCopy
+	o *Observer
+}
+
+func (p *observedPending) Append(ctx context.Context, b []byte) error {
+	return p.o.storeFailed("append_copy", p.PendingCopy.Append(ctx, b))
+}
+
+func (p *observedPending) Finish(ctx context.Context, meta store.CopyMeta, r io.Reader) (store.CopyInfo, error) {
+	info, err := p.PendingCopy.Finish(ctx, meta, r)
+	if err == nil {
+		p.o.savedCopy(info.TotalBytes)
+	}
+	return info, p.o.storeFailed("save_copy", err)
 }
 
 func (s *observedStore) StatCopy(ctx context.Context, session, id string) (store.CopyInfo, error) {
@@ -237,6 +352,13 @@ func (o *Observer) toolLabel(name string) string {
 	o.tools[name] = true
 	return name
 }
+
+// Middleware logs and counts each tools/call of an MCP server whose tools
+// act on b's session, as the HTTP handler does for each of its sessions:
+// add it to a server served otherwise (over stdio, say) with
+// AddReceivingMiddleware, after the server's own middleware, so that it
+// sees the results as clients get them. Over stdio the token is "local".
+func (o *Observer) Middleware(b *Binding) mcp.Middleware { return o.middleware(b) }
 
 // middleware logs and counts each tools/call of one MCP session.
 func (o *Observer) middleware(b *Binding) mcp.Middleware {

@@ -392,3 +392,124 @@ func (l *Limits) middleware(hs *httpSession) mcp.Middleware {
 		}
 	}
 }
+
+// OpsOptions configures OpsHandler.
+type OpsOptions struct {
+	// Observer's metrics are served at /metrics; nil serves none there.
+	Observer *Observer
+	// Ready reports whether the server can serve, for /readyz.
+	Ready func(context.Context) error
+	// TokenSet, when set, guards /metrics as on the MCP address: a request
+	// without one of its bearer tokens gets 401. The health checks need
+	// none.
+	TokenSet *TokenSet
+	// AllowOrigins lists the browser origins allowed besides the server's
+	// own, as in HTTPOptions; any other Origin gets 403 on every path.
+	AllowOrigins []string
+}
+
+// OpsHandler serves /metrics, /healthz and /readyz on an address of their
+// own (scrollback's --metrics), under the same rules as on the MCP
+// address: the Origin check on every path, and /metrics behind the bearer
+// token when tokens are configured. Other paths get 404.
+func OpsHandler(opts OpsOptions) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /healthz", HealthHandler())
+	mux.Handle("GET /readyz", ReadyHandler(opts.Ready))
+	if opts.Observer != nil {
+		metrics := opts.Observer.Handler()
+		if tokens := opts.TokenSet; tokens != nil {
+			inner := metrics
+			metrics = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				token, ok := bearer(r)
+				if !ok {
+					unauthorized(w, "scrollback: /metrics requires \"Authorization: Bearer TOKEN\" (one of --token-file's)")
+					return
+				}
+				if _, ok := tokens.lookup(token); !ok {
+					unauthorized(w, "scrollback: the bearer token is not one this server accepts")
+					return
+				}
+				inner.ServeHTTP(w, r)
+			})
+		}
+		mux.Handle("GET /metrics", metrics)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "scrollback: not found: this address serves /metrics, /healthz and /readyz", http.StatusNotFound)
+	})
+	origins := newOriginCheck(opts.AllowOrigins)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := origins.check(r); err != nil {
+			http.Error(w, err.Error(), http.StatusForbidden)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// rpcErrorWriter turns the SDK's plain-text refusal of a POSTed message
+// (400 "JSON RPC not handled: ..." for a method it does not know, 400 for
+// a message it cannot take) into a JSON-RPC error a client can read, as
+// over stdio: method not found (-32601), answered with 200 as any answer
+// to a request, or id null and 400 for a notification; invalid request
+// (-32600) with 400 for the other refusals. Everything else passes
+// through, flushes included.
+type rpcErrorWriter struct {
+	http.ResponseWriter
+	id      json.RawMessage
+	method  string
+	refused bool // a refusal is held back, to be rewritten
+	done    bool
+}
+
+func (w *rpcErrorWriter) WriteHeader(status int) {
+	if !w.done && status == http.StatusBadRequest && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.refused = true
+		return
+	}
+	w.done = true
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *rpcErrorWriter) Write(p []byte) (int, error) {
+	if w.refused {
+		w.answer(string(p))
+		return len(p), nil
+	}
+	w.done = true
+	return w.ResponseWriter.Write(p)
+}
+
+// answer writes the JSON-RPC error of a refusal whose text is msg.
+func (w *rpcErrorWriter) answer(msg string) {
+	w.refused, w.done = false, true
+	w.Header().Del("X-Content-Type-Options")
+	msg = strings.TrimSpace(msg)
+	if strings.HasPrefix(msg, "JSON RPC not handled") {
+		if len(w.id) == 0 {
+			writeRPCError(w.ResponseWriter, http.StatusBadRequest, nil, jsonrpc.CodeMethodNotFound,
+				fmt.Sprintf("method not found: %q is not a method of this server", w.method))
+			return
+		}
+		writeRPCError(w.ResponseWriter, http.StatusOK, w.id, jsonrpc.CodeMethodNotFound,
+			fmt.Sprintf("method not found: %q is not a method of this server", w.method))
+		return
+	}
+	writeRPCError(w.ResponseWriter, http.StatusBadRequest, w.id, jsonrpc.CodeInvalidRequest, "invalid request: "+msg)
+}
+
+// finish writes a refusal that came without a body.
+func (w *rpcErrorWriter) finish() {
+	if w.refused {
+		w.answer("")
+	}
+}
+
+func (w *rpcErrorWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *rpcErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

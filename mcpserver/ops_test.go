@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -241,6 +242,34 @@ func TestBadMessages(t *testing.T) {
 			if got != tc.status || !strings.Contains(body, tc.want) {
 				t.Errorf("%s (session %q): %d %q, want %d with %q", tc.name, session, got, body, tc.status, tc.want)
 			}
+		}
+	}
+	// Within the session, messages the SDK refuses get JSON-RPC errors too,
+	// not its plain text: an unknown method is answered as stdio answers
+	// it.
+	for _, tc := range []struct {
+		name, body string
+		status     int
+		want       string
+	}{
+		{"unknown method", `{"jsonrpc":"2.0","id":12,"method":"no/such/method"}`, 200, `{"jsonrpc":"2.0","id":12,"error":{"code":-32601,"message":"method not found: \"no/such/method\" is not a method of this server"}}`},
+		{"unknown method, string id", `{"jsonrpc":"2.0","id":"a","method":"no/such/method"}`, 200, `"id":"a","error":{"code":-32601`},
+		{"unknown notification", `{"jsonrpc":"2.0","method":"notifications/no_such"}`, 400, `"id":null,"error":{"code":-32601`},
+		{"an id on a notification", `{"jsonrpc":"2.0","id":3,"method":"notifications/initialized"}`, 400, `"id":3,"error":{"code":-32600,"message":"invalid request: `},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+Path, strings.NewReader(tc.body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || !strings.Contains(string(body), tc.want) || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s: %d %s %q, want %d with %q", tc.name, resp.StatusCode, resp.Header.Get("Content-Type"), body, tc.status, tc.want)
 		}
 	}
 	if res := call(t, cs, "run_command", map[string]any{"command": "echo still"}); res.IsError || !strings.Contains(text(res, 0), "still") {
@@ -481,14 +510,18 @@ func TestDrain(t *testing.T) {
 	}
 }
 
-// TestWatchStore: the store's statistics, asked at each scrape, appear as
-// metrics; a failure to get them counts as a store error and hides none of
-// the other metrics.
+// TestWatchStore: the store's statistics, asked in the background, appear
+// as metrics; a failure to get them counts as a store error and hides them
+// (not the other metrics) until they answer again; stop waits for the
+// watcher to end.
 func TestWatchStore(t *testing.T) {
 	eng, _ := newEngine(t, filepager.Options{})
 	obs := NewObserver(nil)
+	obs.statsGap = time.Millisecond
 	var fail atomic.Bool
-	obs.WatchStore(func(context.Context) (StoreStats, error) {
+	var asked atomic.Int64
+	stop := obs.WatchStore(context.Background(), time.Millisecond, func(context.Context) (StoreStats, error) {
+		asked.Add(1)
 		if fail.Load() {
 			return StoreStats{}, errors.New("database down")
 		}
@@ -496,6 +529,7 @@ func TestWatchStore(t *testing.T) {
 	})
 	ts := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{Observer: obs}))
 	t.Cleanup(ts.Close)
+	waitFor(t, "the statistics", func() bool { return scrape(t, ts.URL, nil)["scrollback_store_retained_bytes"] != nil })
 	fams := scrape(t, ts.URL, nil)
 	for name, want := range map[string]float64{"scrollback_store_retained_bytes": 3000, "scrollback_store_stored_bytes": 1000, "scrollback_store_evicted_copies_total": 7} {
 		if got := sample(fams, name, nil); got != want {
@@ -503,10 +537,76 @@ func TestWatchStore(t *testing.T) {
 		}
 	}
 	fail.Store(true)
-	scrape(t, ts.URL, nil) // the error is counted while the scrape gathers
-	fams = scrape(t, ts.URL, nil)
-	if fams["scrollback_store_retained_bytes"] != nil || sample(fams, "scrollback_store_errors_total", map[string]string{"op": "stats"}) < 1 || fams["go_goroutines"] == nil {
-		t.Errorf("with the stats failing: %v", fams["scrollback_store_errors_total"])
+	waitFor(t, "the failure to show", func() bool {
+		fams := scrape(t, ts.URL, nil)
+		return fams["scrollback_store_retained_bytes"] == nil && sample(fams, "scrollback_store_errors_total", map[string]string{"op": "stats"}) >= 1
+	})
+	if fams := scrape(t, ts.URL, nil); fams["go_goroutines"] == nil {
+		t.Error("with the stats failing, the Go runtime's metrics went too")
+	}
+	fail.Store(false)
+	waitFor(t, "the statistics back", func() bool { return scrape(t, ts.URL, nil)["scrollback_store_retained_bytes"] != nil })
+	stop()
+	n := asked.Load()
+	time.Sleep(20 * time.Millisecond) // twenty periods
+	if asked.Load() != n {
+		t.Error("the statistics were asked for after stop returned")
+	}
+}
+
+// TestWatchStoreMoves: on a real store, the retained and stored bytes move
+// after a copy is retained, and the evicted copies after a quota evicts
+// one, with a period far longer than the test: each save asks again.
+func TestWatchStoreMoves(t *testing.T) {
+	for _, streamed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "saved whole", true: "saved while running"}[streamed], func(t *testing.T) {
+			st, err := sqlite.Open(filepath.Join(t.TempDir(), "db"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			st.SetLimits(store.Limits{SessionQuota: 600 << 10})
+			obs := NewObserver(nil)
+			obs.statsGap = time.Millisecond
+			stop := obs.WatchStore(context.Background(), time.Hour, func(ctx context.Context) (StoreStats, error) {
+				s, err := st.Stats(ctx, "")
+				return StoreStats{RetainedBytes: s.LogicalBytes, StoredBytes: s.StoredBytes, Evicted: s.Evictions}, err
+			})
+			t.Cleanup(stop)
+			eng := scrollback.New(obs.Store(st), scrollback.Options{})
+			ts := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{Observer: obs}))
+			t.Cleanup(ts.Close)
+			cs := mustHTTPClient(t, ts.URL, nil)
+			waitFor(t, "the first statistics", func() bool { return scrape(t, ts.URL, nil)["scrollback_store_retained_bytes"] != nil })
+			if fams := scrape(t, ts.URL, nil); sample(fams, "scrollback_store_retained_bytes", nil) != 0 || sample(fams, "scrollback_store_evicted_copies_total", nil) != 0 {
+				t.Fatalf("an empty store: %v", fams["scrollback_store_retained_bytes"])
+			}
+			// 400 KB that do not compress: two of them are over the quota.
+			command := "head -c 300000 /dev/urandom | base64"
+			if streamed {
+				command = "head -c 150000 /dev/urandom | base64; sleep 0.5; head -c 150000 /dev/urandom | base64"
+			}
+			run := func() {
+				res := call(t, cs, "run_command", map[string]any{"command": command})
+				var rc scrollback.RunCommandResult
+				decode(t, res, &rc)
+				if rc.OutputID == "" {
+					t.Fatalf("no copy retained: %+v", rc)
+				}
+			}
+			run()
+			waitFor(t, "the retained bytes to move", func() bool {
+				fams := scrape(t, ts.URL, nil)
+				return sample(fams, "scrollback_store_retained_bytes", nil) >= 400000 && sample(fams, "scrollback_store_stored_bytes", nil) > 300000
+			})
+			if got := sample(scrape(t, ts.URL, nil), "scrollback_saved_bytes_total", nil); got < 400000 {
+				t.Errorf("scrollback_saved_bytes_total = %v after a copy of 400 KB", got)
+			}
+			run()
+			waitFor(t, "the eviction to show", func() bool {
+				return sample(scrape(t, ts.URL, nil), "scrollback_store_evicted_copies_total", nil) == 1
+			})
+		})
 	}
 }
 
@@ -535,3 +635,65 @@ func TestObservedStoreKeepsItsInterfaces(t *testing.T) {
 
 // bareStore hides everything but the Store contract.
 type bareStore struct{ store.Store }
+
+// TestOpsHandler: the --metrics address follows the MCP address's rules:
+// a foreign Origin gets 403 on every path, /metrics needs one of the
+// tokens when tokens are configured (and a token revoked from the set is
+// refused), the health checks need none.
+func TestOpsHandler(t *testing.T) {
+	tokens := NewTokenSet([]Token{{Name: "alice", Secret: "alice-secret"}, {Name: "bob", Secret: "bob-secret"}})
+	ready := func(context.Context) error { return nil }
+	guarded := httptest.NewServer(OpsHandler(OpsOptions{Observer: NewObserver(nil), Ready: ready, TokenSet: tokens, AllowOrigins: []string{"https://app.example.com"}}))
+	t.Cleanup(guarded.Close)
+	open := httptest.NewServer(OpsHandler(OpsOptions{Observer: NewObserver(nil), Ready: ready}))
+	t.Cleanup(open.Close)
+	for _, tc := range []struct {
+		name          string
+		ts            *httptest.Server
+		path          string
+		origin, token string
+		want          int
+	}{
+		{"metrics without a token", guarded, "/metrics", "", "", 401},
+		{"metrics with a bad token", guarded, "/metrics", "", "mallory", 401},
+		{"metrics with a token", guarded, "/metrics", "", "alice-secret", 200},
+		{"metrics with a token from a foreign origin", guarded, "/metrics", "http://evil.example", "alice-secret", 403},
+		{"metrics with a token from an allowed origin", guarded, "/metrics", "https://app.example.com", "alice-secret", 200},
+		{"metrics with a token from its own origin", guarded, "/metrics", "own", "alice-secret", 200},
+		{"healthz without a token", guarded, "/healthz", "", "", 200},
+		{"readyz without a token", guarded, "/readyz", "", "", 200},
+		{"healthz from a foreign origin", guarded, "/healthz", "http://evil.example", "", 403},
+		{"readyz from a foreign origin", guarded, "/readyz", "http://evil.example", "", 403},
+		{"another path", guarded, "/mcp", "", "alice-secret", 404},
+		{"another path from a foreign origin", guarded, "/nowhere", "http://evil.example", "", 403},
+		{"no tokens: metrics open", open, "/metrics", "", "", 200},
+		{"no tokens: metrics from a foreign origin", open, "/metrics", "http://evil.example", "", 403},
+		{"no tokens: healthz from a foreign origin", open, "/healthz", "null", "", 403},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodGet, tc.ts.URL+tc.path, nil)
+			hdr := map[string]string{}
+			if tc.origin == "own" {
+				hdr["Origin"] = tc.ts.URL
+			} else if tc.origin != "" {
+				hdr["Origin"] = tc.origin
+			}
+			if tc.token != "" {
+				hdr["Authorization"] = "Bearer " + tc.token
+			}
+			if got, body := do(t, req, hdr); got != tc.want {
+				t.Errorf("GET %s: %d %q, want %d", tc.path, got, body, tc.want)
+			}
+		})
+	}
+	// bob revoked: refused from his next scrape on.
+	bob := map[string]string{"Authorization": "Bearer bob-secret"}
+	if fams := scrape(t, guarded.URL, bob); fams["go_goroutines"] == nil {
+		t.Error("bob's scrape has no Go runtime metrics")
+	}
+	tokens.Replace([]Token{{Name: "alice", Secret: "alice-secret"}})
+	req, _ := http.NewRequest(http.MethodGet, guarded.URL+"/metrics", nil)
+	if got, _ := do(t, req, bob); got != 401 {
+		t.Errorf("a revoked token's scrape: %d, want 401", got)
+	}
+}

@@ -61,7 +61,9 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 		if err := c.prepare(c.io); err != nil {
 			return err
 		}
-		st = c.observeStore(st)
+		var stopWatch func()
+		st, stopWatch = c.observeStore(ctx, st)
+		defer stopWatch()
 	}
 	defer startRetention(ctx, st, retention, c.io.Stderr)()
 	fo := fileOptions(c.io.Getenv)
@@ -83,6 +85,7 @@ func (c *mcpCmd) serveStdio(ctx context.Context, eng *scrollback.Engine, opts mc
 	}
 	fmt.Fprintf(c.io.Stderr, "scrollback: serving MCP on stdio, session %s (resume it with --session %s)\n", sess.ID(), sess.ID())
 	srv := mcpserver.NewServer(sess, opts)
+	c.observeStdio(c.io, srv, sess)
 	return serveStdio(ctx, srv, c.io)
 }
 

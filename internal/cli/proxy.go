@@ -142,7 +142,9 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		if err := c.prepare(c.io); err != nil {
 			return err
 		}
-		st = c.observeStore(st)
+		var stopWatch func()
+		st, stopWatch = c.observeStore(ctx, st)
+		defer stopWatch()
 	}
 	defer startRetention(ctx, st, retention, c.io.Stderr)()
 	eng := scrollback.New(st, scrollback.Options{File: fileOptions(c.io.Getenv)})
@@ -186,7 +188,9 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(c.io.Stderr, "scrollback proxy: serving %d upstream tools on stdio, session %s\n", len(p.Tools()), sess.ID())
-	return serveStdio(ctx, p.Server(sess), c.io)
+	srv := p.Server(sess)
+	c.observeStdio(c.io, srv, sess)
+	return serveStdio(ctx, srv, c.io)
 }
 
 func (c *proxyCmd) serveHTTP(ctx context.Context, p *proxy.Proxy, eng *scrollback.Engine) error {

@@ -14,6 +14,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/mcpserver"
 	"github.com/scrollback-dev/scrollback/store"
 )
@@ -62,9 +65,9 @@ func (h *httpServing) addFlags(fs *flag.FlagSet, example string) {
 	fs.StringVar(&h.http, "http", "", "serve streamable HTTP at /mcp on `ADDR`, e.g. "+example+" (port 0 picks one; default none: stdio)")
 	fs.StringVar(&h.tokenFile, "token-file", "", "with --http, require a bearer token from `FILE`: one a line, \"alice: TOKEN\" or a bare TOKEN; re-read on SIGHUP (default $SCROLLBACK_TOKEN)")
 	fs.DurationVar(&h.idle, "idle-timeout", mcpserver.DefaultIdleTimeout, fmt.Sprintf("with --http, close MCP sessions idle for `DUR` (their copies stay; default %s)", mcpserver.DefaultIdleTimeout))
-	fs.StringVar(&h.metrics, "metrics", "", "with --http, also serve /metrics, /healthz and /readyz without a token on `ADDR`, e.g. 127.0.0.1:9090 (default none)")
-	fs.StringVar(&h.logFormat, "log-format", "text", "with --http, log one line per tool call to stderr as `FORMAT` text or json (default text)")
-	fs.StringVar(&h.logLevel, "log-level", "info", "with --http, the least `LEVEL` logged: debug, info, warn or error (default info)")
+	fs.StringVar(&h.metrics, "metrics", "", "with --http, also serve /metrics (behind the token when one is configured), /healthz and /readyz on `ADDR`, e.g. 127.0.0.1:9090 (default none)")
+	fs.StringVar(&h.logFormat, "log-format", "text", "log one line per tool call to stderr as `FORMAT` text or json (default text)")
+	fs.StringVar(&h.logLevel, "log-level", "info", "the least `LEVEL` logged: debug, info, warn or error; warn leaves out the line per call (default info)")
 	fs.Int64Var(&h.maxBody, "max-body", mcpserver.DefaultMaxRequestBytes, fmt.Sprintf("with --http, refuse request bodies over `BYTES` with 413 (default %d)", mcpserver.DefaultMaxRequestBytes))
 	fs.IntVar(&h.maxInFlight, "max-in-flight", mcpserver.DefaultMaxInFlight, fmt.Sprintf("with --http and tokens, refuse a token's tool call over `N` in flight; -1: no limit (default %d)", mcpserver.DefaultMaxInFlight))
 	fs.IntVar(&h.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, fmt.Sprintf("with --http and tokens, refuse a token's MCP session over `N` open; -1: no limit (default %d)", mcpserver.DefaultMaxSessions))
@@ -74,11 +77,18 @@ func (h *httpServing) addFlags(fs *flag.FlagSet, example string) {
 
 // checkFlags refuses HTTP-only flags given without --http, and bad values.
 func (h *httpServing) checkFlags(fs *flag.FlagSet) error {
+	if h.logFormat != "text" && h.logFormat != "json" {
+		return usagef("--log-format %q: want text or json", h.logFormat)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(h.logLevel)); err != nil {
+		return usagef("--log-level %q: want debug, info, warn or error", h.logLevel)
+	}
 	if h.http == "" {
 		var bad []string
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
-			case "token-file", "idle-timeout", "metrics", "log-format", "log-level", "max-body", "max-in-flight", "max-sessions", "allow-origin", "drain":
+			case "token-file", "idle-timeout", "metrics", "max-body", "max-in-flight", "max-sessions", "allow-origin", "drain":
 				bad = append(bad, "--"+f.Name)
 			}
 		})
@@ -88,8 +98,6 @@ func (h *httpServing) checkFlags(fs *flag.FlagSet) error {
 		return nil
 	}
 	switch {
-	case h.logFormat != "text" && h.logFormat != "json":
-		return usagef("--log-format %q: want text or json", h.logFormat)
 	case h.maxBody < 1024:
 		return usagef("--max-body %d: give at least 1024 bytes", h.maxBody)
 	case h.maxInFlight == 0 || h.maxInFlight < -1:
@@ -99,16 +107,13 @@ func (h *httpServing) checkFlags(fs *flag.FlagSet) error {
 	case h.drain < 0:
 		return usagef("--drain %s: give a duration of 0 or more", h.drain)
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(h.logLevel)); err != nil {
-		return usagef("--log-level %q: want debug, info, warn or error", h.logLevel)
-	}
 	return nil
 }
 
-// prepare makes the logger, the observer, the token set and the limits;
-// call it after checkFlags, before observeStore and serve.
-func (h *httpServing) prepare(std IO) error {
+// prepareLog makes the logger on stderr and the observer that logs each
+// tool call to it (and counts them, for /metrics over HTTP); call it after
+// checkFlags. Over stdio it is all prepare makes.
+func (h *httpServing) prepareLog(std IO) {
 	var level slog.Level
 	level.UnmarshalText([]byte(h.logLevel))
 	ho := &slog.HandlerOptions{Level: level}
@@ -118,6 +123,19 @@ func (h *httpServing) prepare(std IO) error {
 		h.log = slog.New(slog.NewTextHandler(std.Stderr, ho))
 	}
 	h.obs = mcpserver.NewObserver(h.log)
+}
+
+// observeStdio logs and counts the tool calls of srv, served over stdio on
+// sess, as the HTTP server does each session's.
+func (h *httpServing) observeStdio(std IO, srv *mcp.Server, sess *scrollback.Session) {
+	h.prepareLog(std)
+	srv.AddReceivingMiddleware(h.obs.Middleware(mcpserver.BindSession(sess)))
+}
+
+// prepare makes the logger, the observer, the token set and the limits;
+// call it after checkFlags, before observeStore and serve.
+func (h *httpServing) prepare(std IO) error {
+	h.prepareLog(std)
 	tokens, err := h.readTokens(std.Getenv)
 	if err != nil {
 		return err
@@ -130,8 +148,18 @@ func (h *httpServing) prepare(std IO) error {
 }
 
 // observeStore returns st with its errors and saved bytes counted in the
-// metrics.
-func (h *httpServing) observeStore(st store.Store) store.Store { return h.obs.Store(st) }
+// metrics and, when st keeps statistics, starts watching them for the
+// metrics (see Observer.WatchStore). Call stop before closing st.
+func (h *httpServing) observeStore(ctx context.Context, st store.Store) (observed store.Store, stop func()) {
+	stop = func() {}
+	if hk, ok := st.(store.Housekeeper); ok {
+		stop = h.obs.WatchStore(ctx, mcpserver.DefaultStatsEvery, func(ctx context.Context) (mcpserver.StoreStats, error) {
+			s, err := hk.Stats(ctx, "")
+			return mcpserver.StoreStats{RetainedBytes: s.LogicalBytes, StoredBytes: s.StoredBytes, Evicted: s.Evictions}, err
+		})
+	}
+	return h.obs.Store(st), stop
+}
 
 // readTokens returns the configured bearer tokens: the token file's, else
 // $SCROLLBACK_TOKEN, else none.
@@ -198,11 +226,13 @@ func (h *httpServing) serve(ctx context.Context, std IO, newHandler func(opts mc
 			ln.Close()
 			return fmt.Errorf("--metrics %s: %w", h.metrics, err)
 		}
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", h.obs.Handler())
-		mux.Handle("GET /healthz", mcpserver.HealthHandler())
-		mux.Handle("GET /readyz", mcpserver.ReadyHandler(ready))
-		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		msrv := &http.Server{
+			Handler: mcpserver.OpsHandler(mcpserver.OpsOptions{
+				Observer: h.obs, Ready: ready, TokenSet: h.tokens, AllowOrigins: h.origins,
+			}),
+			ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
+		}
 		servers = append(servers, msrv)
 		fmt.Fprintf(std.Stderr, "%s: metrics on http://%s/metrics\n", strings.SplitN(what, ":", 2)[0], mln.Addr())
 		go func() { done <- msrv.Serve(mln) }()
