@@ -307,7 +307,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.sdk.ServeHTTP(w, r)
 		return
 	}
-	body, id, method, ok := readMessage(w, r, h.maxBody)
+	body, ok := readMessage(w, r, h.maxBody)
 	if !ok {
 		return
 	}
@@ -316,6 +316,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.sdk.ServeHTTP(w, r)
 		return
 	}
+	id, method := messageHead(body)
 	owner, name := scrollback.LocalOwner, "local"
 	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
 		owner, name = ti.UserID, TokenName(ti)
