@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/filepager"
@@ -96,15 +99,30 @@ func newRawSession(url string, c *http.Client) (*rawSession, error) {
 // HTTP on loopback, with the clients in parallel, each in its own session
 // holding a 1 MiB copy: bare, and observed (metrics, one JSON log line a
 // call, limits), the server an operator runs; the ratio of the two is the
-// cost of observing.
+// cost of observing; and json, observed with JSONResponse, as `scrollback
+// mcp --http` serves. BenchmarkHTTPSDKFloor is its reference.
 func BenchmarkHTTPReadToolOutput(b *testing.B) {
-	b.Run("bare", func(b *testing.B) { benchHTTPRead(b, false) })
-	b.Run("observed", func(b *testing.B) { benchHTTPRead(b, true) })
+	b.Run("bare", func(b *testing.B) { benchHTTPRead(b, false, false) })
+	b.Run("observed", func(b *testing.B) { benchHTTPRead(b, true, false) })
+	b.Run("json", func(b *testing.B) { benchHTTPRead(b, true, true) })
 }
 
-func benchHTTPRead(b *testing.B, observed bool) {
+// reportCPU starts counting the process's CPU time; the function it
+// returns reports it per op as cpu-ns/op. It counts the clients' work too,
+// but unlike ns/op it does not grow with the other processes sharing the
+// machine: compare it between benchmarks of one run.
+func reportCPU(b *testing.B) func() {
+	cpu0 := processCPU()
+	return func() {
+		if cpu := processCPU(); cpu > 0 {
+			b.ReportMetric(float64(cpu-cpu0)/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
+
+func benchHTTPRead(b *testing.B, observed, jsonResponse bool) {
 	eng, _ := newEngine(b, filepager.Options{})
-	opts := HTTPOptions{}
+	opts := HTTPOptions{JSONResponse: jsonResponse}
 	if observed {
 		opts.Observer = NewObserver(slog.New(slog.NewJSONHandler(io.Discard, nil)))
 		opts.Limits = NewLimits(0, 0)
@@ -140,6 +158,7 @@ func benchHTTPRead(b *testing.B, observed bool) {
 	b.SetParallelism(clients / runtime.GOMAXPROCS(0))
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer reportCPU(b)()
 	b.RunParallel(func(pb *testing.PB) {
 		c := cl[int(who.Add(1)-1)%clients]
 		for pb.Next() {
@@ -151,4 +170,72 @@ func benchHTTPRead(b *testing.B, observed bool) {
 			}
 		}
 	})
+}
+
+// BenchmarkHTTPSDKFloor is the reference for BenchmarkHTTPReadToolOutput:
+// the same clients and calls against the SDK's streamable handler with a
+// tool that does nothing (sdk-tiny: a two-byte text; sdk-page: a result
+// shaped like a page, 4 KiB of text in its text block and in
+// structuredContent), and against a plain net/http handler writing that
+// page's JSON (nethttp). What read_tool_output costs above sdk-page is
+// scrollback's; sdk-page above nethttp is the SDK's.
+func BenchmarkHTTPSDKFloor(b *testing.B) {
+	text := strings.Repeat("x", 4096)
+	for _, mode := range []string{"nethttp", "sdk-tiny", "sdk-page"} {
+		b.Run(mode, func(b *testing.B) {
+			var h http.Handler
+			switch mode {
+			case "nethttp":
+				resp := []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + text + `"}],"structuredContent":{"text":"` + text + `"}}}`)
+				h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.Header.Get("Mcp-Session-Id") == "" {
+						w.Header().Set("Mcp-Session-Id", "x")
+					}
+					w.Header().Set("Content-Type", "application/json")
+					w.Write(resp)
+				})
+			default:
+				srv := mcp.NewServer(&mcp.Implementation{Name: "x", Version: "v"}, nil)
+				big := mode == "sdk-page"
+				srv.AddTool(&mcp.Tool{Name: "read_tool_output", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					if !big {
+						return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, nil
+					}
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}, &mcp.TextContent{Text: "where"}},
+						StructuredContent: struct {
+							Text string `json:"text"`
+						}{text}}, nil
+				})
+				h = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+			}
+			ts := httptest.NewServer(h)
+			defer ts.Close()
+			hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+			defer hc.CloseIdleConnections()
+			const clients = 8
+			var cl []*rawSession
+			for range clients {
+				s, err := newRawSession(ts.URL, hc)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cl = append(cl, s)
+			}
+			var who atomic.Int64
+			b.SetParallelism(clients / runtime.GOMAXPROCS(0))
+			b.ReportAllocs()
+			b.ResetTimer()
+			defer reportCPU(b)()
+			b.RunParallel(func(pb *testing.PB) {
+				c := cl[int(who.Add(1)-1)%clients]
+				for pb.Next() {
+					if _, err := c.post("tools/call", map[string]any{"name": "read_tool_output",
+						"arguments": map[string]any{"id": "abc", "offset": 5}}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
 }

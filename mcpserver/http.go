@@ -83,6 +83,12 @@ type HTTPOptions struct {
 	// Ready reports whether the server can serve, for /readyz: nil when it
 	// can. It is given a second. nil means asking the engine's store.
 	Ready func(context.Context) error
+	// JSONResponse answers each request with one application/json body
+	// instead of an event stream. Messages the server sends while a call
+	// runs (progress, logging, sampling) then go out on the session's
+	// standalone stream (a GET), so a server that sends them during calls
+	// (the proxy, passing its upstream's through) should leave it off.
+	JSONResponse bool
 }
 
 // Listen opens a TCP listener for the HTTP server. Unless tokens is true
@@ -198,6 +204,7 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 		SessionTimeout:               idle,
 		MaxRequestBodyBytes:          maxBody,
 		PropagateRequestCancellation: true,
+		JSONResponse:                 opts.JSONResponse,
 	})
 
 	ready := opts.Ready
@@ -300,7 +307,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.sdk.ServeHTTP(w, r)
 		return
 	}
-	body, id, method, ok := readMessage(w, r, h.maxBody)
+	body, ok := readMessage(w, r, h.maxBody)
 	if !ok {
 		return
 	}
@@ -312,6 +319,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.sdk.ServeHTTP(w, r)
 		return
 	}
+	id, method := messageHead(body)
 	owner, name := scrollback.LocalOwner, "local"
 	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
 		owner, name = ti.UserID, TokenName(ti)

@@ -348,3 +348,51 @@ func TestTokenOwner(t *testing.T) {
 		t.Errorf("TokenOwner: %q %q", a, b)
 	}
 }
+
+// TestHTTPJSONResponse: with JSONResponse each call is answered with one
+// application/json body, which the SDK's client reads as it reads an event
+// stream; without it, with an event stream.
+func TestHTTPJSONResponse(t *testing.T) {
+	for _, tc := range []struct {
+		json bool
+		want string
+	}{
+		{false, "text/event-stream"},
+		{true, "application/json"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			eng, _ := newEngine(t, filepager.Options{})
+			ts := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{JSONResponse: tc.json}))
+			t.Cleanup(ts.Close)
+
+			cs := mustHTTPClient(t, ts.URL, nil)
+			id, _ := runBig(t, cs)
+			res := call(t, cs, "read_tool_output", map[string]any{"id": id, "limit": 4})
+			if res.IsError || text(res, 0) != "1\n2\n" {
+				t.Errorf("read_tool_output: error=%v text=%q", res.IsError, text(res, 0))
+			}
+
+			// The same call in plain HTTP, to see the answer's type.
+			s, err := newRawSession(ts.URL+Path, http.DefaultClient)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_tool_output","arguments":{"id":"o_nope"}}}`
+			req, _ := http.NewRequest(http.MethodPost, ts.URL+Path, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Session-Id", s.id)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, tc.want) ||
+				!strings.Contains(string(data), `"id":7`) || !strings.Contains(string(data), "no retained output with that id") {
+				t.Errorf("tools/call: %d %q %q", resp.StatusCode, ct, data)
+			}
+		})
+	}
+}

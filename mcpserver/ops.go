@@ -103,24 +103,30 @@ func StoreReady(ctx context.Context, st store.Store) error {
 // readMessage reads a POST body of at most limit bytes and checks that it
 // is JSON in UTF-8, answering for the SDK otherwise: 413 when too large,
 // 400 with a JSON-RPC parse error (-32700, id null) when it does not
-// parse. It returns the body, and the message's id and method when it has
-// them.
-func readMessage(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, id json.RawMessage, method string, ok bool) {
+// parse. It returns the body.
+func readMessage(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, ok bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeRPCError(w, http.StatusRequestEntityTooLarge, id, jsonrpc.CodeInvalidRequest,
+			writeRPCError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest,
 				fmt.Sprintf("scrollback: the request body is over %d bytes, this server's limit (--max-body); send a smaller message", limit))
-			return nil, id, "", false
+			return nil, false
 		}
 		http.Error(w, "scrollback: reading the request body: "+err.Error(), http.StatusBadRequest)
-		return nil, id, "", false
+		return nil, false
 	}
 	if msg := ParseProblem(body); msg != "" {
-		writeRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeParseError, msg)
-		return nil, id, "", false
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, msg)
+		return nil, false
 	}
+	return body, true
+}
+
+// messageHead returns the id and method of body, a JSON message, when it
+// is a JSON-RPC request that has them. Only a request that starts an MCP
+// session needs them, so the others are not decoded twice.
+func messageHead(body []byte) (id json.RawMessage, method string) {
 	if len(body) > 0 && body[0] == '{' {
 		var m struct {
 			ID     json.RawMessage `json:"id"`
@@ -133,7 +139,7 @@ func readMessage(w http.ResponseWriter, r *http.Request, limit int64) (body []by
 			}
 		}
 	}
-	return body, id, method, true
+	return id, method
 }
 
 // ParseProblem says what keeps msg from being a JSON message (not UTF-8,

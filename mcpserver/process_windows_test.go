@@ -1,6 +1,10 @@
 package mcpserver
 
-import "golang.org/x/sys/windows"
+import (
+	"time"
+
+	"golang.org/x/sys/windows"
+)
 
 // processRunning reports whether process pid is still running.
 func processRunning(pid int) bool {
@@ -21,4 +25,13 @@ func killProcess(pid int) {
 	}
 	windows.TerminateProcess(h, 1)
 	windows.CloseHandle(h)
+}
+
+// processCPU is the CPU time (user and kernel) this process has used.
+func processCPU() time.Duration {
+	var c, e, k, u windows.Filetime
+	if windows.GetProcessTimes(windows.CurrentProcess(), &c, &e, &k, &u) != nil {
+		return 0
+	}
+	return time.Duration(k.Nanoseconds() + u.Nanoseconds())
 }

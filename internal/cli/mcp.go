@@ -94,6 +94,9 @@ func (c *mcpCmd) serveHTTP(ctx context.Context, eng *scrollback.Engine, opts mcp
 	ready := func(ctx context.Context) error { return mcpserver.StoreReady(ctx, eng.Store()) }
 	return c.serve(ctx, c.io, func(h mcpserver.HTTPOptions) http.Handler {
 		h.Options = opts
+		// The server sends nothing while a call runs, so each answer can be
+		// one JSON body: no event stream to frame and flush.
+		h.JSONResponse = true
 		return mcpserver.NewHTTPHandler(eng, h)
 	}, ready, "scrollback: serving MCP")
 }

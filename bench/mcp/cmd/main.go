@@ -16,6 +16,12 @@
 //
 //	go run ./bench/mcp/cmd [-clients 50] [-calls 200] [-echo 200] [-gogc N]
 //
+// It prints the machine's load average beside its figures: on a shared
+// machine they are comparable only within one run. To compare two builds,
+// give the other one (main's, say) with -ref BIN: the reads then run against
+// each in turn, -rounds times (3), on fresh servers, and the medians are
+// compared as ratios.
+//
 // Everything it starts listens on 127.0.0.1 only and stops when it is done.
 package main
 
@@ -49,6 +55,8 @@ func main() {
 	echoN := flag.Int("echo", 200, "run_command `echo hi` calls (and as many direct runs) for the overhead ratio")
 	gogc := flag.String("gogc", "", "GOGC of the server process (default: the server's own setting)")
 	bin := flag.String("scrollback", "", "the scrollback binary to serve with (default: build ./cmd/scrollback)")
+	ref := flag.String("ref", "", "a reference scrollback `binary` (main's, say): the reads run against it and the measured one in turn, -rounds times, and the medians are compared")
+	rounds := flag.Int("rounds", 3, "with -ref, rounds of reads against each binary")
 	flag.Parse()
 	log.SetFlags(0)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -65,27 +73,166 @@ func main() {
 			log.Fatalf("building ./cmd/scrollback (run from the repository root): %v\n%s", err, out)
 		}
 	}
-	url, pid, stop, err := startServer(ctx, *bin, dir, *gogc)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer stop()
-
 	// The source of every copy: ASCII lines, so that any offset is valid.
 	src := filepath.Join(dir, "source.txt")
 	if err := writeSource(src, *copyBytes); err != nil {
 		log.Fatal(err)
 	}
-	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * *clients, DisableCompression: true}}
+	b := &bench{dir: dir, src: src, gogc: *gogc, clients: *clients, calls: *calls, copyBytes: *copyBytes}
+	fmt.Printf("scrollback MCP benchmark: streamable HTTP on loopback, server in its own process (GOGC=%s), %d CPUs, load average %s\n", orDefault(*gogc), runtime.NumCPU(), loadAvg())
 
-	fmt.Printf("scrollback MCP benchmark: streamable HTTP on %s, server in its own process (GOGC=%s), %d CPUs\n", url, orDefault(*gogc), runtime.NumCPU())
-	setup := time.Now()
-	sessions := make([]*session, *clients)
-	ids := make([]string, *clients)
-	for i := range sessions {
-		s, err := connect(url, httpc)
-		if err != nil {
+	if *ref != "" {
+		var this, base []readResult
+		for i := range max(*rounds, 1) {
+			for _, side := range []struct {
+				name, bin string
+				out       *[]readResult
+			}{{"reference", *ref, &base}, {"measured", *bin, &this}} {
+				r, err := b.reads(ctx, side.bin)
+				if err != nil {
+					log.Fatal(err)
+				}
+				fmt.Printf("round %d, %s: %s (load average %s)\n", i+1, side.name, r, loadAvg())
+				*side.out = append(*side.out, r)
+			}
+		}
+		m, r := median(this), median(base)
+		fmt.Printf("medians of %d rounds, measured / reference: server CPU per call %s / %s = %.2fx; calls/s %.0f / %.0f = %.2fx; p50 %s / %s = %.2fx; p99 %s / %s = %.2fx; errors %d / %d\n",
+			len(this), m.cpu, r.cpu, ratio(m.cpu, r.cpu), m.rate, r.rate, m.rate/r.rate,
+			m.p50, r.p50, ratio(m.p50, r.p50), m.p99, r.p99, ratio(m.p99, r.p99), m.errs, r.errs)
+		if m.errs != 0 || r.errs != 0 {
+			log.Fatalf("calls failed")
+		}
+		return
+	}
+
+	s, r, err := b.start(ctx, *bin)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.stop()
+	fmt.Printf("read_tool_output: %s\n", r)
+	if r.errs != 0 {
+		s.stop()
+		log.Fatalf("%d calls failed", r.errs)
+	}
+
+	// run_command `echo hi` through the server against sh -c directly.
+	var viaMCP, direct []time.Duration
+	errs := 0
+	for range *echoN {
+		var rc struct {
+			IsError bool `json:"isError"`
+		}
+		t0 := time.Now()
+		err := s.sessions[0].callTool("run_command", map[string]any{"command": "echo hi"}, &rc)
+		viaMCP = append(viaMCP, time.Since(t0))
+		if err != nil || rc.IsError {
+			errs++
+		}
+		t0 = time.Now()
+		if err := exec.Command("sh", "-c", "echo hi").Run(); err != nil {
 			log.Fatal(err)
+		}
+		direct = append(direct, time.Since(t0))
+	}
+	if len(viaMCP) > 0 {
+		slices.Sort(viaMCP)
+		slices.Sort(direct)
+		fmt.Printf("echo hi: run_command over MCP p50 %s, sh -c directly p50 %s: ratio %.2fx (mean %.2fx)\n",
+			pct(viaMCP, 50), pct(direct, 50), float64(pct(viaMCP, 50))/float64(pct(direct, 50)), float64(mean(viaMCP))/float64(mean(direct)))
+	}
+	fmt.Printf("load average at the end: %s\n", loadAvg())
+	if errs != 0 {
+		s.stop()
+		log.Fatalf("%d calls failed", errs)
+	}
+}
+
+// bench is one configuration of the reads.
+type bench struct {
+	dir, src, gogc            string
+	clients, calls, copyBytes int
+	n                         int // servers started, for their databases
+}
+
+// readResult is what one run of the concurrent reads measured.
+type readResult struct {
+	calls          int
+	wall           time.Duration
+	rate           float64 // calls a second
+	p50, p99, max  time.Duration
+	errs           int64
+	cpu            time.Duration // the server's CPU time per call
+	peakRSS        int64         // the server's peak resident set, in bytes
+	clients, perCl int
+}
+
+func (r readResult) String() string {
+	return fmt.Sprintf("%d clients x %d calls = %d calls in %s: %.0f calls/s, p50 %s, p99 %s, max %s, errors %d; server CPU %s per call, peak RSS %d MiB",
+		r.clients, r.perCl, r.calls, r.wall.Round(time.Millisecond), r.rate, r.p50, r.p99, r.max, r.errs, r.cpu, r.peakRSS>>20)
+}
+
+// median is the median of each figure of rs, taken separately.
+func median(rs []readResult) readResult {
+	pick := func(f func(readResult) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = f(r)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	var m readResult
+	m.rate = pick(func(r readResult) float64 { return r.rate })
+	m.p50 = time.Duration(pick(func(r readResult) float64 { return float64(r.p50) }))
+	m.p99 = time.Duration(pick(func(r readResult) float64 { return float64(r.p99) }))
+	m.cpu = time.Duration(pick(func(r readResult) float64 { return float64(r.cpu) }))
+	for _, r := range rs {
+		m.errs += r.errs
+	}
+	return m
+}
+
+func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
+
+// reads starts a server of bin, measures the concurrent reads, stops it
+// and removes its database.
+func (b *bench) reads(ctx context.Context, bin string) (readResult, error) {
+	s, r, err := b.start(ctx, bin)
+	if err == nil {
+		s.stop()
+	}
+	files, _ := filepath.Glob(filepath.Join(b.dir, fmt.Sprintf("bench%d.db*", b.n)))
+	for _, f := range files {
+		os.Remove(f)
+	}
+	return r, err
+}
+
+// served is a running server with its clients' sessions.
+type served struct {
+	stop     func()
+	sessions []*session
+}
+
+// start starts a server of bin on a database of its own, gives each client
+// a session holding a copy, and measures the concurrent reads: each client
+// makes its calls at random offsets of its copy.
+func (b *bench) start(ctx context.Context, bin string) (*served, readResult, error) {
+	b.n++
+	url, pid, stop, err := startServer(ctx, bin, b.dir, fmt.Sprintf("bench%d.db", b.n), b.gogc)
+	if err != nil {
+		return nil, readResult{}, err
+	}
+	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * b.clients, DisableCompression: true}}
+	s := &served{stop: func() { httpc.CloseIdleConnections(); stop() }, sessions: make([]*session, b.clients)}
+	ids := make([]string, b.clients)
+	for i := range s.sessions {
+		c, err := connect(url, httpc)
+		if err != nil {
+			s.stop()
+			return nil, readResult{}, err
 		}
 		var rc struct {
 			StructuredContent struct {
@@ -93,28 +240,27 @@ func main() {
 			} `json:"structuredContent"`
 			IsError bool `json:"isError"`
 		}
-		if err := s.callTool("run_command", map[string]any{"command": "cat " + src}, &rc); err != nil || rc.IsError || rc.StructuredContent.OutputID == "" {
-			log.Fatalf("making a copy: %v (isError %v, output_id %q)", err, rc.IsError, rc.StructuredContent.OutputID)
+		if err := c.callTool("run_command", map[string]any{"command": "cat " + b.src}, &rc); err != nil || rc.IsError || rc.StructuredContent.OutputID == "" {
+			s.stop()
+			return nil, readResult{}, fmt.Errorf("making a copy: %v (isError %v, output_id %q)", err, rc.IsError, rc.StructuredContent.OutputID)
 		}
-		sessions[i], ids[i] = s, rc.StructuredContent.OutputID
+		s.sessions[i], ids[i] = c, rc.StructuredContent.OutputID
 	}
-	fmt.Printf("setup: %d clients, each with a %d-byte copy in its own session, in %s\n", *clients, *copyBytes, time.Since(setup).Round(time.Millisecond))
 
-	// Concurrent reads.
-	lat := make([][]time.Duration, *clients)
+	lat := make([][]time.Duration, b.clients)
 	var errs atomic.Int64
 	var firstErr sync.Once
 	var wg sync.WaitGroup
 	cpu0 := cpuTime(pid)
 	start := time.Now()
-	for i := range sessions {
+	for i := range s.sessions {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(uint64(i), 1))
-			lat[i] = make([]time.Duration, 0, *calls)
-			for range *calls {
-				off := r.Int64N(int64(*copyBytes))
+			lat[i] = make([]time.Duration, 0, b.calls)
+			for range b.calls {
+				off := r.Int64N(int64(b.copyBytes))
 				var page struct {
 					StructuredContent struct {
 						Text string `json:"text"`
@@ -122,7 +268,7 @@ func main() {
 					IsError bool `json:"isError"`
 				}
 				t0 := time.Now()
-				err := sessions[i].callTool("read_tool_output", map[string]any{"id": ids[i], "offset": off}, &page)
+				err := s.sessions[i].callTool("read_tool_output", map[string]any{"id": ids[i], "offset": off}, &page)
 				lat[i] = append(lat[i], time.Since(t0))
 				if err != nil || page.IsError || page.StructuredContent.Text == "" {
 					errs.Add(1)
@@ -136,40 +282,39 @@ func main() {
 	serverCPU := cpuTime(pid) - cpu0
 	all := slices.Concat(lat...)
 	slices.Sort(all)
-	fmt.Printf("read_tool_output: %d clients x %d calls = %d calls in %s: %.0f calls/s, p50 %s, p99 %s, max %s, errors %d\n",
-		*clients, *calls, len(all), wall.Round(time.Millisecond), float64(len(all))/wall.Seconds(),
-		pct(all, 50), pct(all, 99), all[len(all)-1].Round(time.Microsecond), errs.Load())
-	if serverCPU > 0 {
-		fmt.Printf("server CPU: %s in all, %s per call\n", serverCPU.Round(time.Millisecond), (serverCPU / time.Duration(len(all))).Round(time.Microsecond))
-	}
+	r := readResult{calls: len(all), wall: wall, rate: float64(len(all)) / wall.Seconds(),
+		p50: pct(all, 50), p99: pct(all, 99), max: all[len(all)-1].Round(time.Microsecond), errs: errs.Load(),
+		cpu: (serverCPU / time.Duration(len(all))).Round(time.Microsecond), peakRSS: peakRSS(pid),
+		clients: b.clients, perCl: b.calls}
+	return s, r, nil
+}
 
-	// run_command `echo hi` through the server against sh -c directly.
-	var viaMCP, direct []time.Duration
-	s := sessions[0]
-	for range *echoN {
-		var rc struct {
-			IsError bool `json:"isError"`
-		}
-		t0 := time.Now()
-		err := s.callTool("run_command", map[string]any{"command": "echo hi"}, &rc)
-		viaMCP = append(viaMCP, time.Since(t0))
-		if err != nil || rc.IsError {
-			errs.Add(1)
-		}
-		t0 = time.Now()
-		if err := exec.Command("sh", "-c", "echo hi").Run(); err != nil {
-			log.Fatal(err)
-		}
-		direct = append(direct, time.Since(t0))
+// loadAvg is the machine's load averages over 1, 5 and 15 minutes, from
+// /proc ("?" where there is none).
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(data))
+	if err != nil || len(f) < 3 {
+		return "?"
 	}
-	slices.Sort(viaMCP)
-	slices.Sort(direct)
-	fmt.Printf("echo hi: run_command over MCP p50 %s, sh -c directly p50 %s: ratio %.2fx (mean %.2fx)\n",
-		pct(viaMCP, 50), pct(direct, 50), float64(pct(viaMCP, 50))/float64(pct(direct, 50)), float64(mean(viaMCP))/float64(mean(direct)))
-	if errs.Load() != 0 {
-		stop()
-		log.Fatalf("%d calls failed", errs.Load())
+	return strings.Join(f[:3], " ")
+}
+
+// peakRSS is process pid's peak resident set in bytes, from /proc (0
+// where there is none).
+func peakRSS(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
 	}
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			fmt.Sscan(rest, &kb)
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 // cpuTime is the user and system CPU time process pid has used, from
@@ -194,12 +339,12 @@ func cpuTime(pid int) time.Duration {
 
 var servingLine = regexp.MustCompile(`serving MCP on (http://\S+)`)
 
-// startServer starts `scrollback mcp --http 127.0.0.1:0` on a database in
+// startServer starts `scrollback mcp --http 127.0.0.1:0` on database db in
 // dir and returns its endpoint, read from the line it prints when it
 // listens, and a function that stops it.
-func startServer(ctx context.Context, bin, dir, gogc string) (url string, pid int, stop func(), err error) {
+func startServer(ctx context.Context, bin, dir, db, gogc string) (url string, pid int, stop func(), err error) {
 	cmd := exec.CommandContext(ctx, bin, "mcp", "--http", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "SCROLLBACK_DB="+filepath.Join(dir, "bench.db"), "SCROLLBACK_TOKEN=")
+	cmd.Env = append(os.Environ(), "SCROLLBACK_DB="+filepath.Join(dir, db), "SCROLLBACK_TOKEN=")
 	if gogc != "" {
 		cmd.Env = append(cmd.Env, "GOGC="+gogc)
 	}
