@@ -311,7 +311,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	rw := &rpcErrorWriter{ResponseWriter: w, id: id, method: method}
+	rw := &rpcErrorWriter{ResponseWriter: w, body: body}
 	defer rw.finish()
 	w = rw
 	r.Body = io.NopCloser(bytes.NewReader(body))

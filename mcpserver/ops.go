@@ -463,9 +463,8 @@ func OpsHandler(opts OpsOptions) http.Handler {
 // through, flushes included.
 type rpcErrorWriter struct {
 	http.ResponseWriter
-	id      json.RawMessage
-	method  string
-	refused bool // a refusal is held back, to be rewritten
+	body    []byte // the POSTed message, whose id and method are read only for a refusal
+	refused bool   // a refusal is held back, to be rewritten
 	done    bool
 }
 
@@ -491,18 +490,19 @@ func (w *rpcErrorWriter) Write(p []byte) (int, error) {
 func (w *rpcErrorWriter) answer(msg string) {
 	w.refused, w.done = false, true
 	w.Header().Del("X-Content-Type-Options")
+	id, method := messageHead(w.body)
 	msg = strings.TrimSpace(msg)
 	if strings.HasPrefix(msg, "JSON RPC not handled") {
-		if len(w.id) == 0 {
+		if len(id) == 0 {
 			writeRPCError(w.ResponseWriter, http.StatusBadRequest, nil, jsonrpc.CodeMethodNotFound,
-				fmt.Sprintf("method not found: %q is not a method of this server", w.method))
+				fmt.Sprintf("method not found: %q is not a method of this server", method))
 			return
 		}
-		writeRPCError(w.ResponseWriter, http.StatusOK, w.id, jsonrpc.CodeMethodNotFound,
-			fmt.Sprintf("method not found: %q is not a method of this server", w.method))
+		writeRPCError(w.ResponseWriter, http.StatusOK, id, jsonrpc.CodeMethodNotFound,
+			fmt.Sprintf("method not found: %q is not a method of this server", method))
 		return
 	}
-	writeRPCError(w.ResponseWriter, http.StatusBadRequest, w.id, jsonrpc.CodeInvalidRequest, "invalid request: "+msg)
+	writeRPCError(w.ResponseWriter, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "invalid request: "+msg)
 }
 
 // finish writes a refusal that came without a body.
