@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -30,7 +29,6 @@ func asPostgres(name string, args ...string) *exec.Cmd {
 }
 
 // startOwnPostgres makes and starts a throwaway cluster on a free port.
-// One test at a time may use it with $SCROLLBACK_PG_PORT set.
 func startOwnPostgres(t *testing.T) *ownPostgres {
 	t.Helper()
 	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_ctl")
@@ -59,18 +57,14 @@ func startOwnPostgres(t *testing.T) *ownPostgres {
 	if out, err := asPostgres(filepath.Join(pg.bin, "initdb"), "-D", pg.data, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C").CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
-	// $SCROLLBACK_PG_PORT, when set, is the port this machine gives the
-	// tests' PostgreSQL; else a free one.
-	if p, err := strconv.Atoi(os.Getenv("SCROLLBACK_PG_PORT")); err == nil && p > 0 {
-		pg.port = p
-	} else {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		pg.port = ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
+	// A free port of its own: $SCROLLBACK_PG_PORT belongs to the suite's
+	// shared server (.ci/postgres.sh), which this test must not meet.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
+	pg.port = ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
 	pg.url = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", pg.port)
 	pg.start(t)
 	return pg
