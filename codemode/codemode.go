@@ -233,7 +233,7 @@ func runWith(ctx context.Context, code string, tools []Tool, opts Options, mem *
 		// at the next GC cycle, without keeping the caller waiting.
 		v = nil
 		r.vm = nil
-		go debug.FreeOSMemory()
+		go forceGC(debug.FreeOSMemory)
 	}
 	switch {
 	case err != nil:

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -48,6 +49,10 @@ type memoryWatch struct {
 	heap func() uint64
 	// live reads the bytes the last completed collection found live.
 	live func() uint64
+	// cycles reads the collector's completed cycles; a cycle's end
+	// updates live with it, so live is read after it. nil counts the
+	// collections collect ran, and only those.
+	cycles func() gcCycles
 	// collect runs a garbage collection and returns when it is done.
 	collect func()
 	// allocs reads the allocation counters, cumulative; nil takes every
@@ -68,13 +73,18 @@ const (
 
 func newMemoryWatch(limit int64) *memoryWatch {
 	return &memoryWatch{limit: uint64(limit), slack: maxSlack, patience: patience, jumpWindow: jumpWindow,
-		every: sampleEvery, heap: heapBytes, live: liveBytes, collect: runtime.GC, allocs: allocated}
+		every: sampleEvery, heap: heapBytes, live: liveBytes, cycles: readCycles, collect: runtime.GC, allocs: allocated}
 }
 
 // start begins watching; interrupt is called once, from the watch's
 // goroutine, when the limit is passed. The returned stop function ends the
 // watch and reports whether it called interrupt.
 func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
+	cycles := m.cycles
+	var finished atomic.Uint64 // without a cycles reading: the collections collect finished
+	if cycles == nil {
+		cycles = func() gcCycles { n := finished.Load(); return gcCycles{total: n, forced: n} }
+	}
 	base := m.heap()
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -84,93 +94,143 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 		defer wg.Done()
 		t := time.NewTicker(m.every)
 		defer t.Stop()
-		// collected is non-nil while a collection runs; it carries the heap
-		// read the moment the collection ended, before others refill it.
-		var collected chan collection
-		var since time.Time // when it began
-		// overOnce: the last collection's verdict was over the limit. The
-		// next one must say so too: what others allocate while one
-		// collection marks counts as live in it, but is garbage by the next.
+		// last is the previous tick's reading; older the latest one
+		// before the cycle count last changed. A cycle's marking began
+		// after the cycle before it ended: a reading taken while the
+		// count was two less or more precedes it.
+		last := m.reading(cycles)
+		var older reading
+		haveOlder := false
+		// The collection the watch last asked for: the reading before it,
+		// whether no other forced cycle can have been under way then
+		// (sure), and whether its cycle is yet to end (inFlight).
+		var asked reading
+		haveAsked, sure, inFlight := false, false, false
+		var askedDone chan struct{}
+		var since time.Time // waiting for a verdict since; zero when not
+		// overOnce: the last verdict was over the limit. The next one
+		// must say so too: what others allocate while one cycle marks
+		// counts as live in it, but is garbage by the next.
 		overOnce := false
+		// After a verdict under the limit, the live heap has grown since
+		// by at most what was allocated since: bound and boundFrom (the
+		// allocation count before that cycle ended). No collection is
+		// asked for while that stays under the limit.
+		haveBound := false
+		var bound, boundFrom uint64
 		prev, prevAt := base, time.Now()
 		prevAllocs := m.allocated()
 		for {
 			select {
 			case <-done:
 				return
-			case c := <-collected:
-				// The verdict: what the collection found live, or the
-				// heap read now, whichever is less. Both overstate the
-				// script's data: others' allocations during the marking
-				// count as live, and their garbage since is in the heap.
-				collected = nil
-				v := min(m.liveGrown(base), c.after-min(c.after, base))
-				if v <= m.limit {
-					overOnce = false
-					continue
-				}
-				// Less everything allocated while it ran (the script's
-				// own allocations too), the verdict counts only data that
-				// was there before and lived through it: the limit is
-				// passed without asking again.
-				if overOnce || m.allocs != nil && v-min(v, c.allocated) > m.limit {
-					hit = true
-					interrupt()
-					return
-				}
-				overOnce = true
-				collected, since = m.collectAsync(), time.Now()
 			case <-t.C:
-				now := time.Now() // not the tick's time: a late tick must not count as patience
-				h := m.heap()
-				g := h - min(h, base)
-				// One allocation of at least the slack since a reading
-				// moments ago: the script is in one huge native step.
-				// Others' many allocations (a busy server's 4 MiB buffers, say)
-				// can grow the heap as fast: what was allocated since must be
-				// mostly one object, on average a quarter of the slack or more.
-				// The reading moments ago may be long ago: a watch starved
-				// of a core (a busy machine, or a collection waiting for
-				// the script's huge copy to stop the world) reads late, and
-				// the script must not start its next doubling meanwhile.
-				// With the allocation counters the average tells one huge
-				// allocation from many at any interval; without them only
-				// quick succession does.
-				allocs := m.allocated()
-				oneHuge := m.allocs == nil || allocs.sinceHuge(prevAllocs, m.slack/4)
-				// How much the huge allocations were: the heap's growth
-				// understates it when the collector freed garbage
-				// meanwhile (a doubling string's last halves), the
-				// counters do not.
-				grew := h - min(h, prev)
-				if m.allocs != nil {
-					grew = max(grew, allocs.large-min(allocs.large, prevAllocs.large))
-				}
-				jump := grew >= m.slack && oneHuge && (m.allocs != nil || now.Sub(prevAt) <= m.jumpWindow)
-				prev, prevAt, prevAllocs = h, now, allocs
+			}
+			now := time.Now() // not the tick's time: a late tick must not count as patience
+			h := m.heap()
+			g := h - min(h, base)
+			allocs := m.allocated()
+			cur := reading{allocs: allocs.bytes, cycles: cycles()} // allocations first: see reading
+			if cur.cycles.total > last.cycles.total {
+				// A cycle ended since the last tick, the watch's or the
+				// runtime's own: the verdict is what it marked live, read
+				// at once, not after the sweep (runtime.GC sweeps the
+				// whole heap before it returns), or the heap read now if
+				// less. Both overstate the script's data: others'
+				// allocations during the marking count as live, and
+				// their garbage since is in the heap.
+				v := min(m.liveGrown(base), g)
+				// The allocations since a reading known to precede the
+				// cycle's marking: the latest such reading of the ticks,
+				// or the one before the watch asked for a collection,
+				// when the cycle that ended is that one or later.
+				from, known := uint64(0), false
 				switch {
-				// Huge allocations of three eighths of the limit or more
-				// (the runtime's count of a 128 MiB string is a little
-				// under half of 256 MiB): a doubling string, or array,
-				// whose next step passes the limit by itself. It is not
-				// waited for. The next step is an allocation and then a
-				// copy the runtime cannot preempt; a collection that
-				// wants to stop the world during the copy stops the
-				// watch with it, and a busy machine can keep the watch
-				// off a core for a second or more while the script runs:
-				// measured, a watch that waited for the step that passes
-				// the limit often saw the heap only two doublings later.
-				case jump && grew >= m.limit*3/8:
+				case last.cycles.total+2 <= cur.cycles.total:
+					from, known = last.allocs, true
+				case haveOlder && older.cycles.total+2 <= cur.cycles.total:
+					from, known = older.allocs, true
+				}
+				if haveAsked && (asked.cycles.total+2 <= cur.cycles.total || sure && cur.cycles.forced > asked.cycles.forced) && (!known || asked.allocs > from) {
+					from, known = asked.allocs, true
+				}
+				since = time.Time{}
+				switch {
+				case v <= m.limit:
+					overOnce = false
+					haveBound, bound, boundFrom = true, v, last.allocs
+				// Less everything allocated since the cycle began (the
+				// script's own allocations too), the verdict counts only
+				// data that was there before and lived through it: the
+				// limit is passed without asking again.
+				case overOnce || m.allocs != nil && known && v-min(v, cur.allocs-min(cur.allocs, from)) > m.limit:
 					hit = true
 					interrupt()
 					return
-				case g <= m.limit:
-				case g > m.limit+m.slack && (jump || collected != nil && now.Sub(since) > m.patience):
-					hit = true
-					interrupt()
-					return
-				case collected == nil:
-					collected, since = m.collectAsync(), now
+				default:
+					overOnce = true
+				}
+			}
+			if inFlight && (cur.cycles.forced > asked.cycles.forced || cur.cycles.total >= asked.cycles.total+2 || isClosed(askedDone)) {
+				inFlight = false
+			}
+			if cur.cycles.total > last.cycles.total {
+				older, haveOlder = last, true
+			}
+			last = cur
+			// One allocation of at least the slack since a reading
+			// moments ago: the script is in one huge native step.
+			// Others' many allocations (a busy server's 4 MiB buffers, say)
+			// can grow the heap as fast: what was allocated since must be
+			// mostly one object, on average a quarter of the slack or more.
+			// The reading moments ago may be long ago: a watch starved
+			// of a core (a busy machine, or a collection waiting for
+			// the script's huge copy to stop the world) reads late, and
+			// the script must not start its next doubling meanwhile.
+			// With the allocation counters the average tells one huge
+			// allocation from many at any interval; without them only
+			// quick succession does.
+			oneHuge := m.allocs == nil || allocs.sinceHuge(prevAllocs, m.slack/4)
+			// How much the huge allocations were: the heap's growth
+			// understates it when the collector freed garbage
+			// meanwhile (a doubling string's last halves), the
+			// counters do not.
+			grew := h - min(h, prev)
+			if m.allocs != nil {
+				grew = max(grew, allocs.large-min(allocs.large, prevAllocs.large))
+			}
+			jump := grew >= m.slack && oneHuge && (m.allocs != nil || now.Sub(prevAt) <= m.jumpWindow)
+			prev, prevAt, prevAllocs = h, now, allocs
+			// A collection is needed while the last verdict was over the
+			// limit, or the heap is past it and the live heap may be:
+			// no verdict yet, or the last one plus what was allocated
+			// since passes the limit.
+			need := overOnce || g > m.limit && (!haveBound || m.allocs == nil || bound+cur.allocs-min(cur.allocs, boundFrom) > m.limit)
+			switch {
+			// Huge allocations of three eighths of the limit or more
+			// (the runtime's count of a 128 MiB string is a little
+			// under half of 256 MiB): a doubling string, or array,
+			// whose next step passes the limit by itself. It is not
+			// waited for. The next step is an allocation and then a
+			// copy the runtime cannot preempt; a collection that
+			// wants to stop the world during the copy stops the
+			// watch with it, and a busy machine can keep the watch
+			// off a core for a second or more while the script runs:
+			// measured, a watch that waited for the step that passes
+			// the limit often saw the heap only two doublings later.
+			case jump && grew >= m.limit*3/8:
+				hit = true
+				interrupt()
+				return
+			case g > m.limit+m.slack && (jump || !since.IsZero() && now.Sub(since) > m.patience):
+				hit = true
+				interrupt()
+				return
+			case need && !inFlight:
+				asked, sure, askedDone = m.collectAsync(cycles, &finished)
+				haveAsked, inFlight = true, true
+				if since.IsZero() {
+					since = now
 				}
 			}
 		}
@@ -233,22 +293,90 @@ func allocated() allocCounts {
 	return c
 }
 
-// collection is what a collection the watch ran reports.
-type collection struct {
-	after     uint64 // the heap read as soon as it ended
-	allocated uint64 // bytes allocated while it ran, by anyone
+// gcCycles counts the collector's completed cycles.
+type gcCycles struct {
+	total  uint64 // of any cause
+	forced uint64 // asked for by a runtime.GC call
 }
 
-// collectAsync runs a collection beside the watch; the channel it returns
-// gets its report as soon as the collection ends.
-func (m *memoryWatch) collectAsync() chan collection {
-	c := make(chan collection, 1)
-	go func() {
-		before := m.allocated().bytes
-		m.collect()
-		after := m.allocated().bytes
-		c <- collection{after: m.heap(), allocated: after - min(after, before)}
+// reading is one look at the process: the bytes allocated so far, read
+// before the cycles completed, so that a cycle counted later began after
+// the allocations counted.
+type reading struct {
+	allocs uint64
+	cycles gcCycles
+}
+
+func (m *memoryWatch) reading(cycles func() gcCycles) reading {
+	a := m.allocated().bytes
+	return reading{allocs: a, cycles: cycles()}
+}
+
+// forcers counts the forced collections this package has under way
+// (runtime.GC does not return before its cycle is over and swept).
+var forcers struct {
+	sync.Mutex
+	n int
+}
+
+// forceGC runs f, a forced collection, counted in forcers.
+func forceGC(f func()) {
+	forcers.Lock()
+	forcers.n++
+	forcers.Unlock()
+	defer func() {
+		forcers.Lock()
+		forcers.n--
+		forcers.Unlock()
 	}()
+	f()
+}
+
+// collectAsync asks for a collection beside the watch and returns the
+// reading before it, and the channel closed when collect returns. sure
+// says no other forced cycle of this package was under way at the
+// reading: the next forced cycle to end is this one, or began after it
+// (a runtime.GC call by other code can still be under way: its cycle is
+// then taken for this one). finished counts the collections done, for a
+// watch with no cycles reading.
+func (m *memoryWatch) collectAsync(cycles func() gcCycles, finished *atomic.Uint64) (before reading, sure bool, done chan struct{}) {
+	done = make(chan struct{})
+	forcers.Lock()
+	sure = forcers.n == 0
+	before = m.reading(cycles)
+	forcers.n++
+	forcers.Unlock()
+	go func() {
+		defer func() {
+			forcers.Lock()
+			forcers.n--
+			forcers.Unlock()
+		}()
+		m.collect()
+		finished.Add(1)
+		close(done)
+	}()
+	return before, sure, done
+}
+
+// isClosed tells whether c, nil or not, is closed.
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// readCycles reads the process's completed collection cycles.
+func readCycles() gcCycles {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/cycles/forced:gc-cycles"}}
+	metrics.Read(s)
+	var c gcCycles
+	if s[0].Value.Kind() == metrics.KindUint64 && s[1].Value.Kind() == metrics.KindUint64 {
+		c.total, c.forced = s[0].Value.Uint64(), s[1].Value.Uint64()
+	}
 	return c
 }
 
