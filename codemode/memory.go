@@ -151,7 +151,7 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 				case haveOlder && older.cycles.total+2 <= cur.cycles.total:
 					from, known = older.allocs, true
 				}
-				if haveAsked && (asked.cycles.total+2 <= cur.cycles.total || sure && cur.cycles.forced > asked.cycles.forced) && (!known || asked.allocs > from) {
+				if haveAsked && asked.over(cur.cycles, sure) && (!known || asked.allocs > from) {
 					from, known = asked.allocs, true
 				}
 				since = time.Time{}
@@ -171,7 +171,11 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 					overOnce = true
 				}
 			}
-			if inFlight && (cur.cycles.forced > asked.cycles.forced || cur.cycles.total >= asked.cycles.total+2 || isClosed(askedDone)) {
+			// The asked-for cycle is over, or (unsure) another forced one
+			// is: another may be asked for. runtime.GC waits for a cycle
+			// under way and starts the next; it is not waited for while
+			// it sweeps.
+			if inFlight && (asked.over(cur.cycles, true) || isClosed(askedDone)) {
 				inFlight = false
 			}
 			if cur.cycles.total > last.cycles.total {
@@ -307,13 +311,21 @@ type reading struct {
 	cycles gcCycles
 }
 
+// over tells whether, by cycles c, a cycle that began after reading r has
+// ended: the cycle after the one that may have been under way at r has,
+// or a forced one has and (sure, as collectAsync says) no forced cycle of
+// this package can have been under way at r.
+func (r reading) over(c gcCycles, sure bool) bool {
+	return c.total >= r.cycles.total+2 || sure && c.forced > r.cycles.forced
+}
+
 func (m *memoryWatch) reading(cycles func() gcCycles) reading {
 	a := m.allocated().bytes
 	return reading{allocs: a, cycles: cycles()}
 }
 
-// forcers counts the forced collections this package has under way
-// (runtime.GC does not return before its cycle is over and swept).
+// forcers counts the forced collections this package has under way:
+// runtime.GC returns once its cycle is over and swept.
 var forcers struct {
 	sync.Mutex
 	n int
@@ -324,21 +336,23 @@ func forceGC(f func()) {
 	forcers.Lock()
 	forcers.n++
 	forcers.Unlock()
-	defer func() {
-		forcers.Lock()
-		forcers.n--
-		forcers.Unlock()
-	}()
+	defer uncountForcer()
 	f()
 }
 
+func uncountForcer() {
+	forcers.Lock()
+	forcers.n--
+	forcers.Unlock()
+}
+
 // collectAsync asks for a collection beside the watch and returns the
-// reading before it, and the channel closed when collect returns. sure
-// says no other forced cycle of this package was under way at the
-// reading: the next forced cycle to end is this one, or began after it
-// (a runtime.GC call by other code can still be under way: its cycle is
-// then taken for this one). finished counts the collections done, for a
-// watch with no cycles reading.
+// reading before it, and the channel closed when collect
+// returns. sure says no other forced cycle of this package was under way
+// at the reading: the next forced cycle to end is this one, or began
+// after it (a runtime.GC call by other code, jsonq's for one, can still
+// be under way: its cycle is then taken for this one). finished counts
+// the collections done, for a watch with no cycles reading.
 func (m *memoryWatch) collectAsync(cycles func() gcCycles, finished *atomic.Uint64) (before reading, sure bool, done chan struct{}) {
 	done = make(chan struct{})
 	forcers.Lock()
@@ -347,11 +361,7 @@ func (m *memoryWatch) collectAsync(cycles func() gcCycles, finished *atomic.Uint
 	forcers.n++
 	forcers.Unlock()
 	go func() {
-		defer func() {
-			forcers.Lock()
-			forcers.n--
-			forcers.Unlock()
-		}()
+		defer uncountForcer()
 		m.collect()
 		finished.Add(1)
 		close(done)
