@@ -57,10 +57,13 @@
 // tool calls than allowed, recurses past the call stack limit, or grows the
 // heap past the memory limit. The memory limit is enforced by a watch that
 // reads the Go heap (runtime/metrics) every millisecond; past the limit it
-// starts a collection and interrupts the script if the collection finds
-// that much live, or, when the collection is held up by the script itself
-// (one huge native copy stalls it) and the heap is past the limit plus a
-// slack, without waiting for it. One allocation of 3/8 of the limit or
+// asks for a collection, and it takes the verdict of every collection
+// cycle that ends, the runtime's own too, as soon as its marking ends: the
+// script is interrupted when one cycle finds the limit passed by more than
+// was allocated while it ran, or two successive cycles find it passed; or,
+// when the collection is held up by the script itself (one huge native
+// copy stalls it) and the heap is past the limit plus a slack, without
+// waiting for it. One allocation of 3/8 of the limit or
 // more (and at least 64 MiB) stops the script at once, under the limit: a
 // doubling string's next step would pass it in a copy nothing interrupts.
 // While runs with a limit go, the runtime's soft memory limit

@@ -15,8 +15,14 @@ import (
 // The sample counts garbage not yet swept (the script's own, or other
 // requests' in a busy server), so crossing the limit starts a collection
 // to tell what is live, and the script runs on meanwhile: the collector's
-// verdict decides. A collection takes milliseconds on an idle machine, a
-// second on a busy one, unless the script is inside one huge copy (s += s
+// verdict decides. The verdict is the marking's result, read as soon as a
+// cycle's count moves (runtime.GC goes on to sweep the whole heap before
+// it returns, tens to hundreds of milliseconds for a heap of the limit's
+// size in small objects, which the verdict does not need), and every
+// cycle that ends is one, the runtime's own too: near the limit, under
+// the lowered soft limit (softlimit.go), the runtime collects by itself.
+// A marking takes milliseconds on an idle machine, a second on a busy one,
+// unless the script is inside one huge copy (s += s
 // on a 256 MiB string): that stalls the collector's stop-the-world phases
 // for as long as the copy takes, the watch with them, and the script
 // doubles again while they wait. So huge allocations are not waited for:
@@ -27,13 +33,20 @@ import (
 // or when the collection has been running longer than patience.
 //
 // The watch reads the whole process: another goroutine allocating flat out
-// while the collection runs is counted as the script's, since what others
+// while a cycle marks is counted as the script's, since what others
 // allocate while it marks counts as live. A verdict over the limit is
-// therefore asked twice, on two collections, before the script is
+// therefore asked twice, on two successive cycles, before the script is
 // stopped, unless it is over the limit by more than all that was allocated
-// while the collection ran: that data was there before it. (Another
-// goroutine's huge allocation, a buffer of 96 MiB, is taken for the
-// script's.)
+// since the cycle began: that data was there before it. When a cycle
+// began is known only from readings: the one before the watch asked for
+// its collection, when no other forced cycle of this package (forcers)
+// can have been under way, or any taken while the cycle count was two
+// less. (Another goroutine's huge allocation, a buffer of 96 MiB, is
+// taken for the script's; so is, for the once rule, a runtime.GC call of
+// other code under way when the watch asks for its own.) After a verdict
+// under the limit, the live heap can have grown since by no more than was
+// allocated since: no collection is asked for until that could pass the
+// limit, however much garbage the heap reads.
 //
 // Its fields are the test seams: a test gives its own heap reading,
 // collector and timings.
