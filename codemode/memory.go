@@ -167,7 +167,6 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 				if haveAsked && asked.over(cur.cycles, sure) && (!known || asked.allocs > from) {
 					from, known = asked.allocs, true
 				}
-				since = time.Time{}
 				switch {
 				case v <= m.limit:
 					overOnce = false
@@ -193,6 +192,7 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 			}
 			if cur.cycles.total > last.cycles.total {
 				older, haveOlder = last, true
+				since = time.Time{} // patience counts for each cycle waited on
 			}
 			last = cur
 			// One allocation of at least the slack since a reading
@@ -224,6 +224,12 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 			// since passes the limit.
 			need := overOnce || g > m.limit && (!haveBound || m.allocs == nil || bound+cur.allocs-min(cur.allocs, boundFrom) > m.limit)
 			switch {
+			case !need:
+				since = time.Time{}
+			case since.IsZero():
+				since = now
+			}
+			switch {
 			// Huge allocations of three eighths of the limit or more
 			// (the runtime's count of a 128 MiB string is a little
 			// under half of 256 MiB): a doubling string, or array,
@@ -246,9 +252,6 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 			case need && !inFlight:
 				asked, sure, askedDone = m.collectAsync(cycles, &finished)
 				haveAsked, inFlight = true, true
-				if since.IsZero() {
-					since = now
-				}
 			}
 		}
 	}()

@@ -61,16 +61,21 @@ func TestMemoryWatchCycles(t *testing.T) {
 		sweep, stall  bool
 		othersForcing bool // another forced collection of the package is under way
 		interrupt     bool
-		marks         int64 // forced cycles ended before the verdict; -1: not checked
+		marks         int64         // forced cycles ended before the verdict; -1: not checked
+		patience      time.Duration // 0: an hour
 	}{
-		{"over at the mark's end, others allocated meanwhile: asked twice, sweeps not waited for", 110, 110, nil, []uint64{105}, 20, true, false, false, true, 2},
-		{"over before the collection began: asked once, its sweep not waited for", 110, 110, nil, []uint64{105}, 0, true, false, false, true, 1},
-		{"over before the collection began, another forced one under way: asked twice", 110, 110, nil, []uint64{105}, 0, false, false, true, true, 2},
-		{"the runtime's own cycles, over twice: stopped", 110, 110, []uint64{105, 106}, nil, 0, false, true, false, true, 0},
-		{"the runtime's own cycle over once, garbage by the next: not stopped", 110, 110, []uint64{105, 20}, nil, 20, false, true, false, false, 0},
-		{"the runtime's own cycle over, then the watch's: stopped", 110, 110, []uint64{105}, []uint64{105}, 20, false, false, false, true, 1},
-		{"under the limit by the runtime's own cycle: no collection asked for", 110, 90, []uint64{20}, []uint64{20}, 0, false, false, false, false, 0},
-		{"under the limit by the watch's collection: asked once", 110, 110, nil, []uint64{20}, 0, false, false, false, false, 1},
+		{"over at the mark's end, others allocated meanwhile: asked twice, sweeps not waited for", 110, 110, nil, []uint64{105}, 20, true, false, false, true, 2, 0},
+		{"over before the collection began: asked once, its sweep not waited for", 110, 110, nil, []uint64{105}, 0, true, false, false, true, 1, 0},
+		{"over before the collection began, another forced one under way: asked twice", 110, 110, nil, []uint64{105}, 0, false, false, true, true, 2, 0},
+		{"the runtime's own cycles, over twice: stopped", 110, 110, []uint64{105, 106}, nil, 0, false, true, false, true, 0, 0},
+		{"the runtime's own cycle over once, garbage by the next: not stopped", 110, 110, []uint64{105, 20}, nil, 20, false, true, false, false, 0, 0},
+		{"the runtime's own cycle over, then the watch's: stopped", 110, 110, []uint64{105}, []uint64{105}, 20, false, false, false, true, 1, 0},
+		{"under the limit by the runtime's own cycle: no collection asked for", 110, 90, []uint64{20}, []uint64{20}, 0, false, false, false, false, 0, 0},
+		{"under the limit by the watch's collection: asked once", 110, 110, nil, []uint64{20}, 0, false, false, false, false, 1, 0},
+		// Past the limit plus the slack, a collection held up longer than
+		// patience is not waited for, when a verdict is needed.
+		{"the runtime's own cycle finds garbage, the watch's collection stalled: not stopped past the slack", 200, 110, []uint64{20}, nil, 0, false, true, false, false, 0, time.Millisecond},
+		{"the runtime's own cycle over once, the watch's collection stalled: stopped past the slack", 200, 110, []uint64{105}, nil, 20, false, true, false, true, 0, time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,7 +96,11 @@ func TestMemoryWatchCycles(t *testing.T) {
 				}
 				waitForcersDone(t)
 			}()
-			m := &memoryWatch{limit: 100 << 20, slack: 25 << 20, patience: time.Hour, jumpWindow: time.Hour, every: time.Microsecond,
+			patience := tt.patience
+			if patience == 0 {
+				patience = time.Hour
+			}
+			m := &memoryWatch{limit: 100 << 20, slack: 25 << 20, patience: patience, jumpWindow: time.Hour, every: time.Microsecond,
 				heap: func() uint64 {
 					if reads.Add(1) == 1 {
 						return 0 // the base
