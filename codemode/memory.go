@@ -120,7 +120,7 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 		var asked reading
 		haveAsked, sure, inFlight := false, false, false
 		var askedDone chan struct{}
-		var since time.Time // waiting for a verdict since; zero when not
+		var since time.Time // waiting for a verdict needed since; zero when not
 		// overOnce: the last verdict was over the limit. The next one
 		// must say so too: what others allocate while one cycle marks
 		// counts as live in it, but is garbage by the next.
