@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
@@ -55,7 +56,8 @@ func (s *Session) ReadToolOutput(ctx context.Context, in ReadInput) (Page, error
 	// much as a page can need and let the store say where the copy ends.
 	off := in.Offset
 	start := max(off-3, 0)
-	var arr [PageLimit + 6]byte
+	arr := pageBufs.Get().(*[PageLimit + 6]byte)
+	defer pageBufs.Put(arr)
 	buf := arr[:max(off-start, 0)+int64(limit)+3]
 	info, n, err := s.e.store.StatReadCopyAt(ctx, s.info.ID, in.ID, buf, start)
 	if info.ID == "" { // the copy was not found, or the store failed
@@ -103,6 +105,11 @@ func (s *Session) ReadToolOutput(ctx context.Context, in ReadInput) (Page, error
 	page.HasMore = page.NextOffset < total
 	return page, nil
 }
+
+// pageBufs holds the buffers pages are read into: a store is an interface,
+// so a buffer handed to it lives on the heap, and a page is read on every
+// call. Nothing of one outlives the call (the page's text is a copy).
+var pageBufs = sync.Pool{New: func() any { return new([PageLimit + 6]byte) }}
 
 // stat looks a copy up in this session, mapping every kind of absence to
 // the one ErrNoOutput error.
