@@ -513,12 +513,13 @@ func (db *DB) ListCopies(ctx context.Context, session string) ([]store.CopyInfo,
 	return list, db.wrap("list copies", err)
 }
 
-// readQuery fetches, in one round trip, the copy's info and the parts of
+// readQuery fetches, in one round trip, the copy's info (but its id and
+// session, which are $2 and $1) and the parts of
 // the chunks [$5, $6] that hold bytes [$3, $4): of a raw chunk only those
 // bytes (the substring bounds are the ones piece computes, in SQL), of a
 // compressed one all of it, to decompress and cut with piece here.
 const readQuery = `
-SELECT c.id, c.session, c.tool, c.source, c.total_bytes, c.lines, c.complete, c.omitted_bytes, c.omitted_lines, c.created_at,
+SELECT c.tool, c.source, c.total_bytes, c.lines, c.complete, c.omitted_bytes, c.omitted_lines, c.created_at,
 	k.seq, k.codec,
 	CASE k.codec WHEN 0 THEN
 	substring(k.data FROM (greatest($3::bigint - k.seq::bigint * $7::bigint, 0) + 1)::int
@@ -585,12 +586,12 @@ func (db *DB) StatReadCopyAt(ctx context.Context, session, id string, p []byte, 
 			var seq *int32
 			var codec *int16
 			var data, tool, source []byte
-			if err := rows.Scan(&info.ID, &info.Session, &tool, &source, &info.TotalBytes, &info.Lines, &info.Complete,
+			if err := rows.Scan(&tool, &source, &info.TotalBytes, &info.Lines, &info.Complete,
 				&info.OmittedBytes, &info.OmittedLines, &info.CreatedAt, &seq, &codec, &data); err != nil {
 				return err
 			}
 			if !found {
-				found, info.Tool, info.Source = true, string(tool), string(source)
+				found, info.ID, info.Session, info.Tool, info.Source = true, id, session, string(tool), string(source)
 			}
 			if seq == nil {
 				continue // the copy has no chunk in range: empty, or off at or past its end

@@ -207,12 +207,13 @@ func (d *DB) init(busyTimeout time.Duration) error {
 	// by substr() (1-based start, length), so that only the bytes asked
 	// for leave SQLite; a compressed one comes whole, to be decompressed
 	// and cut here. A copy with no chunk in range (off == size) still
-	// yields one row, seq NULL. Every row starts with the copy's info, so
-	// that a page read (StatReadCopyAt) is one query.
+	// yields one row, seq NULL. Every row starts with the copy's info (but
+	// its id and session, which are the arguments), so that a page read
+	// (StatReadCopyAt) is one query.
 	// ?1 session, ?2 id, ?3 first seq, ?4 last seq, ?5 off, ?6 end.
 	c := strconv.Itoa(store.ChunkSize)
 	d.readChunks, err = d.db.Prepare(`
-		SELECT c.id, c.session, c.tool, c.source, c.total_bytes, c.lines, c.complete, c.omitted_bytes, c.omitted_lines, c.created_at,
+		SELECT c.tool, c.source, c.total_bytes, c.lines, c.complete, c.omitted_bytes, c.omitted_lines, c.created_at,
 			k.seq, k.codec,
 			CASE k.codec WHEN 0 THEN substr(k.data, max(?5 - k.seq*` + c + `, 0) + 1,
 				min(?6 - k.seq*` + c + `, length(k.data)) - max(?5 - k.seq*` + c + `, 0))
@@ -748,11 +749,11 @@ func (d *DB) readCopyAt(ctx context.Context, session, id string, p []byte, off i
 		piece []byte
 	)
 	for rows.Next() {
-		if err := rows.Scan(&info.ID, &info.Session, &info.Tool, &info.Source, &info.TotalBytes, &info.Lines,
+		if err := rows.Scan(&info.Tool, &info.Source, &info.TotalBytes, &info.Lines,
 			&info.Complete, &info.OmittedBytes, &info.OmittedLines, &at, &seq, &codec, &piece); err != nil {
 			return store.CopyInfo{}, 0, err
 		}
-		found, info.CreatedAt = true, fromNanos(at)
+		found, info.ID, info.Session, info.CreatedAt = true, id, session, fromNanos(at)
 		total := info.TotalBytes
 		if off < 0 || off > total {
 			return info, 0, fmt.Errorf("%w: offset %d, want 0 to %d (the copy's size)", store.ErrOffset, off, total)
