@@ -138,6 +138,10 @@ func (evictingStore) StatCopy(ctx context.Context, session, id string) (store.Co
 	return store.CopyInfo{}, fmt.Errorf("copy %s was evicted on 2026-01-02 15:04 UTC: %w", id, store.ErrEvicted)
 }
 
+func (evictingStore) StatReadCopyAt(ctx context.Context, session, id string, p []byte, off int64) (store.CopyInfo, int, error) {
+	return store.CopyInfo{}, 0, fmt.Errorf("copy %s was evicted on 2026-01-02 15:04 UTC: %w", id, store.ErrEvicted)
+}
+
 // TestEvicted: reading an evicted copy is ErrEvicted, of kind "evicted",
 // says when, and says to re-run the source.
 func TestEvicted(t *testing.T) {

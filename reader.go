@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
@@ -46,11 +47,26 @@ func (s *Session) ReadToolOutput(ctx context.Context, in ReadInput) (Page, error
 				"limit %d is out of range", limit)
 		}
 	}
-	info, err := s.stat(ctx, op, in.ID)
-	if err != nil {
-		return Page{}, err
+	if in.ID == "" {
+		return Page{}, errorf(op, ErrArgument, "pass the output_id from a truncated result", "id is required")
 	}
-	total, off := info.TotalBytes, in.Offset
+	// One store query gives the copy's info and the page, with three bytes
+	// either side of it, to tell whether the offset and the page's end fall
+	// inside a character. The copy's size is not known before: read as
+	// much as a page can need and let the store say where the copy ends.
+	off := in.Offset
+	start := max(off-3, 0)
+	arr := pageBufs.Get().(*[PageLimit + 6]byte)
+	defer pageBufs.Put(arr)
+	buf := arr[:max(off-start, 0)+int64(limit)+3]
+	info, n, err := s.e.store.StatReadCopyAt(ctx, s.info.ID, in.ID, buf, start)
+	if info.ID == "" { // the copy was not found, or the store failed
+		if err == nil {
+			err = store.ErrCopyNotFound // a store that broke its contract
+		}
+		return Page{}, s.readError(op, in.ID, err)
+	}
+	total := info.TotalBytes
 	if off < 0 {
 		return Page{}, errorf(op, ErrOffset, fmt.Sprintf("offsets count UTF-8 bytes from 0 to totalBytes (%d)", total),
 			"offset %d is negative", off)
@@ -63,16 +79,14 @@ func (s *Session) ReadToolOutput(ctx context.Context, in ReadInput) (Page, error
 	if off == total {
 		return page, nil
 	}
-
-	// Read three bytes either side of the page as well, to tell whether the
-	// offset and the page's end fall inside a character.
-	start := max(off-3, 0)
 	end := min(off+int64(limit)+3, total)
-	var arr [PageLimit + 6]byte
-	buf := arr[:end-start]
-	if n, err := s.e.store.ReadCopyAt(ctx, s.info.ID, in.ID, buf, start); err != nil && !(errors.Is(err, io.EOF) && int64(n) == end-start) {
+	if int64(n) != end-start || err != nil && !errors.Is(err, io.EOF) {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = fmt.Errorf("the store returned %d bytes at offset %d of %d, want %d", n, start, total, end-start)
+		}
 		return Page{}, s.readError(op, in.ID, err)
 	}
+	buf = buf[:n]
 	base := int(off - start)
 	if inside, before, after := utf8x.Inside(buf, base); inside {
 		return Page{}, errorf(op, ErrOffset,
@@ -80,17 +94,22 @@ func (s *Session) ReadToolOutput(ctx context.Context, in ReadInput) (Page, error
 			"offset %d is inside a multi-byte UTF-8 character", off)
 	}
 	body := buf[base:]
-	n := utf8x.CutEnd(body, limit, end == total)
-	if n == 0 {
+	cut := utf8x.CutEnd(body, limit, end == total)
+	if cut == 0 {
 		_, size := utf8.DecodeRune(body)
 		return Page{}, errorf(op, ErrLimit, fmt.Sprintf("use a limit of at least %d", size),
 			"limit %d is smaller than the %d-byte character at offset %d", limit, size, off)
 	}
-	page.Text = utf8x.ValidString(body[:n])
-	page.NextOffset = off + int64(n)
+	page.Text = utf8x.ValidString(body[:cut])
+	page.NextOffset = off + int64(cut)
 	page.HasMore = page.NextOffset < total
 	return page, nil
 }
+
+// pageBufs holds the buffers pages are read into: a store is an interface,
+// so a buffer handed to it lives on the heap, and a page is read on every
+// call. Nothing of one outlives the call (the page's text is a copy).
+var pageBufs = sync.Pool{New: func() any { return new([PageLimit + 6]byte) }}
 
 // stat looks a copy up in this session, mapping every kind of absence to
 // the one ErrNoOutput error.

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -99,6 +102,9 @@ func TestReadToolOutputErrors(t *testing.T) {
 	}{
 		{"negative offset", -1, nil, scrollback.ErrOffset, "offset -1 is negative"},
 		{"past the end", 17, nil, scrollback.ErrOffset, "offset 17 is past the end of the copy; the copy holds 16 bytes"},
+		{"far negative", -1 << 62, nil, scrollback.ErrOffset, "is negative; offsets count UTF-8 bytes from 0 to totalBytes (16)"},
+		{"far past the end", 1 << 62, nil, scrollback.ErrOffset, "is past the end of the copy; the copy holds 16 bytes"},
+		{"the largest offset", math.MaxInt64, intp(4096), scrollback.ErrOffset, "is past the end of the copy"},
 		{"inside a 2-byte character", 4, nil, scrollback.ErrOffset, "offset 4 is inside a multi-byte UTF-8 character; the nearest valid offsets are 3 (before) and 5 (after)"},
 		{"inside a 3-byte character at 6", 6, nil, scrollback.ErrOffset, "nearest valid offsets are 5 (before) and 8 (after)"},
 		{"inside a 3-byte character at 7", 7, nil, scrollback.ErrOffset, "nearest valid offsets are 5 (before) and 8 (after)"},
@@ -294,4 +300,48 @@ func eachInvalid(raw []byte) string {
 		raw = raw[size:]
 	}
 	return sb.String()
+}
+
+// brokenStore answers page reads as a store breaking its contract would:
+// a short read without an error, or no copy and no error.
+type brokenStore struct {
+	store.Store
+	short bool
+}
+
+func (b brokenStore) StatReadCopyAt(ctx context.Context, session, id string, p []byte, off int64) (store.CopyInfo, int, error) {
+	info, n, err := b.Store.StatReadCopyAt(ctx, session, id, p, off)
+	if !b.short {
+		return store.CopyInfo{}, 0, nil
+	}
+	if err == io.EOF {
+		err = nil
+	}
+	return info, max(n-1, 0), err
+}
+
+// TestReadToolOutputBrokenStore: a store that returns fewer bytes than the
+// copy holds, or nothing at all, gives an error, never a wrong page.
+func TestReadToolOutputBrokenStore(t *testing.T) {
+	env := newTestEnv(t)
+	id := env.save(t, env.sess, []byte(readerText))
+	for _, short := range []bool{true, false} {
+		t.Run(fmt.Sprintf("short=%v", short), func(t *testing.T) {
+			sess, err := scrollback.New(brokenStore{env.st, short}, scrollback.Options{}).Session(context.Background(), scrollback.LocalOwner, env.sess.ID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, off := range []int64{0, 3, 15} {
+				page, err := sess.ReadToolOutput(context.Background(), scrollback.ReadInput{ID: id, Offset: off})
+				switch {
+				case err == nil:
+					t.Errorf("offset %d: page %+v, want an error", off, page)
+				case !short && !errors.Is(err, scrollback.ErrNoOutput):
+					t.Errorf("offset %d: %v, want ErrNoOutput", off, err)
+				case short && !strings.Contains(err.Error(), "want"):
+					t.Errorf("offset %d: %v does not say what was wanted", off, err)
+				}
+			}
+		})
+	}
 }

@@ -24,6 +24,10 @@ func (evictingStore) StatCopy(ctx context.Context, session, id string) (store.Co
 	return store.CopyInfo{}, fmt.Errorf("copy %s was evicted on 2026-01-02 under the storage quota; re-run its source to see it: %w", id, store.ErrEvicted)
 }
 
+func (evictingStore) StatReadCopyAt(ctx context.Context, session, id string, p []byte, off int64) (store.CopyInfo, int, error) {
+	return store.CopyInfo{}, 0, fmt.Errorf("copy %s was evicted on 2026-01-02 under the storage quota; re-run its source to see it: %w", id, store.ErrEvicted)
+}
+
 // TestErrorKindsOfStore: a copy evicted under a quota and a store that
 // cannot be reached give tool errors of kinds "evicted" and "unavailable",
 // with the session in _meta.

@@ -326,6 +326,11 @@ func (s *observedStore) ReadCopyAt(ctx context.Context, session, id string, p []
 	return n, s.failed("read_copy", err)
 }
 
+func (s *observedStore) StatReadCopyAt(ctx context.Context, session, id string, p []byte, off int64) (store.CopyInfo, int, error) {
+	info, n, err := s.Store.StatReadCopyAt(ctx, session, id, p, off)
+	return info, n, s.failed("read_copy", err)
+}
+
 func (o *Observer) sessionOpened(token string) {
 	if o != nil {
 		o.sessions.WithLabelValues(token).Inc()

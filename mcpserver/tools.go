@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -247,8 +248,21 @@ func pageText(in scrollback.ReadInput, p scrollback.Page) []string {
 	var where string
 	switch {
 	case p.HasMore:
-		where = fmt.Sprintf("[scrollback: bytes %d to %d of %d. More follows: call read_tool_output {\"id\": %s, \"offset\": %d}]",
-			in.Offset, p.NextOffset, p.TotalBytes, jsonString(in.ID), p.NextOffset)
+		// The line every page but the last ends with, built without fmt:
+		// read_tool_output is the call a model makes most.
+		b := make([]byte, 0, 160+len(in.ID))
+		b = append(b, "[scrollback: bytes "...)
+		b = strconv.AppendInt(b, in.Offset, 10)
+		b = append(b, " to "...)
+		b = strconv.AppendInt(b, p.NextOffset, 10)
+		b = append(b, " of "...)
+		b = strconv.AppendInt(b, p.TotalBytes, 10)
+		b = append(b, ". More follows: call read_tool_output {\"id\": "...)
+		b = append(b, jsonString(in.ID)...)
+		b = append(b, ", \"offset\": "...)
+		b = strconv.AppendInt(b, p.NextOffset, 10)
+		b = append(b, "}]"...)
+		where = string(b)
 	case p.Complete:
 		where = fmt.Sprintf("[scrollback: end of the retained copy (%d bytes); it holds everything the tool produced]", p.TotalBytes)
 	default:
@@ -271,6 +285,21 @@ func filePageText(in scrollback.ReadFileInput, p scrollback.FilePage) []string {
 
 // jsonString quotes s as a JSON string, for calls shown to the model.
 func jsonString(s string) string {
+	if plainID(s) {
+		return `"` + s + `"`
+	}
 	b, _ := json.Marshal(s) // a string always marshals
 	return string(b)
+}
+
+// plainID reports whether s needs no escaping in JSON: letters, digits and
+// underscores, as every id scrollback makes.
+func plainID(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }

@@ -165,6 +165,14 @@ type Store interface {
 	// an unknown copy ErrCopyNotFound.
 	ReadCopyAt(ctx context.Context, session, id string, p []byte, off int64) (int, error)
 
+	// StatReadCopyAt is StatCopy and ReadCopyAt at once, in one query (one
+	// snapshot): what reading a page needs. n and err are ReadCopyAt's. The
+	// info is the copy's whenever the copy is found, also with io.EOF,
+	// ErrOffset or a damaged copy's error, so that a caller can say what
+	// the valid offsets are; it is the zero CopyInfo with ErrCopyNotFound,
+	// an evicted copy's error, or a failure to query.
+	StatReadCopyAt(ctx context.Context, session, id string, p []byte, off int64) (info CopyInfo, n int, err error)
+
 	// ListCopies returns the session's copies, oldest first.
 	ListCopies(ctx context.Context, session string) ([]CopyInfo, error)
 

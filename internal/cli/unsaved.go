@@ -56,6 +56,10 @@ func (u unsavedStore) ReadCopyAt(context.Context, string, string, []byte, int64)
 	return 0, store.ErrCopyNotFound
 }
 
+func (u unsavedStore) StatReadCopyAt(context.Context, string, string, []byte, int64) (store.CopyInfo, int, error) {
+	return store.CopyInfo{}, 0, store.ErrCopyNotFound
+}
+
 func (u unsavedStore) ListCopies(context.Context, string) ([]store.CopyInfo, error) {
 	return nil, u.err
 }

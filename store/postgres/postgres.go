@@ -513,12 +513,14 @@ func (db *DB) ListCopies(ctx context.Context, session string) ([]store.CopyInfo,
 	return list, db.wrap("list copies", err)
 }
 
-// readQuery fetches, in one round trip, the copy's size and the parts of
+// readQuery fetches, in one round trip, the copy's info (but its id and
+// session, which are $2 and $1) and the parts of
 // the chunks [$5, $6] that hold bytes [$3, $4): of a raw chunk only those
 // bytes (the substring bounds are the ones piece computes, in SQL), of a
 // compressed one all of it, to decompress and cut with piece here.
 const readQuery = `
-SELECT c.total_bytes, k.seq, k.codec,
+SELECT c.tool, c.source, c.total_bytes, c.lines, c.complete, c.omitted_bytes, c.omitted_lines, c.created_at,
+	k.seq, k.codec,
 	CASE k.codec WHEN 0 THEN
 	substring(k.data FROM (greatest($3::bigint - k.seq::bigint * $7::bigint, 0) + 1)::int
 	                 FOR ($4::bigint - greatest($3::bigint, k.seq::bigint * $7::bigint))::int)
@@ -545,14 +547,22 @@ func chunkRange(off, end int64) (first, last int64) {
 // io.ReaderAt semantics. It reads only the chunks that hold those bytes
 // (one or two for a page of at most 4 KiB), and of them only those bytes.
 func (db *DB) ReadCopyAt(ctx context.Context, session, id string, p []byte, off int64) (int, error) {
+	_, n, err := db.StatReadCopyAt(ctx, session, id, p, off)
+	return n, err
+}
+
+// StatReadCopyAt is StatCopy and ReadCopyAt in the one round trip
+// ReadCopyAt makes: the copy's info comes with every row of its chunks.
+func (db *DB) StatReadCopyAt(ctx context.Context, session, id string, p []byte, off int64) (store.CopyInfo, int, error) {
 	if !store.ValidID(store.SessionPrefix, session) || !store.ValidID(store.CopyPrefix, id) {
-		return 0, store.ErrCopyNotFound
+		return store.CopyInfo{}, 0, store.ErrCopyNotFound
 	}
 	if off < 0 {
-		if _, err := db.StatCopy(ctx, session, id); err != nil {
-			return 0, err
+		info, err := db.StatCopy(ctx, session, id)
+		if err != nil {
+			return store.CopyInfo{}, 0, err
 		}
-		return 0, fmt.Errorf("%w: offset %d is negative", store.ErrOffset, off)
+		return info, 0, fmt.Errorf("%w: offset %d is negative", store.ErrOffset, off)
 	}
 	end := off + int64(len(p))
 	if end < off { // overflow: such an offset is past any copy's end anyway
@@ -563,9 +573,10 @@ func (db *DB) ReadCopyAt(ctx context.Context, session, id string, p []byte, off 
 		first, last = chunkRange(off, end)
 	}
 	var n int
-	var total int64
+	var info store.CopyInfo
+	found := false
 	err := db.retry(ctx, func() error {
-		n, total = 0, -1
+		n, found = 0, false
 		rows, err := db.pool.Query(ctx, readQuery, session, id, off, end, first, last, int64(store.ChunkSize))
 		if err != nil {
 			return err
@@ -574,9 +585,13 @@ func (db *DB) ReadCopyAt(ctx context.Context, session, id string, p []byte, off 
 		for rows.Next() {
 			var seq *int32
 			var codec *int16
-			var data []byte
-			if err := rows.Scan(&total, &seq, &codec, &data); err != nil {
+			var data, tool, source []byte
+			if err := rows.Scan(&tool, &source, &info.TotalBytes, &info.Lines, &info.Complete,
+				&info.OmittedBytes, &info.OmittedLines, &info.CreatedAt, &seq, &codec, &data); err != nil {
 				return err
+			}
+			if !found {
+				found, info.ID, info.Session, info.Tool, info.Source = true, id, session, string(tool), string(source)
 			}
 			if seq == nil {
 				continue // the copy has no chunk in range: empty, or off at or past its end
@@ -601,23 +616,24 @@ func (db *DB) ReadCopyAt(ctx context.Context, session, id string, p []byte, off 
 		return rows.Err()
 	})
 	if err != nil {
-		return 0, db.wrap("read copy", err)
+		return store.CopyInfo{}, 0, db.wrap("read copy", err)
 	}
-	if total < 0 {
-		return 0, db.missing(ctx, session, id)
+	if !found {
+		return store.CopyInfo{}, 0, db.missing(ctx, session, id)
 	}
 	db.markRead(session, id)
+	total := info.TotalBytes
 	if off > total {
-		return 0, fmt.Errorf("%w: offset %d is past the end of the copy (%d bytes)", store.ErrOffset, off, total)
+		return info, 0, fmt.Errorf("%w: offset %d is past the end of the copy (%d bytes)", store.ErrOffset, off, total)
 	}
 	want := min(int64(len(p)), total-off)
 	if int64(n) != want {
-		return n, &Error{Op: "read copy", Server: db.server,
+		return info, n, &Error{Op: "read copy", Server: db.server,
 			Err:  fmt.Errorf("copy %s is damaged: read %d bytes at offset %d, want %d", id, n, off, want),
 			Hint: "the copy's chunks are missing; delete its session"}
 	}
 	if want < int64(len(p)) {
-		return n, io.EOF
+		return info, n, io.EOF
 	}
-	return n, nil
+	return info, n, nil
 }

@@ -207,11 +207,14 @@ func (d *DB) init(busyTimeout time.Duration) error {
 	// by substr() (1-based start, length), so that only the bytes asked
 	// for leave SQLite; a compressed one comes whole, to be decompressed
 	// and cut here. A copy with no chunk in range (off == size) still
-	// yields one row, seq NULL.
+	// yields one row, seq NULL. Every row starts with the copy's info (but
+	// its id and session, which are the arguments), so that a page read
+	// (StatReadCopyAt) is one query.
 	// ?1 session, ?2 id, ?3 first seq, ?4 last seq, ?5 off, ?6 end.
 	c := strconv.Itoa(store.ChunkSize)
 	d.readChunks, err = d.db.Prepare(`
-		SELECT c.total_bytes, k.seq, k.codec,
+		SELECT c.tool, c.source, c.total_bytes, c.lines, c.complete, c.omitted_bytes, c.omitted_lines, c.created_at,
+			k.seq, k.codec,
 			CASE k.codec WHEN 0 THEN substr(k.data, max(?5 - k.seq*` + c + `, 0) + 1,
 				min(?6 - k.seq*` + c + `, length(k.data)) - max(?5 - k.seq*` + c + `, 0))
 			ELSE k.data END
@@ -684,20 +687,27 @@ func (d *DB) StatCopy(ctx context.Context, session, id string) (store.CopyInfo, 
 // reads only the chunks covering the range, and only the wanted bytes of
 // each.
 func (d *DB) ReadCopyAt(ctx context.Context, session, id string, p []byte, off int64) (int, error) {
+	_, n, err := d.StatReadCopyAt(ctx, session, id, p, off)
+	return n, err
+}
+
+// StatReadCopyAt is StatCopy and ReadCopyAt in the one statement
+// ReadCopyAt runs: the copy's info comes with every row of its chunks.
+func (d *DB) StatReadCopyAt(ctx context.Context, session, id string, p []byte, off int64) (store.CopyInfo, int, error) {
 	if !store.ValidID(store.SessionPrefix, session) || !store.ValidID(store.CopyPrefix, id) {
-		return 0, store.ErrCopyNotFound
+		return store.CopyInfo{}, 0, store.ErrCopyNotFound
 	}
-	n, err := d.readCopyAt(ctx, session, id, p, off)
+	info, n, err := d.readCopyAt(ctx, session, id, p, off)
 	if errors.Is(err, store.ErrCopyNotFound) {
 		err = d.missing(ctx, session, id)
 	}
 	if err != nil && err != io.EOF {
-		return n, d.readErr("read copy", err)
+		return info, n, d.readErr("read copy", err)
 	}
 	if n > 0 || err == io.EOF {
 		d.markRead(session, id)
 	}
-	return n, err
+	return info, n, err
 }
 
 // missing returns the error for a copy the session does not hold: an
@@ -715,7 +725,9 @@ func (d *DB) missing(ctx context.Context, session, id string) error {
 	return err
 }
 
-func (d *DB) readCopyAt(ctx context.Context, session, id string, p []byte, off int64) (int, error) {
+// readCopyAt runs readChunks. The info is the zero value when the copy is
+// not found, and set otherwise, whatever the error.
+func (d *DB) readCopyAt(ctx context.Context, session, id string, p []byte, off int64) (store.CopyInfo, int, error) {
 	const C = store.ChunkSize
 	end := off + int64(len(p))
 	if end < off { // overflow
@@ -724,33 +736,38 @@ func (d *DB) readCopyAt(ctx context.Context, session, id string, p []byte, off i
 	first, last := max(off, 0)/C, max(end-1, 0)/C
 	rows, err := d.readChunks.QueryContext(ctx, session, id, first, last, off, end)
 	if err != nil {
-		return 0, err
+		return store.CopyInfo{}, 0, err
 	}
 	defer rows.Close()
 	var (
-		total int64 = -1
+		info  store.CopyInfo
+		found bool
+		at    int64
 		n     int
 		seq   sql.NullInt64
 		codec sql.NullInt64
 		piece []byte
 	)
 	for rows.Next() {
-		if err := rows.Scan(&total, &seq, &codec, &piece); err != nil {
-			return 0, err
+		if err := rows.Scan(&info.Tool, &info.Source, &info.TotalBytes, &info.Lines,
+			&info.Complete, &info.OmittedBytes, &info.OmittedLines, &at, &seq, &codec, &piece); err != nil {
+			return store.CopyInfo{}, 0, err
 		}
+		found, info.ID, info.Session, info.CreatedAt = true, id, session, fromNanos(at)
+		total := info.TotalBytes
 		if off < 0 || off > total {
-			return 0, fmt.Errorf("%w: offset %d, want 0 to %d (the copy's size)", store.ErrOffset, off, total)
+			return info, 0, fmt.Errorf("%w: offset %d, want 0 to %d (the copy's size)", store.ErrOffset, off, total)
 		}
 		if !seq.Valid { // no chunk in range: off == total
 			break
 		}
 		if want := max(seq.Int64*C, off) - off; want != int64(n) {
-			return n, fmt.Errorf("copy %s is damaged: chunk %d missing", id, (off+int64(n))/C)
+			return info, n, fmt.Errorf("copy %s is damaged: chunk %d missing", id, (off+int64(n))/C)
 		}
 		if codec.Int64 != chunkcodec.Raw {
 			m, err := d.chunks.Read(p[n:], id, seq.Int64, int(codec.Int64), piece, max(off-seq.Int64*C, 0))
 			if err != nil {
-				return n, fmt.Errorf("copy %s is damaged: %w", id, err)
+				return info, n, fmt.Errorf("copy %s is damaged: %w", id, err)
 			}
 			n += m
 			continue
@@ -758,21 +775,22 @@ func (d *DB) readCopyAt(ctx context.Context, session, id string, p []byte, off i
 		n += copy(p[n:], piece)
 	}
 	if err := rows.Err(); err != nil {
-		return n, err
+		return store.CopyInfo{}, n, err
 	}
-	if total < 0 {
-		return 0, store.ErrCopyNotFound
+	if !found {
+		return store.CopyInfo{}, 0, store.ErrCopyNotFound
 	}
+	total := info.TotalBytes
 	if off == total {
-		return 0, io.EOF
+		return info, 0, io.EOF
 	}
 	if want := min(end, total) - off; int64(n) != want {
-		return n, fmt.Errorf("copy %s is damaged: %d bytes at offset %d, want %d", id, n, off, want)
+		return info, n, fmt.Errorf("copy %s is damaged: %d bytes at offset %d, want %d", id, n, off, want)
 	}
 	if n < len(p) {
-		return n, io.EOF
+		return info, n, io.EOF
 	}
-	return n, nil
+	return info, n, nil
 }
 
 // ListCopies returns the session's copies, oldest first; none for a session

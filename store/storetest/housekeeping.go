@@ -74,7 +74,7 @@ func stats(t *testing.T, h store.Housekeeper, session string) store.Stats {
 }
 
 // wantEvicted checks that reading id gives the evicted error, with a time,
-// from both StatCopy and ReadCopyAt.
+// from StatCopy, ReadCopyAt and StatReadCopyAt.
 func wantEvicted(t *testing.T, s store.Store, session, id string) {
 	t.Helper()
 	_, err := s.StatCopy(ctxT(t), session, id)
@@ -91,6 +91,10 @@ func wantEvicted(t *testing.T, s store.Store, session, id string) {
 	_, err = s.ReadCopyAt(ctxT(t), session, id, make([]byte, 10), 0)
 	if !errors.Is(err, store.ErrEvicted) || errors.Is(err, store.ErrUnavailable) {
 		t.Errorf("ReadCopyAt(evicted %s): err = %v, want ErrEvicted alone", id, err)
+	}
+	info, n, err := s.StatReadCopyAt(ctxT(t), session, id, make([]byte, 10), 0)
+	if !errors.As(err, &ee) || ee.ID != id || errors.Is(err, store.ErrCopyNotFound) || errors.Is(err, store.ErrUnavailable) || n != 0 || info != (store.CopyInfo{}) {
+		t.Errorf("StatReadCopyAt(evicted %s) = %+v, %d, %v; want a zero info and an *store.EvictedError alone", id, info, n, err)
 	}
 }
 

@@ -58,6 +58,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"SaveSizes", testSaveSizes},
 		{"SaveShortReads", testSaveShortReads},
 		{"ReadCopyAt", testReadCopyAt},
+		{"StatReadCopyAt", testStatReadCopyAt},
 		{"ReaderAt", testReaderAt},
 		{"Lines", testLines},
 		{"Meta", testMeta},
@@ -639,6 +640,86 @@ func testReadCopyAt(t *testing.T, s store.Store) {
 	}
 }
 
+// testStatReadCopyAt: StatReadCopyAt reads what ReadCopyAt reads, with the
+// same n and error, and gives the copy's info as StatCopy does whenever the
+// copy is found (at the end, past it, before it); nothing of a copy it
+// cannot see.
+func testStatReadCopyAt(t *testing.T, s store.Store) {
+	sess := createSession(t, s, alice)
+	const C = store.ChunkSize
+	data := content(5, 2*C+300)
+	total := int64(len(data))
+	meta := store.CopyMeta{Tool: "run_command", Source: "cat big", Complete: false, OmittedBytes: 7, OmittedLines: 1}
+	saved := saveCopy(t, s, sess.ID, meta, data)
+	want, err := s.StatCopy(ctxT(t), sess.ID, saved.ID)
+	if err != nil {
+		t.Fatalf("StatCopy: %v", err)
+	}
+	sameInfo := func(name string, got store.CopyInfo) {
+		t.Helper()
+		if !got.CreatedAt.Equal(want.CreatedAt) {
+			t.Errorf("%s: CreatedAt %v, want %v as StatCopy says", name, got.CreatedAt, want.CreatedAt)
+		}
+		got.CreatedAt = want.CreatedAt
+		if got != want {
+			t.Errorf("%s: info %+v, want %+v as StatCopy says", name, got, want)
+		}
+	}
+	tests := []struct {
+		off int64
+		n   int
+	}{
+		{0, 4102},
+		{C - 3, 4102},         // a page straddling chunks
+		{C + 17, 4102},        // within the second chunk
+		{total - 100, 4102},   // short at the end: io.EOF
+		{total - 3, 4102},     // the last bytes
+		{total, 4102},         // at the end: 0, io.EOF
+		{total + 1, 4102},     // past the end: ErrOffset
+		{total + 4096, 4102},  // far past it
+		{-1, 4102},            // before the start: ErrOffset
+		{-1 << 62, 10},        // far before
+		{0, 0},                // an empty read
+		{0, int(total) + 100}, // the whole copy and more
+		{1 << 62, 10},
+	}
+	for _, tt := range tests {
+		name := fmt.Sprintf("StatReadCopyAt(off=%d, len=%d)", tt.off, tt.n)
+		p := make([]byte, tt.n)
+		info, n, err := s.StatReadCopyAt(ctxT(t), sess.ID, saved.ID, p, tt.off)
+		q := make([]byte, tt.n)
+		wantN, wantErr := s.ReadCopyAt(ctxT(t), sess.ID, saved.ID, q, tt.off)
+		sameInfo(name, info)
+		if n != wantN || (err == nil) != (wantErr == nil) || err == io.EOF != (wantErr == io.EOF) || errors.Is(err, store.ErrOffset) != errors.Is(wantErr, store.ErrOffset) {
+			t.Errorf("%s = %d, %v; ReadCopyAt says %d, %v", name, n, err, wantN, wantErr)
+			continue
+		}
+		if !bytes.Equal(p[:n], q[:wantN]) || n > 0 && !bytes.Equal(p[:n], data[tt.off:tt.off+int64(n)]) {
+			t.Errorf("%s: wrong bytes", name)
+		}
+	}
+
+	// The empty copy.
+	empty := saveCopy(t, s, sess.ID, store.CopyMeta{Complete: true}, nil)
+	if info, n, err := s.StatReadCopyAt(ctxT(t), sess.ID, empty.ID, make([]byte, 10), 0); n != 0 || err != io.EOF || info.ID != empty.ID || info.TotalBytes != 0 || !info.Complete {
+		t.Errorf("StatReadCopyAt(empty copy, 0) = %+v, %d, %v; want its info, 0, io.EOF", info, n, err)
+	}
+	// Another session's copy, and one that does not exist: nothing of it.
+	other := createSession(t, s, alice)
+	for _, c := range []struct{ session, id string }{
+		{other.ID, saved.ID},
+		{sess.ID, store.NewID(store.CopyPrefix)},
+		{store.NewID(store.SessionPrefix), saved.ID},
+	} {
+		for _, off := range []int64{-1, 0, 1 << 40} {
+			info, n, err := s.StatReadCopyAt(ctxT(t), c.session, c.id, make([]byte, 10), off)
+			if n != 0 || !errors.Is(err, store.ErrCopyNotFound) || info != (store.CopyInfo{}) {
+				t.Errorf("StatReadCopyAt(%s, %s, %d) = %+v, %d, %v; want a zero info, 0, ErrCopyNotFound", c.session, c.id, off, info, n, err)
+			}
+		}
+	}
+}
+
 func testReaderAt(t *testing.T, s store.Store) {
 	sess := createSession(t, s, alice)
 	// iotest.TestReader reads byte by byte: keep the copy small (chunk
@@ -789,8 +870,8 @@ func testListCopies(t *testing.T, s store.Store) {
 	}
 }
 
-// checkNotVisible asserts that session holds no copy id and that ReadCopyAt
-// and StatCopy through it say ErrCopyNotFound.
+// checkNotVisible asserts that session holds no copy id and that ReadCopyAt,
+// StatCopy and StatReadCopyAt through it say ErrCopyNotFound.
 func checkNotVisible(t *testing.T, s store.Store, session, id string) {
 	t.Helper()
 	if _, err := s.StatCopy(ctxT(t), session, id); !errors.Is(err, store.ErrCopyNotFound) {
@@ -799,6 +880,9 @@ func checkNotVisible(t *testing.T, s store.Store, session, id string) {
 	for _, off := range []int64{0, 1} {
 		if n, err := s.ReadCopyAt(ctxT(t), session, id, make([]byte, 16), off); n != 0 || !errors.Is(err, store.ErrCopyNotFound) {
 			t.Errorf("ReadCopyAt(%.20q, %.30q, off %d) = %d, %v; want 0, ErrCopyNotFound", session, id, off, n, err)
+		}
+		if info, n, err := s.StatReadCopyAt(ctxT(t), session, id, make([]byte, 16), off); n != 0 || !errors.Is(err, store.ErrCopyNotFound) || info != (store.CopyInfo{}) {
+			t.Errorf("StatReadCopyAt(%.20q, %.30q, off %d) = %+v, %d, %v; want a zero info, 0, ErrCopyNotFound", session, id, off, info, n, err)
 		}
 	}
 }

@@ -200,6 +200,15 @@ func (m *memStore) ReadCopyAt(ctx context.Context, session, id string, p []byte,
 	return n, nil
 }
 
+func (m *memStore) StatReadCopyAt(ctx context.Context, session, id string, p []byte, off int64) (store.CopyInfo, int, error) {
+	info, err := m.StatCopy(ctx, session, id)
+	if err != nil {
+		return store.CopyInfo{}, 0, err
+	}
+	n, err := m.ReadCopyAt(ctx, session, id, p, off)
+	return info, n, err
+}
+
 func (m *memStore) ListCopies(ctx context.Context, session string) ([]store.CopyInfo, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -14,13 +14,19 @@
 //
 // Run it from the repository root:
 //
-//	go run ./bench/mcp/cmd [-clients 50] [-calls 200] [-echo 200] [-gogc N]
+//	go run ./bench/mcp/cmd [-clients 50] [-calls 200] [-echo 200] [-gogc N] [-ref BIN] [-floor] [-rounds 3]
 //
 // It prints the machine's load average beside its figures: on a shared
 // machine they are comparable only within one run. To compare two builds,
 // give the other one (main's, say) with -ref BIN: the reads then run against
 // each in turn, -rounds times (3), on fresh servers, and the medians are
-// compared as ratios.
+// compared as ratios. With -floor, the rounds also run against two floor
+// servers, this program run again with -serve-floor: the official SDK's
+// streamable HTTP handler (JSON answers, as scrollback's) with a
+// read_tool_output that does nothing and returns a result shaped like a
+// page (floor-page: the same 4 KiB of text in a text block and in
+// structuredContent) or two bytes (floor-tiny), so that the server CPU per
+// call scrollback adds to what the SDK costs reads as a ratio.
 //
 // Everything it starts listens on 127.0.0.1 only and stops when it is done.
 package main
@@ -56,9 +62,15 @@ func main() {
 	gogc := flag.String("gogc", "", "GOGC of the server process (default: the server's own setting)")
 	bin := flag.String("scrollback", "", "the scrollback binary to serve with (default: build ./cmd/scrollback)")
 	ref := flag.String("ref", "", "a reference scrollback `binary` (main's, say): the reads run against it and the measured one in turn, -rounds times, and the medians are compared")
-	rounds := flag.Int("rounds", 3, "with -ref, rounds of reads against each binary")
+	rounds := flag.Int("rounds", 3, "with -ref or -floor, rounds of reads against each server")
+	floor := flag.Bool("floor", false, "also measure the SDK's floor: the official SDK's streamable HTTP handler, in a process of its own, with a read_tool_output that does nothing and returns a result shaped like a page (floor-page) or two bytes (floor-tiny); rounds alternate as with -ref")
+	serve := flag.String("serve-floor", "", "serve a floor server (`page` or `tiny`) and print its address, as -floor runs it; nothing else")
 	flag.Parse()
 	log.SetFlags(0)
+	if *serve != "" {
+		serveFloor(*serve)
+		return
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -81,32 +93,56 @@ func main() {
 	b := &bench{dir: dir, src: src, gogc: *gogc, clients: *clients, calls: *calls, copyBytes: *copyBytes}
 	fmt.Printf("scrollback MCP benchmark: streamable HTTP on loopback, server in its own process (GOGC=%s), %d CPUs, load average %s\n", orDefault(*gogc), runtime.NumCPU(), loadAvg())
 
-	if *ref != "" {
-		var this, base []readResult
+	if *ref != "" || *floor {
+		self, err := os.Executable()
+		if err != nil {
+			log.Fatal(err)
+		}
+		var targets []target
+		if *ref != "" {
+			targets = append(targets, target{"reference", scrollbackArgs(*ref)})
+		}
+		targets = append(targets, target{"measured", scrollbackArgs(*bin)})
+		if *floor {
+			targets = append(targets, target{"floor-page", []string{self, "-serve-floor", floorPage}},
+				target{"floor-tiny", []string{self, "-serve-floor", floorTiny}})
+		}
+		results := make(map[string][]readResult)
 		for i := range max(*rounds, 1) {
-			for _, side := range []struct {
-				name, bin string
-				out       *[]readResult
-			}{{"reference", *ref, &base}, {"measured", *bin, &this}} {
-				r, err := b.reads(ctx, side.bin)
+			for _, t := range targets {
+				r, err := b.reads(ctx, t.argv)
 				if err != nil {
 					log.Fatal(err)
 				}
-				fmt.Printf("round %d, %s: %s (load average %s)\n", i+1, side.name, r, loadAvg())
-				*side.out = append(*side.out, r)
+				fmt.Printf("round %d, %s: %s (load average %s)\n", i+1, t.name, r, loadAvg())
+				results[t.name] = append(results[t.name], r)
 			}
 		}
-		m, r := median(this), median(base)
-		fmt.Printf("medians of %d rounds, measured / reference: server CPU per call %s / %s = %.2fx; calls/s %.0f / %.0f = %.2fx; p50 %s / %s = %.2fx; p99 %s / %s = %.2fx; errors %d / %d\n",
-			len(this), m.cpu, r.cpu, ratio(m.cpu, r.cpu), m.rate, r.rate, m.rate/r.rate,
-			m.p50, r.p50, ratio(m.p50, r.p50), m.p99, r.p99, ratio(m.p99, r.p99), m.errs, r.errs)
-		if m.errs != 0 || r.errs != 0 {
+		failed := false
+		for _, t := range targets {
+			m := median(results[t.name])
+			fmt.Printf("median of %d rounds, %s: server CPU per call %s, %.0f calls/s, p50 %s, p99 %s, errors %d\n",
+				len(results[t.name]), t.name, m.cpu, m.rate, m.p50, m.p99, m.errs)
+			failed = failed || m.errs != 0
+		}
+		m := median(results["measured"])
+		for _, t := range targets {
+			if t.name == "measured" {
+				continue
+			}
+			r := median(results[t.name])
+			fmt.Printf("measured / %s: server CPU per call %s / %s = %.2fx; calls/s %.0f / %.0f = %.2fx; p50 %s / %s = %.2fx; p99 %s / %s = %.2fx\n",
+				t.name, m.cpu, r.cpu, ratio(m.cpu, r.cpu), m.rate, r.rate, m.rate/r.rate,
+				m.p50, r.p50, ratio(m.p50, r.p50), m.p99, r.p99, ratio(m.p99, r.p99))
+		}
+		fmt.Printf("load average at the end: %s\n", loadAvg())
+		if failed {
 			log.Fatalf("calls failed")
 		}
 		return
 	}
 
-	s, r, err := b.start(ctx, *bin)
+	s, r, err := b.start(ctx, scrollbackArgs(*bin))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -196,10 +232,21 @@ func median(rs []readResult) readResult {
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
 
-// reads starts a server of bin, measures the concurrent reads, stops it
+// target is a server to measure: the command line that starts it.
+type target struct {
+	name string
+	argv []string
+}
+
+// scrollbackArgs is the command line of `scrollback mcp --http` of bin.
+func scrollbackArgs(bin string) []string {
+	return []string{bin, "mcp", "--http", "127.0.0.1:0"}
+}
+
+// reads starts the server argv runs, measures the concurrent reads, stops it
 // and removes its database.
-func (b *bench) reads(ctx context.Context, bin string) (readResult, error) {
-	s, r, err := b.start(ctx, bin)
+func (b *bench) reads(ctx context.Context, argv []string) (readResult, error) {
+	s, r, err := b.start(ctx, argv)
 	if err == nil {
 		s.stop()
 	}
@@ -216,12 +263,12 @@ type served struct {
 	sessions []*session
 }
 
-// start starts a server of bin on a database of its own, gives each client
+// start starts the server argv runs on a database of its own, gives each client
 // a session holding a copy, and measures the concurrent reads: each client
 // makes its calls at random offsets of its copy.
-func (b *bench) start(ctx context.Context, bin string) (*served, readResult, error) {
+func (b *bench) start(ctx context.Context, argv []string) (*served, readResult, error) {
 	b.n++
-	url, pid, stop, err := startServer(ctx, bin, b.dir, fmt.Sprintf("bench%d.db", b.n), b.gogc)
+	url, pid, stop, err := startServer(ctx, argv, b.dir, fmt.Sprintf("bench%d.db", b.n), b.gogc)
 	if err != nil {
 		return nil, readResult{}, err
 	}
@@ -339,11 +386,12 @@ func cpuTime(pid int) time.Duration {
 
 var servingLine = regexp.MustCompile(`serving MCP on (http://\S+)`)
 
-// startServer starts `scrollback mcp --http 127.0.0.1:0` on database db in
-// dir and returns its endpoint, read from the line it prints when it
+// startServer starts argv (`scrollback mcp --http 127.0.0.1:0`, or a floor
+// server) on database db in dir and returns its endpoint, read from the line it prints when it
 // listens, and a function that stops it.
-func startServer(ctx context.Context, bin, dir, db, gogc string) (url string, pid int, stop func(), err error) {
-	cmd := exec.CommandContext(ctx, bin, "mcp", "--http", "127.0.0.1:0")
+func startServer(ctx context.Context, argv []string, dir, db, gogc string) (url string, pid int, stop func(), err error) {
+	bin := argv[0]
+	cmd := exec.CommandContext(ctx, bin, argv[1:]...)
 	cmd.Env = append(os.Environ(), "SCROLLBACK_DB="+filepath.Join(dir, db), "SCROLLBACK_TOKEN=")
 	if gogc != "" {
 		cmd.Env = append(cmd.Env, "GOGC="+gogc)
@@ -374,7 +422,7 @@ func startServer(ctx context.Context, bin, dir, db, gogc string) (url string, pi
 		}
 	}
 	stop()
-	return "", 0, nil, fmt.Errorf("%s mcp --http printed no address", bin)
+	return "", 0, nil, fmt.Errorf("%s printed no address", strings.Join(argv, " "))
 }
 
 // session is one MCP session spoken to with plain JSON-RPC POSTs.

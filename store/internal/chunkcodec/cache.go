@@ -23,13 +23,18 @@ import (
 //
 // It is safe for concurrent use.
 type Cache struct {
-	mu      sync.Mutex
-	entries [CacheSize]cacheEntry
-	next    int // the entry to replace next
+	mu           sync.Mutex
+	entries      [CacheSize]cacheEntry
+	next         int   // the entry to replace next
+	hits, misses int64 // reads served from an entry, and decoded
 }
 
-// CacheSize is how many chunks a Cache keeps: 512 KiB of 64 KiB chunks.
-const CacheSize = 8
+// CacheSize is how many chunks a Cache keeps: 4 MiB of 64 KiB chunks, so
+// that a server's readers paging forward each keep their chunk while as
+// many others read in between (one chunk each: 64 readers). Random reads
+// over more than 4 MiB of copies mostly miss whatever the size, and each
+// miss decompresses one chunk (about 40 µs for 64 KiB of text).
+const CacheSize = 64
 
 type cacheEntry struct {
 	copy string
@@ -54,6 +59,7 @@ func (c *Cache) Read(p []byte, copyID string, seq int64, codec int, stored []byt
 	if n, ok := c.readCached(p, copyID, seq, from); ok {
 		return n, nil
 	}
+
 	buf := chunkBufs.Get().(*[]byte)
 	defer chunkBufs.Put(buf)
 	whole, err := Decode(*buf, stored, codec)
@@ -75,6 +81,7 @@ func (c *Cache) readCached(p []byte, copyID string, seq, from int64) (n int, ok 
 	for i := range c.entries {
 		e := &c.entries[i]
 		if e.data != nil && e.seq == seq && e.copy == copyID {
+			c.hits++
 			if from >= int64(len(e.data)) {
 				return 0, true
 			}
@@ -89,6 +96,7 @@ func (c *Cache) readCached(p []byte, copyID string, seq, from int64) (n int, ok 
 func (c *Cache) put(copyID string, seq int64, data []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.misses++
 	for i := range c.entries {
 		if e := &c.entries[i]; e.data != nil && e.seq == seq && e.copy == copyID {
 			return // another reader kept it meanwhile
@@ -116,6 +124,15 @@ func (c *Cache) Forget(ids ...string) {
 			}
 		}
 	}
+}
+
+// Stats returns how many reads the cache has served from an entry (hits)
+// and how many decoded their chunk (misses; a chunk that failed to decode
+// is neither).
+func (c *Cache) Stats() (hits, misses int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hits, c.misses
 }
 
 // Len returns how many chunks the cache holds, for tests.

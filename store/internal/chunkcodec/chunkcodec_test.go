@@ -296,3 +296,58 @@ func FuzzTally(f *testing.F) {
 		}
 	})
 }
+
+// TestCacheHitRate: readers paging forward through their own copies, 4 KiB
+// a page, interleaved as a server's clients are, each decompress a chunk
+// once (15 hits in 16 pages of 64 KiB) as long as there are no more of
+// them than the cache holds chunks; random pages over many copies (the
+// access of bench/mcp: 50 copies of 8 MiB) mostly miss, as any bounded
+// cache would. The rates are logged.
+func TestCacheHitRate(t *testing.T) {
+	stored, codec := Encode(nil, bytes.Repeat([]byte("line of text\n"), 64<<10/13))
+	const pagesPerChunk = 16 // 4 KiB pages of a 64 KiB chunk
+	tests := []struct {
+		name           string
+		readers        int
+		chunks         int64 // per copy
+		random         bool
+		minHit, maxHit float64
+	}{
+		{"sequential/1", 1, 8, false, 0.93, 1},
+		{"sequential/50", 50, 8, false, 0.93, 1},
+		{"sequential/CacheSize", CacheSize, 8, false, 0.93, 1},
+		{"sequential/2xCacheSize", 2 * CacheSize, 4, false, 0, 0.1},
+		{"random/bench-mcp", 50, 128, true, 0, 0.05},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c Cache
+			r := rand.New(rand.NewPCG(1, 2))
+			p := make([]byte, 4096)
+			pos := make([]int64, tt.readers) // each reader's next page
+			rounds := tt.chunks * pagesPerChunk
+			if tt.random {
+				rounds = 40 // enough to fill the cache and measure
+			}
+			for range rounds {
+				for i := range tt.readers {
+					page := pos[i]
+					if tt.random {
+						page = r.Int64N(tt.chunks * pagesPerChunk)
+					}
+					pos[i]++
+					seq, from := page/pagesPerChunk, page%pagesPerChunk*4096
+					if _, err := c.Read(p, fmt.Sprintf("out_%d", i), seq, codec, stored, from); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			hits, misses := c.Stats()
+			rate := float64(hits) / float64(hits+misses)
+			t.Logf("%d readers, %d chunks each: %d hits, %d misses: hit rate %.3f", tt.readers, tt.chunks, hits, misses, rate)
+			if rate < tt.minHit || rate > tt.maxHit {
+				t.Errorf("hit rate %.3f, want %.2f to %.2f", rate, tt.minHit, tt.maxHit)
+			}
+		})
+	}
+}
