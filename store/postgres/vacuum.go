@@ -7,8 +7,9 @@ import (
 
 // vacuumTables are the tables whose rows evictions and deletions leave
 // dead: the chunks (and so their TOAST table, where the bytes are) and the
-// copies; sessions, whose last use every save updates, come along.
-const vacuumTables = "chunks, copies, sessions"
+// copies. (Sessions, whose last use every save updates, are small; autovacuum
+// keeps them.)
+const vacuumTables = "chunks, copies"
 
 // vacuumer makes the space of deleted rows reusable soon after they are
 // deleted, instead of when autovacuum next looks (a minute or more later,
@@ -130,8 +131,16 @@ func (v *vacuumer) close() {
 // vacuum runs one VACUUM of vacuumTables on a connection of the pool. With
 // no arguments pgx sends it in the simple protocol, as one statement and so
 // outside any transaction block, as VACUUM requires.
+//
+// INDEX_CLEANUP ON: by default (AUTO) a VACUUM that finds dead rows on
+// fewer than 2% of a table's pages skips its indexes, and then leaves
+// those pages out of the free space map, so that one eviction's space
+// (a few hundred TOAST pages of a large table) would be reused only once
+// several had piled up. TRUNCATE false: giving empty pages at the end back
+// to the file system takes a lock that saves would wait for; autovacuum
+// still does it.
 func (db *DB) vacuum(ctx context.Context) error {
-	_, err := db.pool.Exec(ctx, "VACUUM "+vacuumTables)
+	_, err := db.pool.Exec(ctx, "VACUUM (INDEX_CLEANUP ON, TRUNCATE false) "+vacuumTables)
 	return err
 }
 
