@@ -112,7 +112,7 @@ func TestStartRetention(t *testing.T) {
 	idle, _ := db.CreateSession(ctx, "me")
 	time.Sleep(5 * time.Millisecond) // the session is now idle for longer than the period
 	var log syncBuffer
-	stop := startRetention(ctx, db, time.Millisecond, &log)
+	stop := startRetention(ctx, db, time.Millisecond, &log, nil)
 	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(log.String(), "deleted 1 session"); {
 		if time.Now().After(deadline) {
 			t.Fatalf("background retention did not run; log %q", log.String())
@@ -124,7 +124,7 @@ func TestStartRetention(t *testing.T) {
 		t.Errorf("GetSession(idle) = %v, want deleted", err)
 	}
 	// Retention 0 starts nothing.
-	startRetention(ctx, db, 0, &log)()
+	startRetention(ctx, db, 0, &log, nil)()
 }
 
 // countingStore counts the retention passes made on a real database, and
@@ -149,6 +149,17 @@ func (c *countingStore) DeleteIdle(ctx context.Context, cutoff time.Time) (int, 
 // in fake time (testing/synctest); a pass under way holds up neither the
 // server's start nor its calls.
 func TestStartRetentionHourly(t *testing.T) {
+	// The zstd encoder is made once per process, with channels of its
+	// own: make it outside the bubble, where later tests use it too.
+	warm, err := sqlite.Open(filepath.Join(t.TempDir(), "warm.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := warm.CreateSession(t.Context(), "me")
+	if _, err := warm.SaveCopy(t.Context(), ws.ID, store.CopyMeta{}, strings.NewReader("hi\n")); err != nil {
+		t.Fatal(err)
+	}
+	warm.Close()
 	synctest.Test(t, func(t *testing.T) {
 		db, err := sqlite.Open(filepath.Join(t.TempDir(), "r.db"), nil)
 		if err != nil {
@@ -156,7 +167,7 @@ func TestStartRetentionHourly(t *testing.T) {
 		}
 		defer db.Close()
 		c := &countingStore{DB: db, hold: make(chan struct{})}
-		stop := startRetention(t.Context(), c, 24*time.Hour, io.Discard)
+		stop := startRetention(t.Context(), c, 24*time.Hour, io.Discard, nil)
 		synctest.Wait()
 		if n := c.passes.Load(); n != 1 {
 			t.Fatalf("%d passes at start, want 1", n)
@@ -255,5 +266,91 @@ func TestMCPServerRetention(t *testing.T) {
 	}
 	if list, err := db.ListSessions(ctx, scrollback.LocalOwner); err != nil || len(list) != 1 {
 		t.Errorf("ListSessions = %d sessions, %v; want the server's own", len(list), err)
+	}
+}
+
+// A long-running server never deletes the session its own client holds,
+// however long that client stays idle: `scrollback mcp --session HELD
+// --retention 1h` with HELD and another session both two hours idle
+// deletes the other and keeps HELD, which the client goes on using.
+func TestMCPServerRetentionKeepsHeldSession(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "m.db")
+	db, err := sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := db.CreateSession(ctx, scrollback.LocalOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := db.CreateSession(ctx, scrollback.LocalOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	ageSessions(t, path, 2*time.Hour, held.ID, other.ID)
+
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr syncBuffer
+	env := map[string]string{"SCROLLBACK_DB": path, "HOME": t.TempDir()}
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"mcp", "--retention", "1h", "--session", held.ID},
+			IO{Stdin: inR, Stdout: outW, Stderr: &stderr, Getenv: func(k string) string { return env[k] }})
+		outW.Close()
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), "retention: deleted"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not apply retention; stderr %q", stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !strings.Contains(stderr.String(), "retention: deleted 1 session") {
+		t.Errorf("stderr %q, want exactly 1 session deleted (the idle one nobody holds)", stderr.String())
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "seq 1 200000"}})
+	if err != nil {
+		t.Fatalf("run_command after the retention pass: %v", err)
+	}
+	if res.IsError {
+		t.Errorf("run_command after the retention pass failed: %+v", res.Content)
+	}
+	cs.Close()
+	if code := <-done; code != 0 {
+		t.Fatalf("mcp exited %d; stderr %q", code, stderr.String())
+	}
+
+	db, err = sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.GetSession(ctx, scrollback.LocalOwner, other.ID); !errors.Is(err, store.ErrSessionNotFound) {
+		t.Errorf("GetSession(other) = %v, want deleted", err)
+	}
+	if list, err := db.ListCopies(ctx, held.ID); err != nil || len(list) != 1 {
+		t.Errorf("held session: %d copies, %v; want the one run_command saved after the pass", len(list), err)
+	}
+}
+
+// ageSessions makes the sessions of the SQLite database at path last used
+// d ago.
+func ageSessions(t *testing.T, path string, d time.Duration, ids ...string) {
+	t.Helper()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, id := range ids {
+		if _, err := raw.Exec(`UPDATE sessions SET last_used_at = ? WHERE id = ?`, time.Now().Add(-d).UnixNano(), id); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -193,6 +194,22 @@ FROM sessions WHERE id = $1`, session).Scan(
 		return store.Stats{}, store.ErrSessionNotFound
 	}
 	return st, nil
+}
+
+// MarkUsed marks the sessions used now (see store.Housekeeper), in one
+// statement, the ids sorted (see markUsed).
+func (db *DB) MarkUsed(ctx context.Context, sessions []string) error {
+	if len(sessions) == 0 {
+		return nil
+	}
+	ids := slices.Sorted(slices.Values(sessions))
+	ids = slices.Compact(ids)
+	ats := make([]time.Time, len(ids))
+	now := time.Now()
+	for i := range ats {
+		ats[i] = now
+	}
+	return db.wrap("mark sessions used", markUsed(ctx, db.pool, ids, ats))
 }
 
 // DeleteIdle deletes every session last used before cutoff, with its
