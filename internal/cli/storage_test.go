@@ -133,6 +133,27 @@ type countingStore struct {
 	*sqlite.DB
 	passes atomic.Int64
 	hold   chan struct{} // each pass waits until it is closed
+
+	mu      sync.Mutex
+	marks   [][]string // the sessions of each MarkUsed call
+	markErr error      // what MarkUsed returns, when not nil
+}
+
+func (c *countingStore) MarkUsed(ctx context.Context, sessions []string) error {
+	c.mu.Lock()
+	c.marks = append(c.marks, sessions)
+	err := c.markErr
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return c.DB.MarkUsed(ctx, sessions)
+}
+
+func (c *countingStore) markCalls() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.marks)
 }
 
 func (c *countingStore) DeleteIdle(ctx context.Context, cutoff time.Time) (int, error) {
@@ -353,4 +374,65 @@ func ageSessions(t *testing.T, path string, d time.Duration, ids ...string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// With a period shorter than two hours, the sessions clients hold are
+// marked used every half period (so that another instance's pass spares
+// them too), while retention itself still runs once an hour, each pass
+// after a mark; a pass whose mark failed is skipped, not run blind.
+func TestStartRetentionMarksLiveSessions(t *testing.T) {
+	warm, err := sqlite.Open(filepath.Join(t.TempDir(), "warm.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := warm.CreateSession(t.Context(), "me")
+	warm.SaveCopy(t.Context(), ws.ID, store.CopyMeta{}, strings.NewReader("hi\n")) // the encoder, outside the bubble
+	warm.Close()
+	synctest.Test(t, func(t *testing.T) {
+		db, err := sqlite.Open(filepath.Join(t.TempDir(), "r.db"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		held, err := db.CreateSession(t.Context(), "me")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &countingStore{DB: db, hold: make(chan struct{})}
+		close(c.hold)
+		var log syncBuffer
+		stop := startRetention(t.Context(), c, time.Hour, &log, func() []string { return []string{held.ID} })
+		for _, step := range []struct {
+			wait          time.Duration
+			marks, passes int64
+		}{
+			{0, 1, 1},
+			{29 * time.Minute, 1, 1},
+			{2 * time.Minute, 2, 1},
+			{30 * time.Minute, 3, 2},
+			{3 * time.Hour, 9, 5},
+		} {
+			time.Sleep(step.wait)
+			synctest.Wait()
+			if m, p := int64(c.markCalls()), c.passes.Load(); m != step.marks || p != step.passes {
+				t.Fatalf("after %v more: %d marks, %d passes; want %d, %d", step.wait, m, p, step.marks, step.passes)
+			}
+		}
+		// Four hours on, the held session, idle all along, is still there.
+		if _, err := db.GetSession(t.Context(), "me", held.ID); err != nil {
+			t.Errorf("held session after four hours of hourly passes with a 1h period: %v", err)
+		}
+		c.mu.Lock()
+		c.markErr = errors.New("database away")
+		c.mu.Unlock()
+		time.Sleep(time.Hour) // the next pass is due, but its mark fails
+		synctest.Wait()
+		if m, p := c.markCalls(), c.passes.Load(); m != 11 || p != 5 {
+			t.Errorf("%d marks, %d passes after failed marks, want 11 marks and still 5 passes", m, p)
+		}
+		if !strings.Contains(log.String(), "database away") {
+			t.Errorf("the failed mark was not logged: %q", log.String())
+		}
+		stop()
+	})
 }
