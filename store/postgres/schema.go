@@ -105,14 +105,6 @@ CREATE TABLE counters (
 );
 INSERT INTO counters (name, value) VALUES ('evictions', 0), ('retention_deletions', 0);
 `,
-	// 3: autovacuum looks at the chunks (and their TOAST table, where the
-	// bytes are) once 2% of their rows are dead rather than 20%. Each
-	// instance vacuums them itself after it evicts or deletes (see
-	// vacuumer); this covers what it could not, such as a short-lived
-	// command that exits before its VACUUM ends, or one killed.
-	`
-ALTER TABLE chunks SET (autovacuum_vacuum_scale_factor = 0.02, toast.autovacuum_vacuum_scale_factor = 0.02);
-`,
 }
 
 // migrationLock is the pg_advisory_xact_lock key that serialises migrations

@@ -170,16 +170,3 @@ func TestVacuumerCoalesces(t *testing.T) {
 		t.Errorf("a run cancelled by close counted as a failure: %+v", v.stats)
 	}
 }
-
-// Schema version 3 sets the chunks' autovacuum threshold, on the table and
-// on its TOAST table.
-func TestChunksAutovacuumSettings(t *testing.T) {
-	db := openTest(t, newDatabase(t))
-	for _, rel := range []string{"'chunks'::regclass", "(SELECT reltoastrelid FROM pg_class WHERE oid = 'chunks'::regclass)"} {
-		if n := count(t, db, "SELECT count(*) FROM pg_class WHERE oid = "+rel+" AND 'autovacuum_vacuum_scale_factor=0.02' = ANY(reloptions)"); n != 1 {
-			var opts []string
-			db.pool.QueryRow(t.Context(), "SELECT coalesce(reloptions, '{}') FROM pg_class WHERE oid = "+rel).Scan(&opts)
-			t.Errorf("%s: reloptions %q, want autovacuum_vacuum_scale_factor=0.02", rel, opts)
-		}
-	}
-}
