@@ -5,12 +5,6 @@ import (
 	"sync"
 )
 
-// vacuumTables are the tables whose rows evictions and deletions leave
-// dead: the chunks (and so their TOAST table, where the bytes are) and the
-// copies. (Sessions, whose last use every save updates, are small; autovacuum
-// keeps them.)
-const vacuumTables = "chunks, copies"
-
 // vacuumer makes the space of deleted rows reusable soon after they are
 // deleted, instead of when autovacuum next looks (a minute or more later,
 // and only past its thresholds): PostgreSQL keeps a deleted row's space
@@ -128,9 +122,17 @@ func (v *vacuumer) close() {
 	v.wg.Wait()
 }
 
-// vacuum runs one VACUUM of vacuumTables on a connection of the pool. With
-// no arguments pgx sends it in the simple protocol, as one statement and so
-// outside any transaction block, as VACUUM requires.
+// toastQuery names the chunks' TOAST table, which holds their bytes.
+const toastQuery = "SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = 'chunks'::regclass"
+
+// vacuum runs one VACUUM of the chunks' TOAST table, where evictions and
+// deletions leave nearly all of their dead bytes, on a connection of the
+// pool. The rest (the chunks' and copies' rows, a few dozen bytes per 64
+// KiB) is left to autovacuum: vacuuming it too made each run slower, and
+// so the space later to come back. With no arguments pgx sends VACUUM in
+// the simple protocol, as one statement and so outside any transaction
+// block, as VACUUM requires. The table is looked up each time: rewriting
+// the chunks (VACUUM FULL, say) gives them a new one.
 //
 // INDEX_CLEANUP ON: by default (AUTO) a VACUUM that finds dead rows on
 // fewer than 2% of a table's pages skips its indexes, and then leaves
@@ -140,7 +142,11 @@ func (v *vacuumer) close() {
 // to the file system takes a lock that saves would wait for; autovacuum
 // still does it.
 func (db *DB) vacuum(ctx context.Context) error {
-	_, err := db.pool.Exec(ctx, "VACUUM (INDEX_CLEANUP ON, TRUNCATE false) "+vacuumTables)
+	var toast string
+	if err := db.pool.QueryRow(ctx, toastQuery).Scan(&toast); err != nil {
+		return err
+	}
+	_, err := db.pool.Exec(ctx, "VACUUM (INDEX_CLEANUP ON, TRUNCATE false) "+toast)
 	return err
 }
 
@@ -157,7 +163,7 @@ func (db *DB) VacuumStats() VacuumStats {
 // VacuumStats). Call it before sharing the DB between goroutines.
 //
 // After a save that evicted copies, or a deletion of sessions or copies,
-// the DB runs VACUUM on its tables in the background, so that the space of
+// the DB runs VACUUM on the chunks' TOAST table in the background, so that the space of
 // the deleted rows is reused by the next saves: the database then stays
 // near what its quotas allow instead of growing until autovacuum comes by.
 // Saves never wait for it, and at most one runs per DB at a time.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -168,5 +169,20 @@ func TestVacuumerCoalesces(t *testing.T) {
 	}
 	if v.stats.Failures != 1 {
 		t.Errorf("a run cancelled by close counted as a failure: %+v", v.stats)
+	}
+}
+
+// Schema version 3 has autovacuum of the chunks, and of their TOAST
+// table, run unthrottled.
+func TestChunksAutovacuumUnthrottled(t *testing.T) {
+	db := openTest(t, newDatabase(t))
+	for _, rel := range []string{"'chunks'::regclass", "(SELECT reltoastrelid FROM pg_class WHERE oid = 'chunks'::regclass)"} {
+		var opts []string
+		if err := db.pool.QueryRow(t.Context(), "SELECT coalesce(reloptions, '{}') FROM pg_class WHERE oid = "+rel).Scan(&opts); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(opts, "autovacuum_vacuum_cost_delay=0") {
+			t.Errorf("%s: reloptions %q, want autovacuum_vacuum_cost_delay=0", rel, opts)
+		}
 	}
 }
