@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -90,11 +89,7 @@ const initializeLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 // TestBadInputStdio: scrollback mcp and scrollback proxy over stdio answer
 // each bad line with its error and go on.
 func TestBadInputStdio(t *testing.T) {
-	if os.Getenv("SCROLLBACK_SKIP_E2E") == "1" {
-		t.Skip("SCROLLBACK_SKIP_E2E=1: end-to-end tests skipped")
-	}
-	t.Parallel()
-	bin := buildScrollback(t)
+	bin := binaryTest(t)
 	for _, tc := range []struct {
 		name string
 		args func(dir string) []string
@@ -185,11 +180,7 @@ func TestBadInputStdio(t *testing.T) {
 // error (400, or 413 for one over --max-body) and goes on serving the
 // session.
 func TestBadInputHTTP(t *testing.T) {
-	if os.Getenv("SCROLLBACK_SKIP_E2E") == "1" {
-		t.Skip("SCROLLBACK_SKIP_E2E=1: end-to-end tests skipped")
-	}
-	t.Parallel()
-	bin := buildScrollback(t)
+	bin := binaryTest(t)
 	for _, tc := range []struct {
 		name string
 		args func(dir string) []string

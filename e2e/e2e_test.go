@@ -75,6 +75,18 @@ func setup(t *testing.T) (bin, nodeBin string) {
 	return buildScrollback(t), nodeBin
 }
 
+// binaryTest begins a test that runs only the scrollback binary (no Node
+// client): skipped with SCROLLBACK_SKIP_E2E=1, parallel with the others.
+// It returns the binary's path.
+func binaryTest(t *testing.T) string {
+	t.Helper()
+	if os.Getenv("SCROLLBACK_SKIP_E2E") == "1" {
+		t.Skip("SCROLLBACK_SKIP_E2E=1: end-to-end tests skipped")
+	}
+	t.Parallel()
+	return buildScrollback(t)
+}
+
 // buildScrollback builds the scrollback binary once for all the tests.
 func buildScrollback(t *testing.T) string {
 	t.Helper()

@@ -90,11 +90,7 @@ func (pg *ownPostgres) stop(t *testing.T) {
 // PostgreSQL stops, while /healthz stays 200; it is 200 again when
 // PostgreSQL is back, and calls are served.
 func TestOperatorReadyzPostgres(t *testing.T) {
-	if os.Getenv("SCROLLBACK_SKIP_E2E") == "1" {
-		t.Skip("SCROLLBACK_SKIP_E2E=1: end-to-end tests skipped")
-	}
-	t.Parallel()
-	bin := buildScrollback(t)
+	bin := binaryTest(t)
 	pg := startOwnPostgres(t)
 	dir := t.TempDir()
 	s := startServer(t, bin, dir, "--db", pg.url)

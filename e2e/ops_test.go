@@ -213,11 +213,7 @@ func resultText(res *mcp.CallToolResult) string {
 // revoked and one added by SIGHUP, and logs without output, arguments or
 // tokens.
 func TestOperatorTeamServer(t *testing.T) {
-	if os.Getenv("SCROLLBACK_SKIP_E2E") == "1" {
-		t.Skip("SCROLLBACK_SKIP_E2E=1: end-to-end tests skipped")
-	}
-	t.Parallel()
-	bin := buildScrollback(t)
+	bin := binaryTest(t)
 	dir := t.TempDir()
 	const aliceTok, bobTok, carolTok = "alice-secret-0b1c2d", "bob-secret-3e4f5a", "carol-secret-6b7c8d"
 	tokens := filepath.Join(dir, "tokens")
@@ -346,11 +342,7 @@ func TestOperatorTeamServer(t *testing.T) {
 // real binary: the retained and stored bytes move after a copy is
 // retained, the evicted copies after --session-quota evicts one.
 func TestOperatorStoreMetrics(t *testing.T) {
-	if os.Getenv("SCROLLBACK_SKIP_E2E") == "1" {
-		t.Skip("SCROLLBACK_SKIP_E2E=1: end-to-end tests skipped")
-	}
-	t.Parallel()
-	bin := buildScrollback(t)
+	bin := binaryTest(t)
 	dir := t.TempDir()
 	s := startServer(t, bin, dir, "--db", filepath.Join(dir, "db"), "--session-quota", "600KiB", "--metrics", "127.0.0.1:0")
 	value := func(name string) (float64, bool) {
@@ -384,11 +376,7 @@ func TestOperatorStoreMetrics(t *testing.T) {
 // within --drain; with a shorter drain the command's process group is
 // killed and the result says so; a second SIGTERM stops at once.
 func TestOperatorDrain(t *testing.T) {
-	if os.Getenv("SCROLLBACK_SKIP_E2E") == "1" {
-		t.Skip("SCROLLBACK_SKIP_E2E=1: end-to-end tests skipped")
-	}
-	t.Parallel()
-	bin := buildScrollback(t)
+	bin := binaryTest(t)
 
 	// start runs a 10-second command and returns once it has begun, with
 	// a channel for its result.

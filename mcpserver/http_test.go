@@ -156,6 +156,25 @@ func do(t *testing.T, req *http.Request, hdr map[string]string) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
+// postInSession posts one raw JSON-RPC message within an MCP session, as a
+// client that has initialized it would, and returns the answer's status,
+// Content-Type and body.
+func postInSession(t *testing.T, url, session, body string) (status int, contentType, answer string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, resp.Header.Get("Content-Type"), string(data)
+}
+
 // TestHTTPTokens: with tokens, requests without a valid one get 401 and
 // touch nothing; sessions belong to the token that made them; another
 // token's session reads like a missing one, and another token's MCP
@@ -378,20 +397,10 @@ func TestHTTPJSONResponse(t *testing.T) {
 				t.Fatal(err)
 			}
 			body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_tool_output","arguments":{"id":"o_nope"}}}`
-			req, _ := http.NewRequest(http.MethodPost, ts.URL+Path, strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set("Mcp-Session-Id", s.id)
-			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			data, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, tc.want) ||
-				!strings.Contains(string(data), `"id":7`) || !strings.Contains(string(data), "no retained output with that id") {
-				t.Errorf("tools/call: %d %q %q", resp.StatusCode, ct, data)
+			status, ct, data := postInSession(t, ts.URL+Path, s.id, body)
+			if status != http.StatusOK || !strings.HasPrefix(ct, tc.want) ||
+				!strings.Contains(data, `"id":7`) || !strings.Contains(data, "no retained output with that id") {
+				t.Errorf("tools/call: %d %q %q", status, ct, data)
 			}
 		})
 	}

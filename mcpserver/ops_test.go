@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -257,19 +256,9 @@ func TestBadMessages(t *testing.T) {
 		{"unknown notification", `{"jsonrpc":"2.0","method":"notifications/no_such"}`, 400, `"id":null,"error":{"code":-32601`},
 		{"an id on a notification", `{"jsonrpc":"2.0","id":3,"method":"notifications/initialized"}`, 400, `"id":3,"error":{"code":-32600,"message":"invalid request: `},
 	} {
-		req, _ := http.NewRequest(http.MethodPost, ts.URL+Path, strings.NewReader(tc.body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Session-Id", cs.ID())
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tc.status || !strings.Contains(string(body), tc.want) || resp.Header.Get("Content-Type") != "application/json" {
-			t.Errorf("%s: %d %s %q, want %d with %q", tc.name, resp.StatusCode, resp.Header.Get("Content-Type"), body, tc.status, tc.want)
+		status, ct, body := postInSession(t, ts.URL+Path, cs.ID(), tc.body)
+		if status != tc.status || !strings.Contains(body, tc.want) || ct != "application/json" {
+			t.Errorf("%s: %d %s %q, want %d with %q", tc.name, status, ct, body, tc.status, tc.want)
 		}
 	}
 	if res := call(t, cs, "run_command", map[string]any{"command": "echo still"}); res.IsError || !strings.Contains(text(res, 0), "still") {

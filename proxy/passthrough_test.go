@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -219,24 +218,14 @@ func TestPassThrough(t *testing.T) {
 // never the other client's nor a refusal; progress always reaches the
 // client that asked for it.
 func TestPassThroughTwoClients(t *testing.T) {
-	eng := newEngine(t)
-	p, err := New(eng, Upstream{Dial: dialServer(chattyUpstream())}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	ts := httptest.NewServer(p.HTTPHandler(mcpserver.HTTPOptions{}))
-	t.Cleanup(ts.Close)
+	_, url := serveHTTP(t, Upstream{Dial: dialServer(chattyUpstream())}, Options{})
 	names := []string{"A", "B"}
 	clients := map[string]*mcp.ClientSession{}
 	ccs := map[string]*chattyClient{}
 	for _, name := range names {
 		cc := &chattyClient{}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: name}, cc.options(name)).Connect(context.Background(),
-			&mcp.StreamableClientTransport{Endpoint: ts.URL + mcpserver.Path}, nil)
+			&mcp.StreamableClientTransport{Endpoint: url}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
