@@ -163,8 +163,8 @@ func formatPeriod(d time.Duration) string {
 }
 
 // housekeepingInterval is how often a long-running server applies
-// retention: at start, then at most once an hour.
-const housekeepingInterval = time.Hour
+// retention: at start, then at most once an hour. A variable for tests.
+var housekeepingInterval = time.Hour
 
 // startRetention deletes sessions idle for longer than period, in the
 // background, at once and then every housekeepingInterval, until the

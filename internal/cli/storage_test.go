@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"io"
 	"path/filepath"
@@ -435,4 +436,82 @@ func TestStartRetentionMarksLiveSessions(t *testing.T) {
 		}
 		stop()
 	})
+}
+
+// Over HTTP too: `scrollback mcp --http` keeps the session of a connected
+// client that has gone idle past the period, and deletes an idle session
+// nobody holds. Passes run every second here (housekeepingInterval).
+func TestMCPHTTPRetentionKeepsHeldSession(t *testing.T) {
+	defer func(d time.Duration) { housekeepingInterval = d }(housekeepingInterval)
+	housekeepingInterval = time.Second
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	path := filepath.Join(t.TempDir(), "h.db")
+	db, err := sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	var stderr syncBuffer
+	env := map[string]string{"SCROLLBACK_DB": path, "HOME": t.TempDir()}
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"mcp", "--http", "127.0.0.1:0", "--retention", "1h"},
+			IO{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Getenv: func(k string) string { return env[k] }})
+	}()
+	var url string
+	for deadline := time.Now().Add(30 * time.Second); url == ""; time.Sleep(5 * time.Millisecond) {
+		if i := strings.Index(stderr.String(), "http://"); i >= 0 {
+			if j := strings.Index(stderr.String()[i:], " "); j > 0 {
+				url = stderr.String()[i : i+j]
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not start; stderr %q", stderr.String())
+		}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "seq 1 200000"}})
+	if err != nil || res.IsError {
+		t.Fatalf("run_command: %v %+v", err, res)
+	}
+	held, _ := res.Meta["scrollback/session"].(string)
+	var rc scrollback.RunCommandResult
+	if b, err := json.Marshal(res.StructuredContent); err != nil || json.Unmarshal(b, &rc) != nil || rc.OutputID == "" || held == "" {
+		t.Fatalf("no session or copy in %+v", res)
+	}
+	// Another session, nobody's; then both made two hours idle.
+	db, err = sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := db.CreateSession(ctx, scrollback.LocalOwner)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ageSessions(t, path, 2*time.Hour, held, other.ID)
+
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), "retention: deleted"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no retention pass deleted anything; stderr %q", stderr.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "retention: deleted 1 session") {
+		t.Errorf("stderr %q, want exactly 1 session deleted (the one nobody holds)", stderr.String())
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_tool_output", Arguments: map[string]any{"id": rc.OutputID, "limit": 2}})
+	if err != nil || res.IsError {
+		t.Errorf("read_tool_output of the held session's copy after the pass: %v %+v", err, res)
+	}
+	cs.Close()
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("mcp exited %d; stderr %q", code, stderr.String())
+	}
 }
