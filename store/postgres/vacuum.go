@@ -12,8 +12,8 @@ import (
 // database under a quota deletes about as much as it saves, so without it
 // the files grow by everything saved since the last autovacuum.
 //
-// A request (soon) starts one VACUUM in the background, on a pool
-// connection of its own, outside any transaction; requests made while it
+// A request (soon) starts one VACUUM in the background, on a connection
+// of the pool, outside any transaction; requests made while it
 // runs coalesce into one more run after it (a VACUUM reclaims only what was
 // deleted before it started). No caller waits for it, and its errors are
 // counted and handed to onError, never returned to a caller. Close cancels
@@ -140,7 +140,7 @@ const toastQuery = "SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid
 // (a few hundred TOAST pages of a large table) would be reused only once
 // several had piled up. TRUNCATE false: giving empty pages at the end back
 // to the file system takes a lock that saves would wait for; autovacuum
-// still does it.
+// still does it. (Both options need PostgreSQL 12 or later, as pgx does.)
 func (db *DB) vacuum(ctx context.Context) error {
 	var toast string
 	if err := db.pool.QueryRow(ctx, toastQuery).Scan(&toast); err != nil {
@@ -163,10 +163,11 @@ func (db *DB) VacuumStats() VacuumStats {
 // VacuumStats). Call it before sharing the DB between goroutines.
 //
 // After a save that evicted copies, or a deletion of sessions or copies,
-// the DB runs VACUUM on the chunks' TOAST table in the background, so that the space of
-// the deleted rows is reused by the next saves: the database then stays
-// near what its quotas allow instead of growing until autovacuum comes by.
-// Saves never wait for it, and at most one runs per DB at a time.
+// the DB runs VACUUM on the chunks' TOAST table in the background, so
+// that the space of the deleted rows is reused by the next saves: the
+// database then stays near what its quotas allow instead of growing until
+// autovacuum comes by. Saves never wait for it, and at most one runs per
+// DB at a time.
 func (db *DB) SetVacuumErrorLog(log func(error)) {
 	db.vac.mu.Lock()
 	db.vac.onError = log
