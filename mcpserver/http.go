@@ -89,6 +89,10 @@ type HTTPOptions struct {
 	// standalone stream (a GET), so a server that sends them during calls
 	// (the proxy, passing its upstream's through) should leave it off.
 	JSONResponse bool
+	// Live, when set, holds the scrollback session of each open MCP
+	// session, from its initialize until it ends (closed by the client or
+	// idle past IdleTimeout), for retention to keep.
+	Live *Live
 }
 
 // Listen opens a TCP listener for the HTTP server. Unless tokens is true
@@ -211,7 +215,7 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 	if ready == nil {
 		ready = func(ctx context.Context) error { return StoreReady(ctx, eng.Store()) }
 	}
-	mcpHandler := &httpHandler{eng: eng, sdk: sdk, limits: limits, obs: obs, maxBody: maxBody}
+	mcpHandler := &httpHandler{eng: eng, sdk: sdk, limits: limits, obs: obs, maxBody: maxBody, live: opts.Live}
 	open := http.NewServeMux() // no token needed
 	open.Handle("GET /healthz", HealthHandler())
 	open.Handle("GET /readyz", ReadyHandler(ready))
@@ -300,6 +304,7 @@ type httpHandler struct {
 	limits  *Limits
 	obs     *Observer
 	maxBody int64
+	live    *Live
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -347,7 +352,9 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.obs.sessionOpened(name)
+		unhold := h.live.Hold(b)
 		hs.release = sync.OnceFunc(func() {
+			unhold()
 			release()
 			h.obs.sessionClosed(name)
 		})

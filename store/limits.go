@@ -92,6 +92,15 @@ type Housekeeper interface {
 	// cutoff, with its copies, gives the space back where the backend
 	// can, and returns how many sessions it deleted.
 	DeleteIdle(ctx context.Context, cutoff time.Time) (int, error)
+
+	// MarkUsed marks the sessions (of any owner) used now, as a save
+	// into them would, so that retention counts their idle time from now.
+	// Ids of sessions that do not exist are skipped. A long-running
+	// server calls it, before each retention pass and at least twice per
+	// retention period, for the sessions its connected clients hold, so
+	// that no pass (its own, or another instance's on a shared database)
+	// deletes a session under a client however long that client is idle.
+	MarkUsed(ctx context.Context, sessions []string) error
 }
 
 // Streamer is implemented by backends that can save a copy while it is

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -111,6 +112,14 @@ func (b *base) openStore(ctx context.Context) (store.Store, error) {
 	}
 	if h, ok := st.(store.Housekeeper); ok {
 		h.SetLimits(limits)
+	}
+	// PostgreSQL's background VACUUM (after evictions and deletions) never
+	// fails a call; its failures are said here.
+	if v, ok := st.(interface{ SetVacuumErrorLog(func(error)) }); ok {
+		stderr := b.io.Stderr
+		v.SetVacuumErrorLog(func(err error) {
+			fmt.Fprintf(stderr, "scrollback: background VACUUM of the chunks failed (their freed space waits for autovacuum): %v\n", err)
+		})
 	}
 	return st, nil
 }

@@ -65,24 +65,29 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 		st, stopWatch = c.observeStore(ctx, st)
 		defer stopWatch()
 	}
-	defer startRetention(ctx, st, retention, c.io.Stderr)()
 	fo := fileOptions(c.io.Getenv)
 	fo.Root = c.root
 	eng := scrollback.New(st, scrollback.Options{File: fo})
 	opts := mcpserver.Options{Version: Version()}
+	// Retention spares the sessions connected clients hold (live).
+	live := &mcpserver.Live{}
 	if c.http != "" {
-		return c.serveHTTP(ctx, eng, opts)
+		defer startRetention(ctx, st, retention, c.io.Stderr, live.Sessions)()
+		return c.serveHTTP(ctx, eng, opts, live)
 	}
-	return c.serveStdio(ctx, eng, opts)
-}
-
-// serveStdio serves one session on stdin and stdout: a new one unless
-// --session (or $SCROLLBACK_SESSION) names one to resume.
-func (c *mcpCmd) serveStdio(ctx context.Context, eng *scrollback.Engine, opts mcpserver.Options) error {
+	// The session first, so that retention's first pass already spares it.
 	sess, err := c.openSession(ctx, eng, true)
 	if err != nil {
 		return err
 	}
+	live.Hold(mcpserver.BindSession(sess))
+	defer startRetention(ctx, st, retention, c.io.Stderr, live.Sessions)()
+	return c.serveStdio(ctx, sess, opts)
+}
+
+// serveStdio serves one session on stdin and stdout: a new one unless
+// --session (or $SCROLLBACK_SESSION) named one to resume.
+func (c *mcpCmd) serveStdio(ctx context.Context, sess *scrollback.Session, opts mcpserver.Options) error {
 	fmt.Fprintf(c.io.Stderr, "scrollback: serving MCP on stdio, session %s (resume it with --session %s)\n", sess.ID(), sess.ID())
 	srv := mcpserver.NewServer(sess, opts)
 	c.observeStdio(c.io, srv, sess)
@@ -90,13 +95,14 @@ func (c *mcpCmd) serveStdio(ctx context.Context, eng *scrollback.Engine, opts mc
 }
 
 // serveHTTP serves streamable HTTP until ctx is done.
-func (c *mcpCmd) serveHTTP(ctx context.Context, eng *scrollback.Engine, opts mcpserver.Options) error {
+func (c *mcpCmd) serveHTTP(ctx context.Context, eng *scrollback.Engine, opts mcpserver.Options, live *mcpserver.Live) error {
 	ready := func(ctx context.Context) error { return mcpserver.StoreReady(ctx, eng.Store()) }
 	return c.serve(ctx, c.io, func(h mcpserver.HTTPOptions) http.Handler {
 		h.Options = opts
 		// The server sends nothing while a call runs, so each answer can be
 		// one JSON body: no event stream to frame and flush.
 		h.JSONResponse = true
+		h.Live = live
 		return mcpserver.NewHTTPHandler(eng, h)
 	}, ready, "scrollback: serving MCP")
 }

@@ -146,7 +146,6 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		st, stopWatch = c.observeStore(ctx, st)
 		defer stopWatch()
 	}
-	defer startRetention(ctx, st, retention, c.io.Stderr)()
 	eng := scrollback.New(st, scrollback.Options{File: fileOptions(c.io.Getenv)})
 	var env []string
 	for k, v := range c.env {
@@ -179,21 +178,27 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	if err := p.Start(ctx); err != nil {
 		return err
 	}
+	// Retention spares the sessions connected clients hold (live).
+	live := &mcpserver.Live{}
 	if c.http != "" {
-		return c.serveHTTP(ctx, p, eng)
+		defer startRetention(ctx, st, retention, c.io.Stderr, live.Sessions)()
+		return c.serveHTTP(ctx, p, eng, live)
 	}
 
+	// The session first, so that retention's first pass already spares it.
 	sess, err := c.openSession(ctx, eng, true)
 	if err != nil {
 		return err
 	}
+	live.Hold(mcpserver.BindSession(sess))
+	defer startRetention(ctx, st, retention, c.io.Stderr, live.Sessions)()
 	fmt.Fprintf(c.io.Stderr, "scrollback proxy: serving %d upstream tools on stdio, session %s\n", len(p.Tools()), sess.ID())
 	srv := p.Server(sess)
 	c.observeStdio(c.io, srv, sess)
 	return serveStdio(ctx, srv, c.io)
 }
 
-func (c *proxyCmd) serveHTTP(ctx context.Context, p *proxy.Proxy, eng *scrollback.Engine) error {
+func (c *proxyCmd) serveHTTP(ctx context.Context, p *proxy.Proxy, eng *scrollback.Engine, live *mcpserver.Live) error {
 	c.obs.Registry().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "scrollback_proxy_upstream_restarts_total",
 		Help: "Times the proxy connected to its upstream again after losing it.",
@@ -203,7 +208,11 @@ func (c *proxyCmd) serveHTTP(ctx context.Context, p *proxy.Proxy, eng *scrollbac
 		Help: "Upstream connections of client sessions (for a command, processes) the proxy holds, bounded by --max-upstreams.",
 	}, func() float64 { return float64(p.Upstreams()) }))
 	ready := func(ctx context.Context) error { return mcpserver.StoreReady(ctx, eng.Store()) }
-	return c.serve(ctx, c.io, p.HTTPHandler, ready, fmt.Sprintf("scrollback proxy: serving %d upstream tools", len(p.Tools())))
+	handler := func(h mcpserver.HTTPOptions) http.Handler {
+		h.Live = live
+		return p.HTTPHandler(h)
+	}
+	return c.serve(ctx, c.io, handler, ready, fmt.Sprintf("scrollback proxy: serving %d upstream tools", len(p.Tools())))
 }
 
 // flagSet reports whether the flag name was given.

@@ -163,8 +163,8 @@ func formatPeriod(d time.Duration) string {
 }
 
 // housekeepingInterval is how often a long-running server applies
-// retention: at start, then at most once an hour.
-const housekeepingInterval = time.Hour
+// retention: at start, then at most once an hour. A variable for tests.
+var housekeepingInterval = time.Hour
 
 // startRetention deletes sessions idle for longer than period, in the
 // background, at once and then every housekeepingInterval, until the
@@ -172,24 +172,45 @@ const housekeepingInterval = time.Hour
 // before closing the store). It never runs on a call's path; a failure is
 // logged and retried at the next interval. Nothing runs when period is 0
 // or the store has no housekeeping.
-func startRetention(ctx context.Context, st store.Store, period time.Duration, log io.Writer) (stop func()) {
+//
+// The sessions live returns (those the server's connected clients hold)
+// are never deleted under them: they are marked used before each pass,
+// and also every half period when that is shorter than the interval, so
+// that another instance's pass on a shared database spares them too.
+func startRetention(ctx context.Context, st store.Store, period time.Duration, log io.Writer, live func() []string) (stop func()) {
 	h, ok := st.(store.Housekeeper)
 	if !ok || period <= 0 {
 		return func() {}
 	}
+	// Mark live sessions used every tick, apply retention every
+	// passEvery ticks (once an hour).
+	tick := min(housekeepingInterval, period/2)
+	tick = max(tick, time.Second) // a period of a second or less: tick each second
+	passEvery := int((housekeepingInterval + tick - 1) / tick)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(housekeepingInterval)
+		t := time.NewTicker(tick)
 		defer t.Stop()
-		for {
-			n, err := h.DeleteIdle(ctx, time.Now().Add(-period))
-			switch {
-			case err != nil && ctx.Err() == nil:
-				fmt.Fprintf(log, "scrollback: retention: %v (retrying in %s)\n", err, housekeepingInterval)
-			case n > 0:
-				fmt.Fprintf(log, "scrollback: retention: deleted %d session(s) unused for more than %s\n", n, formatPeriod(period))
+		for i := 0; ; i++ {
+			var kept error
+			if live != nil {
+				kept = h.MarkUsed(ctx, live())
+				if kept != nil && ctx.Err() == nil {
+					fmt.Fprintf(log, "scrollback: retention: marking the sessions of connected clients used: %v\n", kept)
+				}
+			}
+			// A pass runs only when the live sessions were marked: else
+			// it could delete one under its client.
+			if i%passEvery == 0 && kept == nil {
+				n, err := h.DeleteIdle(ctx, time.Now().Add(-period))
+				switch {
+				case err != nil && ctx.Err() == nil:
+					fmt.Fprintf(log, "scrollback: retention: %v (retrying in %s)\n", err, housekeepingInterval)
+				case n > 0:
+					fmt.Fprintf(log, "scrollback: retention: deleted %d session(s) unused for more than %s\n", n, formatPeriod(period))
+				}
 			}
 			select {
 			case <-ctx.Done():

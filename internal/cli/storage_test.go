@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"io"
 	"path/filepath"
@@ -112,7 +113,7 @@ func TestStartRetention(t *testing.T) {
 	idle, _ := db.CreateSession(ctx, "me")
 	time.Sleep(5 * time.Millisecond) // the session is now idle for longer than the period
 	var log syncBuffer
-	stop := startRetention(ctx, db, time.Millisecond, &log)
+	stop := startRetention(ctx, db, time.Millisecond, &log, nil)
 	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(log.String(), "deleted 1 session"); {
 		if time.Now().After(deadline) {
 			t.Fatalf("background retention did not run; log %q", log.String())
@@ -124,7 +125,7 @@ func TestStartRetention(t *testing.T) {
 		t.Errorf("GetSession(idle) = %v, want deleted", err)
 	}
 	// Retention 0 starts nothing.
-	startRetention(ctx, db, 0, &log)()
+	startRetention(ctx, db, 0, &log, nil)()
 }
 
 // countingStore counts the retention passes made on a real database, and
@@ -133,6 +134,27 @@ type countingStore struct {
 	*sqlite.DB
 	passes atomic.Int64
 	hold   chan struct{} // each pass waits until it is closed
+
+	mu      sync.Mutex
+	marks   [][]string // the sessions of each MarkUsed call
+	markErr error      // what MarkUsed returns, when not nil
+}
+
+func (c *countingStore) MarkUsed(ctx context.Context, sessions []string) error {
+	c.mu.Lock()
+	c.marks = append(c.marks, sessions)
+	err := c.markErr
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return c.DB.MarkUsed(ctx, sessions)
+}
+
+func (c *countingStore) markCalls() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.marks)
 }
 
 func (c *countingStore) DeleteIdle(ctx context.Context, cutoff time.Time) (int, error) {
@@ -149,6 +171,17 @@ func (c *countingStore) DeleteIdle(ctx context.Context, cutoff time.Time) (int, 
 // in fake time (testing/synctest); a pass under way holds up neither the
 // server's start nor its calls.
 func TestStartRetentionHourly(t *testing.T) {
+	// The zstd encoder is made once per process, with channels of its
+	// own: make it outside the bubble, where later tests use it too.
+	warm, err := sqlite.Open(filepath.Join(t.TempDir(), "warm.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := warm.CreateSession(t.Context(), "me")
+	if _, err := warm.SaveCopy(t.Context(), ws.ID, store.CopyMeta{}, strings.NewReader("hi\n")); err != nil {
+		t.Fatal(err)
+	}
+	warm.Close()
 	synctest.Test(t, func(t *testing.T) {
 		db, err := sqlite.Open(filepath.Join(t.TempDir(), "r.db"), nil)
 		if err != nil {
@@ -156,7 +189,7 @@ func TestStartRetentionHourly(t *testing.T) {
 		}
 		defer db.Close()
 		c := &countingStore{DB: db, hold: make(chan struct{})}
-		stop := startRetention(t.Context(), c, 24*time.Hour, io.Discard)
+		stop := startRetention(t.Context(), c, 24*time.Hour, io.Discard, nil)
 		synctest.Wait()
 		if n := c.passes.Load(); n != 1 {
 			t.Fatalf("%d passes at start, want 1", n)
@@ -255,5 +288,230 @@ func TestMCPServerRetention(t *testing.T) {
 	}
 	if list, err := db.ListSessions(ctx, scrollback.LocalOwner); err != nil || len(list) != 1 {
 		t.Errorf("ListSessions = %d sessions, %v; want the server's own", len(list), err)
+	}
+}
+
+// A long-running server never deletes the session its own client holds,
+// however long that client stays idle: `scrollback mcp --session HELD
+// --retention 1h` with HELD and another session both two hours idle
+// deletes the other and keeps HELD, which the client goes on using.
+func TestMCPServerRetentionKeepsHeldSession(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "m.db")
+	db, err := sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := db.CreateSession(ctx, scrollback.LocalOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := db.CreateSession(ctx, scrollback.LocalOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	ageSessions(t, path, 2*time.Hour, held.ID, other.ID)
+
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr syncBuffer
+	env := map[string]string{"SCROLLBACK_DB": path, "HOME": t.TempDir()}
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"mcp", "--retention", "1h", "--session", held.ID},
+			IO{Stdin: inR, Stdout: outW, Stderr: &stderr, Getenv: func(k string) string { return env[k] }})
+		outW.Close()
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), "retention: deleted"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not apply retention; stderr %q", stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !strings.Contains(stderr.String(), "retention: deleted 1 session") {
+		t.Errorf("stderr %q, want exactly 1 session deleted (the idle one nobody holds)", stderr.String())
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "seq 1 200000"}})
+	if err != nil {
+		t.Fatalf("run_command after the retention pass: %v", err)
+	}
+	if res.IsError {
+		t.Errorf("run_command after the retention pass failed: %+v", res.Content)
+	}
+	cs.Close()
+	if code := <-done; code != 0 {
+		t.Fatalf("mcp exited %d; stderr %q", code, stderr.String())
+	}
+
+	db, err = sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.GetSession(ctx, scrollback.LocalOwner, other.ID); !errors.Is(err, store.ErrSessionNotFound) {
+		t.Errorf("GetSession(other) = %v, want deleted", err)
+	}
+	if list, err := db.ListCopies(ctx, held.ID); err != nil || len(list) != 1 {
+		t.Errorf("held session: %d copies, %v; want the one run_command saved after the pass", len(list), err)
+	}
+}
+
+// ageSessions makes the sessions of the SQLite database at path last used
+// d ago.
+func ageSessions(t *testing.T, path string, d time.Duration, ids ...string) {
+	t.Helper()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, id := range ids {
+		if _, err := raw.Exec(`UPDATE sessions SET last_used_at = ? WHERE id = ?`, time.Now().Add(-d).UnixNano(), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// With a period shorter than two hours, the sessions clients hold are
+// marked used every half period (so that another instance's pass spares
+// them too), while retention itself still runs once an hour, each pass
+// after a mark; a pass whose mark failed is skipped, not run blind.
+func TestStartRetentionMarksLiveSessions(t *testing.T) {
+	warm, err := sqlite.Open(filepath.Join(t.TempDir(), "warm.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := warm.CreateSession(t.Context(), "me")
+	warm.SaveCopy(t.Context(), ws.ID, store.CopyMeta{}, strings.NewReader("hi\n")) // the encoder, outside the bubble
+	warm.Close()
+	synctest.Test(t, func(t *testing.T) {
+		db, err := sqlite.Open(filepath.Join(t.TempDir(), "r.db"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		held, err := db.CreateSession(t.Context(), "me")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &countingStore{DB: db, hold: make(chan struct{})}
+		close(c.hold)
+		var log syncBuffer
+		stop := startRetention(t.Context(), c, time.Hour, &log, func() []string { return []string{held.ID} })
+		for _, step := range []struct {
+			wait          time.Duration
+			marks, passes int64
+		}{
+			{0, 1, 1},
+			{29 * time.Minute, 1, 1},
+			{2 * time.Minute, 2, 1},
+			{30 * time.Minute, 3, 2},
+			{3 * time.Hour, 9, 5},
+		} {
+			time.Sleep(step.wait)
+			synctest.Wait()
+			if m, p := int64(c.markCalls()), c.passes.Load(); m != step.marks || p != step.passes {
+				t.Fatalf("after %v more: %d marks, %d passes; want %d, %d", step.wait, m, p, step.marks, step.passes)
+			}
+		}
+		// Four hours on, the held session, idle all along, is still there.
+		if _, err := db.GetSession(t.Context(), "me", held.ID); err != nil {
+			t.Errorf("held session after four hours of hourly passes with a 1h period: %v", err)
+		}
+		c.mu.Lock()
+		c.markErr = errors.New("database away")
+		c.mu.Unlock()
+		time.Sleep(time.Hour) // the next pass is due, but its mark fails
+		synctest.Wait()
+		if m, p := c.markCalls(), c.passes.Load(); m != 11 || p != 5 {
+			t.Errorf("%d marks, %d passes after failed marks, want 11 marks and still 5 passes", m, p)
+		}
+		if !strings.Contains(log.String(), "database away") {
+			t.Errorf("the failed mark was not logged: %q", log.String())
+		}
+		stop()
+	})
+}
+
+// Over HTTP too: `scrollback mcp --http` keeps the session of a connected
+// client that has gone idle past the period, and deletes an idle session
+// nobody holds. Passes run every second here (housekeepingInterval).
+func TestMCPHTTPRetentionKeepsHeldSession(t *testing.T) {
+	defer func(d time.Duration) { housekeepingInterval = d }(housekeepingInterval)
+	housekeepingInterval = time.Second
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	path := filepath.Join(t.TempDir(), "h.db")
+	db, err := sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	var stderr syncBuffer
+	env := map[string]string{"SCROLLBACK_DB": path, "HOME": t.TempDir()}
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"mcp", "--http", "127.0.0.1:0", "--retention", "1h"},
+			IO{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Getenv: func(k string) string { return env[k] }})
+	}()
+	var url string
+	for deadline := time.Now().Add(30 * time.Second); url == ""; time.Sleep(5 * time.Millisecond) {
+		if i := strings.Index(stderr.String(), "http://"); i >= 0 {
+			if j := strings.Index(stderr.String()[i:], " "); j > 0 {
+				url = stderr.String()[i : i+j]
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not start; stderr %q", stderr.String())
+		}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "seq 1 200000"}})
+	if err != nil || res.IsError {
+		t.Fatalf("run_command: %v %+v", err, res)
+	}
+	held, _ := res.Meta["scrollback/session"].(string)
+	var rc scrollback.RunCommandResult
+	if b, err := json.Marshal(res.StructuredContent); err != nil || json.Unmarshal(b, &rc) != nil || rc.OutputID == "" || held == "" {
+		t.Fatalf("no session or copy in %+v", res)
+	}
+	// Another session, nobody's; then both made two hours idle.
+	db, err = sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := db.CreateSession(ctx, scrollback.LocalOwner)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ageSessions(t, path, 2*time.Hour, held, other.ID)
+
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), "retention: deleted"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no retention pass deleted anything; stderr %q", stderr.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "retention: deleted 1 session") {
+		t.Errorf("stderr %q, want exactly 1 session deleted (the one nobody holds)", stderr.String())
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_tool_output", Arguments: map[string]any{"id": rc.OutputID, "limit": 2}})
+	if err != nil || res.IsError {
+		t.Errorf("read_tool_output of the held session's copy after the pass: %v %+v", err, res)
+	}
+	cs.Close()
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("mcp exited %d; stderr %q", code, stderr.String())
 	}
 }

@@ -16,6 +16,13 @@
 // that returns only the requested bytes of the one or two chunks holding
 // them.
 //
+// Quotas are enforced in the save's transaction (see SetLimits). After a
+// save that evicted, or a deletion, a VACUUM of the chunks' TOAST table
+// runs in the background, at most one per DB at a time, so that the next
+// saves reuse the freed space and the database stays near its quotas
+// instead of growing until autovacuum comes by; nothing waits for it
+// (see SetVacuumErrorLog and VacuumStats).
+//
 // Failures of the database itself are *Error values naming the operation
 // and the server, with a hint; a server that is down or a connection that
 // was lost matches ErrUnavailable. The pool reconnects on its own, and

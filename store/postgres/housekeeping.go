@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -73,40 +74,45 @@ const (
 // evict deletes the least recently read copies (never keep, the copy just
 // saved) until the session is within its quota and the database within
 // its cap, leaving each evicted id's time behind for missing to report.
-func (db *DB) evict(ctx context.Context, tx pgx.Tx, session string, keep int64) error {
+// It returns how many copies it evicted.
+func (db *DB) evict(ctx context.Context, tx pgx.Tx, session string, keep int64) (int, error) {
+	n := 0
 	if q := db.limits.SessionQuota; q > 0 {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1::int, hashtext($2))", int32(sessionEvictLock), session); err != nil {
-			return err
+			return n, err
 		}
-		if err := db.evictOver(ctx, tx, q, keep, "session = $1", session); err != nil {
-			return err
+		m, err := db.evictOver(ctx, tx, q, keep, "session = $1", session)
+		if n += m; err != nil {
+			return n, err
 		}
 	}
 	if c := db.limits.DBCap; c > 0 {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(capEvictLock)); err != nil {
-			return err
+			return n, err
 		}
-		return db.evictOver(ctx, tx, c, keep, "$1::text IS NOT NULL", "")
+		m, err := db.evictOver(ctx, tx, c, keep, "$1::text IS NOT NULL", "")
+		return n + m, err
 	}
-	return nil
+	return n, nil
 }
 
 // evictOver evicts the copies scope selects ($1 is arg), least recently
 // read first, until their stored bytes are at most limit or nothing but
 // keep is left. A copy another save evicted meanwhile is skipped. The
 // evicted copies' cached chunks are dropped (a reader would never be
-// served them anyway: see chunkcodec.Cache).
-func (db *DB) evictOver(ctx context.Context, tx pgx.Tx, limit, keep int64, scope, arg string) error {
+// served them anyway: see chunkcodec.Cache). It returns how many copies it
+// evicted.
+func (db *DB) evictOver(ctx context.Context, tx pgx.Tx, limit, keep int64, scope, arg string) (int, error) {
 	var used int64
 	if err := tx.QueryRow(ctx, "SELECT coalesce(sum(stored_bytes), 0)::bigint FROM copies WHERE NOT pending AND "+scope, arg).Scan(&used); err != nil {
-		return err
+		return 0, err
 	}
 	if used <= limit {
-		return nil
+		return 0, nil
 	}
 	rows, err := tx.Query(ctx, "SELECT pk, id, stored_bytes FROM copies WHERE NOT pending AND "+scope+" AND pk <> $2 ORDER BY last_read_at, pk", arg, keep)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var pks []int64
 	var ids []string
@@ -115,24 +121,24 @@ func (db *DB) evictOver(ctx context.Context, tx pgx.Tx, limit, keep int64, scope
 		var id string
 		if err := rows.Scan(&pk, &id, &stored); err != nil {
 			rows.Close()
-			return err
+			return 0, err
 		}
 		pks, ids = append(pks, pk), append(ids, id)
 		used -= stored
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return err
+		return 0, err
 	}
 	if len(pks) == 0 {
-		return nil
+		return 0, nil
 	}
 	_, err = tx.Exec(ctx, `
 WITH gone AS (DELETE FROM copies WHERE pk = ANY($1) RETURNING id, session),
 	noted AS (INSERT INTO evicted (id, session) SELECT id, session FROM gone ON CONFLICT (id) DO NOTHING)
 UPDATE counters SET value = value + (SELECT count(*) FROM gone) WHERE name = 'evictions'`, pks)
 	db.chunks.Forget(ids...)
-	return err
+	return len(pks), err
 }
 
 // missing returns the error for a copy the session does not hold: an
@@ -190,9 +196,25 @@ FROM sessions WHERE id = $1`, session).Scan(
 	return st, nil
 }
 
+// MarkUsed marks the sessions used now (see store.Housekeeper), in one
+// statement, the ids sorted (see markUsed).
+func (db *DB) MarkUsed(ctx context.Context, sessions []string) error {
+	if len(sessions) == 0 {
+		return nil
+	}
+	ids := slices.Sorted(slices.Values(sessions))
+	ids = slices.Compact(ids)
+	ats := make([]time.Time, len(ids))
+	now := time.Now()
+	for i := range ats {
+		ats[i] = now
+	}
+	return db.wrap("mark sessions used", markUsed(ctx, db.pool, ids, ats))
+}
+
 // DeleteIdle deletes every session last used before cutoff, with its
-// copies, and counts them as retention deletions. The rows' space is reused
-// once autovacuum has seen them.
+// copies, and counts them as retention deletions. The rows' space is made
+// reusable by a VACUUM in the background (see SetVacuumErrorLog).
 func (db *DB) DeleteIdle(ctx context.Context, cutoff time.Time) (int, error) {
 	if err := db.flushReads(ctx); err != nil {
 		return 0, db.wrap("delete idle sessions", err)
@@ -204,5 +226,8 @@ WITH gone AS (DELETE FROM sessions WHERE last_used_at < $1 RETURNING 1)
 UPDATE counters SET value = value + (SELECT count(*) FROM gone) WHERE name = 'retention_deletions'
 RETURNING (SELECT count(*) FROM gone)`, cutoff).Scan(&n)
 	})
+	if err == nil && n > 0 {
+		db.vac.soon()
+	}
 	return int(n), db.wrap("delete idle sessions", err)
 }

@@ -106,7 +106,10 @@ func (p *pendingCopy) Abort(ctx context.Context) error {
 		return nil
 	}
 	p.done = true
-	_, err := p.db.pool.Exec(ctx, "DELETE FROM copies WHERE pk = $1 AND pending", p.w.pk)
+	tag, err := p.db.pool.Exec(ctx, "DELETE FROM copies WHERE pk = $1 AND pending", p.w.pk)
+	if err == nil && tag.RowsAffected() > 0 && p.w.tally.Chunks > 0 {
+		p.db.vac.soon()
+	}
 	return p.db.wrap("abort copy", err)
 }
 

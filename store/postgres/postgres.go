@@ -41,6 +41,10 @@ type DB struct {
 	// write transaction (a save, DeleteIdle, Close) stores it, so that a
 	// page read stays one read-only query.
 	reads readlog.Log
+
+	// vac vacuums the tables in the background after rows were deleted
+	// (see SetVacuumErrorLog).
+	vac vacuumer
 }
 
 var _ store.Store = (*DB)(nil)
@@ -71,6 +75,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	}
 	db := &DB{pool: pool, server: server, newID: store.NewID,
 		limits: store.DefaultLimits()}
+	db.vac.init(db.vacuum)
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, db.wrap("connect", err)
@@ -92,8 +97,11 @@ func Open(ctx context.Context, url string) (*DB, error) {
 }
 
 // Close writes down the reads not yet recorded (see SetLimits) and closes
-// every connection in the pool. Calls still running are waited for.
+// every connection in the pool. Calls still running are waited for; a
+// background VACUUM under way is cancelled (the next one, or autovacuum,
+// does its work).
 func (db *DB) Close() error {
+	db.vac.close()
 	if db.reads.Pending() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		// Best effort: a lost read time only makes that copy a little more
@@ -244,7 +252,7 @@ RETURNING created_at, last_used_at`, s.ID, id, []byte(owner)).Scan(&s.CreatedAt,
 
 // DeleteSession deletes the session with its copies and their chunks (ON
 // DELETE CASCADE), or returns store.ErrSessionNotFound. The rows' space is
-// reused once autovacuum has seen them.
+// made reusable by a VACUUM in the background (see SetVacuumErrorLog).
 func (db *DB) DeleteSession(ctx context.Context, owner, id string) error {
 	if !store.ValidID(store.SessionPrefix, id) {
 		return store.ErrSessionNotFound
@@ -256,6 +264,7 @@ func (db *DB) DeleteSession(ctx context.Context, owner, id string) error {
 	if tag.RowsAffected() == 0 {
 		return store.ErrSessionNotFound
 	}
+	db.vac.soon()
 	return nil
 }
 
@@ -313,11 +322,15 @@ func (db *DB) finishTx(ctx context.Context, tx pgx.Tx, w *chunkWriter, r io.Read
 	if err := finishCopy(ctx, tx, w, info); err != nil {
 		return db.wrap("save copy", err)
 	}
-	if err := db.evict(ctx, tx, info.Session, w.pk); err != nil {
+	evicted, err := db.evict(ctx, tx, info.Session, w.pk)
+	if err != nil {
 		return db.wrap("save copy", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return db.wrap("save copy", err)
+	}
+	if evicted > 0 {
+		db.vac.soon() // the evicted copies' space, for the next saves
 	}
 	// The session's last use, after the commit: a save holds no session
 	// row, so concurrent saves and reads cannot deadlock over them. A

@@ -477,7 +477,8 @@ func BenchmarkSaveCopy8MiB(b *testing.B) {
 
 // BenchmarkQuota300: 300 saves of 2 MiB under a 256 MiB session quota,
 // as store/sqlite's (storetest.BenchQuota300). database/quota is
-// pg_database_size, which counts dead rows until autovacuum.
+// pg_database_size, measured right after the saves, while the background
+// VACUUM may still be catching up: nothing waits for it.
 func BenchmarkQuota300(b *testing.B) {
 	storetest.BenchQuota300(b, func(b *testing.B) store.Store { return openTest(b, newDatabase(b)) })
 }

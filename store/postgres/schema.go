@@ -105,6 +105,15 @@ CREATE TABLE counters (
 );
 INSERT INTO counters (name, value) VALUES ('evictions', 0), ('retention_deletions', 0);
 `,
+	// 3: autovacuum of the chunks (and of their TOAST table, where the
+	// bytes are) runs unthrottled, as the VACUUM each instance runs after
+	// it evicts or deletes does (see vacuumer). Throttled, an autovacuum
+	// of a large TOAST table takes seconds, and that VACUUM waits behind
+	// it for a deadlock_timeout before PostgreSQL cancels it: a stall
+	// during which the saves grow the files instead of reusing space.
+	`
+ALTER TABLE chunks SET (autovacuum_vacuum_cost_delay = 0, toast.autovacuum_vacuum_cost_delay = 0);
+`,
 }
 
 // migrationLock is the pg_advisory_xact_lock key that serialises migrations

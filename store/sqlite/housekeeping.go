@@ -156,6 +156,23 @@ func (d *DB) Stats(ctx context.Context, session string) (store.Stats, error) {
 	return st, nil
 }
 
+// MarkUsed marks the sessions used now (see store.Housekeeper), in one
+// write transaction.
+func (d *DB) MarkUsed(ctx context.Context, sessions []string) error {
+	if len(sessions) == 0 {
+		return nil
+	}
+	now := time.Now().UnixNano()
+	return d.write(ctx, "mark sessions used", func(tx *sql.Tx) error {
+		for _, id := range sessions {
+			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_used_at = max(last_used_at, ?) WHERE id = ?`, now, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // DeleteIdle deletes every session last used before cutoff, with its
 // copies, counts them as retention deletions and gives the freed pages
 // back to the file system.

@@ -30,6 +30,7 @@ var housekeepingTests = []struct {
 	{"EvictUnderConcurrentReads", testEvictConcurrentReads},
 	{"GoneCopiesNotServedFromCache", testGoneNotCached},
 	{"DeleteIdle", testDeleteIdle},
+	{"MarkUsedSparesFromRetention", testMarkUsed},
 	{"StatsSession", testStatsSession},
 }
 
@@ -344,6 +345,43 @@ func testDeleteIdle(t *testing.T, s store.Store, h store.Housekeeper) {
 	}
 	if n, err := h.DeleteIdle(ctxT(t), cutoff); err != nil || n != 0 {
 		t.Errorf("DeleteIdle again = %d, %v; want 0, nil", n, err)
+	}
+}
+
+// MarkUsed moves the sessions' last use to now, whoever owns them, so that
+// retention with a cutoff before that keeps them; unknown and repeated ids
+// are skipped, and an empty list does nothing.
+func testMarkUsed(t *testing.T, s store.Store, h store.Housekeeper) {
+	held := createSession(t, s, alice)
+	heldByBob := createSession(t, s, bob)
+	idle := createSession(t, s, alice)
+	time.Sleep(20 * time.Millisecond) // order the clock readings, not a timing assertion
+	cutoff := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	if err := h.MarkUsed(ctxT(t), nil); err != nil {
+		t.Fatalf("MarkUsed(nil): %v", err)
+	}
+	if err := h.MarkUsed(ctxT(t), []string{held.ID, store.NewID(store.SessionPrefix), heldByBob.ID, held.ID, "../etc"}); err != nil {
+		t.Fatalf("MarkUsed: %v", err)
+	}
+	n, err := h.DeleteIdle(ctxT(t), cutoff)
+	if err != nil || n != 1 {
+		t.Fatalf("DeleteIdle = %d, %v; want 1 (the session nobody marked)", n, err)
+	}
+	_, err = s.GetSession(ctxT(t), alice, idle.ID)
+	wantErr(t, "GetSession(idle)", err, store.ErrSessionNotFound)
+	for _, k := range []struct {
+		owner string
+		s     store.Session
+	}{{alice, held}, {bob, heldByBob}} {
+		got, err := s.GetSession(ctxT(t), k.owner, k.s.ID)
+		if err != nil {
+			t.Errorf("GetSession(marked %s): %v", k.s.ID, err)
+			continue
+		}
+		if !got.LastUsedAt.After(cutoff) {
+			t.Errorf("marked session LastUsedAt = %v, want after %v", got.LastUsedAt, cutoff)
+		}
 	}
 }
 

@@ -1,0 +1,188 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/scrollback-dev/scrollback/store"
+)
+
+// settle waits for the DB's background VACUUM to be done, with a generous
+// bound: the test checks sizes only once the VACUUM it relies on has run.
+func settle(t *testing.T, db *DB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := db.vac.wait(ctx); err != nil {
+		t.Fatalf("the background VACUUM did not finish within a minute: %v", err)
+	}
+	if st := db.VacuumStats(); st.Failures > 0 {
+		t.Fatalf("background VACUUM failed: %+v", st)
+	}
+}
+
+// Space freed by evictions and deletions is reused by later saves: 60
+// copies of 256 KiB (incompressible, so stored as they are) go through a
+// 2 MiB session quota, and the chunks table with its TOAST and indexes
+// stays within twice the quota. Without the background VACUUM every byte
+// saved stays on disk (15 MiB) until autovacuum comes by.
+func TestEvictedSpaceReused(t *testing.T) {
+	const (
+		quota = 2 << 20
+		size  = 256 << 10
+		saves = 60
+		bound = 2 * quota
+	)
+	for _, tc := range []struct {
+		name string
+		// save saves one copy into the DB and frees what it must: by
+		// eviction under the quota, or by deleting the session.
+		save func(t *testing.T, db *DB, i int)
+	}{
+		{"eviction", func(t *testing.T, db *DB, i int) {
+			s, err := db.DefaultSession(t.Context(), "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			saveRandom(t, db, s.ID, i, size)
+		}},
+		{"deleted session", func(t *testing.T, db *DB, i int) {
+			// Eight copies per session, then the session goes.
+			s, err := db.DefaultSession(t.Context(), "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			saveRandom(t, db, s.ID, i, size)
+			if i%8 == 7 {
+				if err := db.DeleteSession(t.Context(), "alice", s.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+		{"retention", func(t *testing.T, db *DB, i int) {
+			s, err := db.CreateSession(t.Context(), "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			saveRandom(t, db, s.ID, i, size)
+			if i%8 == 7 {
+				if n, err := db.DeleteIdle(t.Context(), time.Now().Add(time.Hour)); err != nil || n != 8 {
+					t.Fatalf("DeleteIdle = %d, %v; want 8 sessions", n, err)
+				}
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := openTest(t, newDatabase(t))
+			db.SetLimits(store.Limits{SessionQuota: quota})
+			var peak int64
+			for i := range saves {
+				tc.save(t, db, i)
+				settle(t, db)
+				peak = max(peak, count(t, db, "SELECT pg_total_relation_size('chunks')"))
+			}
+			if peak > bound {
+				t.Errorf("chunks took up to %d bytes after %d saves of %d; want at most %d (twice the %d quota): freed space is not reused",
+					peak, saves, size, bound, quota)
+			}
+			if got := db.VacuumStats().Runs; got == 0 {
+				t.Errorf("no background VACUUM ran")
+			}
+		})
+	}
+}
+
+// saveRandom saves n random bytes (seeded by i), which do not compress.
+func saveRandom(t *testing.T, db *DB, session string, i, n int) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(uint64(i), 2))
+	b := make([]byte, n)
+	for j := range b {
+		b[j] = byte(r.Uint32())
+	}
+	if _, err := db.SaveCopy(t.Context(), session, store.CopyMeta{}, bytes.NewReader(b)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The vacuumer coalesces: requests made while a VACUUM runs bring exactly
+// one more run; a failure is counted and reported, never returned; close
+// cancels the run under way and waits for it, and later requests do
+// nothing.
+func TestVacuumerCoalesces(t *testing.T) {
+	var v vacuumer
+	started := make(chan struct{})
+	release := make(chan error)
+	var runs atomic.Int64
+	v.init(func(ctx context.Context) error {
+		runs.Add(1)
+		started <- struct{}{}
+		select {
+		case err := <-release:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	var mu sync.Mutex
+	var logged []error
+	v.onError = func(err error) { mu.Lock(); logged = append(logged, err); mu.Unlock() }
+
+	v.soon()
+	<-started
+	for range 5 {
+		v.soon() // while the first runs: one more run, not five
+	}
+	boom := errors.New("boom")
+	release <- boom
+	<-started
+	release <- nil
+	if err := v.wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := runs.Load(); got != 2 {
+		t.Errorf("%d runs, want 2 (the first and one for the requests made during it)", got)
+	}
+	st := v.stats
+	if st.Runs != 1 || st.Failures != 1 || !errors.Is(st.LastError, boom) {
+		t.Errorf("stats = %+v, want 1 run, 1 failure, last error boom", st)
+	}
+	mu.Lock()
+	if len(logged) != 1 || !errors.Is(logged[0], boom) {
+		t.Errorf("logged %v, want [boom]", logged)
+	}
+	mu.Unlock()
+
+	v.soon() // a third run, cancelled by close
+	<-started
+	v.close()
+	v.soon()
+	if got := runs.Load(); got != 3 {
+		t.Errorf("%d runs after close, want 3", got)
+	}
+	if v.stats.Failures != 1 {
+		t.Errorf("a run cancelled by close counted as a failure: %+v", v.stats)
+	}
+}
+
+// Schema version 3 has autovacuum of the chunks, and of their TOAST
+// table, run unthrottled.
+func TestChunksAutovacuumUnthrottled(t *testing.T) {
+	db := openTest(t, newDatabase(t))
+	for _, rel := range []string{"'chunks'::regclass", "(SELECT reltoastrelid FROM pg_class WHERE oid = 'chunks'::regclass)"} {
+		var opts []string
+		if err := db.pool.QueryRow(t.Context(), "SELECT coalesce(reloptions, '{}') FROM pg_class WHERE oid = "+rel).Scan(&opts); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(opts, "autovacuum_vacuum_cost_delay=0") {
+			t.Errorf("%s: reloptions %q, want autovacuum_vacuum_cost_delay=0", rel, opts)
+		}
+	}
+}
