@@ -63,6 +63,9 @@ func (p *pendingCopy) Append(ctx context.Context, b []byte) error {
 	if len(b)%store.ChunkSize != 0 {
 		return fmt.Errorf("postgres: append %d bytes: want a multiple of the chunk size, %d", len(b), store.ChunkSize)
 	}
+	if p.w.tally.Chunks == 0 {
+		p.db.vac.waitBriefly(ctx) // before the first chunk, as SaveCopy does
+	}
 	w := p.w // on failure nothing of this append counts
 	err := pgx.BeginFunc(ctx, p.db.pool, func(tx pgx.Tx) error {
 		if err := p.touch(ctx, tx); err != nil {
@@ -85,6 +88,9 @@ func (p *pendingCopy) Finish(ctx context.Context, meta store.CopyMeta, r io.Read
 	info.Tool, info.Source, info.Complete = meta.Tool, meta.Source, meta.Complete
 	info.OmittedBytes, info.OmittedLines = meta.OmittedBytes, meta.OmittedLines
 	p.db.flushReads(ctx) // first, as SaveCopy does
+	if p.w.tally.Chunks == 0 {
+		p.db.vac.waitBriefly(ctx)
+	}
 	tx, err := p.db.pool.Begin(ctx)
 	if err != nil {
 		return store.CopyInfo{}, p.db.wrap("save copy", err)

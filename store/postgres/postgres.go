@@ -290,6 +290,7 @@ func (db *DB) SaveCopy(ctx context.Context, session string, meta store.CopyMeta,
 	// statements of their own, before the transaction holds anything
 	// (see flushReads).
 	db.flushReads(ctx)
+	db.vac.waitBriefly(ctx)
 	tx, err := db.pool.Begin(ctx)
 	if err != nil {
 		return store.CopyInfo{}, db.wrap("save copy", err)

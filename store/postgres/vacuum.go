@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // vacuumer makes the space of deleted rows reusable soon after they are
@@ -15,7 +16,8 @@ import (
 // A request (soon) starts one VACUUM in the background, on a connection
 // of the pool, outside any transaction; requests made while it
 // runs coalesce into one more run after it (a VACUUM reclaims only what was
-// deleted before it started). No caller waits for it, and its errors are
+// deleted before it started). Only a save waits for it, briefly (see
+// waitBriefly); its errors are
 // counted and handed to onError, never returned to a caller. Close cancels
 // a run under way and waits for it.
 type vacuumer struct {
@@ -94,7 +96,24 @@ func (v *vacuumer) loop() {
 	}
 }
 
-// wait returns once no VACUUM runs or is due, or ctx ends (for tests).
+// vacuumPatience is how long a save waits for a VACUUM under way before
+// it writes (see waitBriefly).
+const vacuumPatience = 250 * time.Millisecond
+
+// waitBriefly waits, at most vacuumPatience, for a VACUUM under way. A save
+// calls it before writing its chunks: the VACUUM is making the space of
+// the copies an earlier save evicted reusable, and a save that writes
+// before it ends takes new pages for what the evicted ones would hold,
+// so that a session saving back to back under its quota grows the files
+// by a save or two beyond the quota. Without a VACUUM running it returns
+// at once; past its patience the save goes on, and only the file grows.
+func (v *vacuumer) waitBriefly(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, vacuumPatience)
+	defer cancel()
+	v.wait(ctx)
+}
+
+// wait returns once no VACUUM runs or is due, or ctx ends.
 func (v *vacuumer) wait(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() {
 		v.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/scrollback-dev/scrollback/store"
@@ -185,4 +186,48 @@ func TestChunksAutovacuumUnthrottled(t *testing.T) {
 			t.Errorf("%s: reloptions %q, want autovacuum_vacuum_cost_delay=0", rel, opts)
 		}
 	}
+}
+
+// TestVacuumWaitBriefly: a save waits for a VACUUM under way, so that it
+// writes into the space the VACUUM frees, but never longer than
+// vacuumPatience; with none running it does not wait. (Time is the
+// bubble's: the durations are exact.)
+func TestVacuumWaitBriefly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var v vacuumer
+		v.init(func(ctx context.Context) error {
+			select {
+			case <-release:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+		defer v.close()
+
+		start := time.Now()
+		v.waitBriefly(t.Context())
+		if d := time.Since(start); d != 0 {
+			t.Errorf("no VACUUM running: waited %v, want 0", d)
+		}
+
+		v.soon()
+		go func() {
+			time.Sleep(vacuumPatience / 2)
+			release <- struct{}{}
+		}()
+		start = time.Now()
+		v.waitBriefly(t.Context())
+		if d := time.Since(start); d != vacuumPatience/2 {
+			t.Errorf("a VACUUM ending after %v: waited %v, want until it ended", vacuumPatience/2, d)
+		}
+
+		v.soon() // this one never ends by itself
+		start = time.Now()
+		v.waitBriefly(t.Context())
+		if d := time.Since(start); d != vacuumPatience {
+			t.Errorf("a VACUUM outlasting the patience: waited %v, want %v", d, vacuumPatience)
+		}
+	})
 }
