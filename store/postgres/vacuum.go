@@ -14,12 +14,11 @@ import (
 // the files grow by everything saved since the last autovacuum.
 //
 // A request (soon) starts one VACUUM in the background, on a connection
-// of the pool, outside any transaction; requests made while it
-// runs coalesce into one more run after it (a VACUUM reclaims only what was
+// of the pool, outside any transaction; requests made while it runs
+// coalesce into one more run after it (a VACUUM reclaims only what was
 // deleted before it started). Only a save waits for it, briefly (see
-// waitBriefly); its errors are
-// counted and handed to onError, never returned to a caller. Close cancels
-// a run under way and waits for it.
+// waitBriefly); its errors are counted and handed to onError, never
+// returned to a caller. Close cancels a run under way and waits for it.
 type vacuumer struct {
 	run func(ctx context.Context) error // one VACUUM; set by Open
 
