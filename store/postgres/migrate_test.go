@@ -65,7 +65,7 @@ VALUES ($1, $2, 'run_command', 'seq-like', $3, 10000, true, 0, 0) RETURNING pk`,
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := count(t, db, "SELECT count(*) FROM chunks k JOIN copies c ON c.pk = k.copy WHERE c.id = $1 AND k.codec = 1", info.ID); c == 0 {
+	if c := count(t, db, "SELECT count(*) FROM chunks k JOIN copies c ON c.pk = k.copy WHERE c.id = $1 AND k.codec = 2", info.ID); c == 0 {
 		t.Errorf("the new copy has no compressed chunk")
 	}
 	p := make([]byte, 4096)

@@ -213,7 +213,7 @@ func TestDeleteReclaims(t *testing.T) {
 	}
 	// The repetitive data is stored compressed: every chunk far smaller
 	// than the store.ChunkSize bytes it holds.
-	if got := count(t, db, "SELECT max(length(data)) FROM chunks WHERE codec = 1"); got <= 0 || got >= store.ChunkSize/4 {
+	if got := count(t, db, "SELECT max(length(data)) FROM chunks WHERE codec = 2"); got <= 0 || got >= store.ChunkSize/4 {
 		t.Errorf("largest compressed chunk is %d bytes, want under %d", got, store.ChunkSize/4)
 	}
 }

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"fmt"
 	"io"
@@ -10,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/scrollback-dev/scrollback/store"
+	"github.com/scrollback-dev/scrollback/store/internal/sample"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
@@ -119,5 +122,69 @@ func TestAbandonedPendingDeleted(t *testing.T) {
 	raw.QueryRow(`SELECT count(*) FROM chunks`).Scan(&chunks)
 	if copies != 1 || chunks != 1 {
 		t.Errorf("after reopening: %d copies, %d chunks; want the fresh pending copy only (1, 1)", copies, chunks)
+	}
+}
+
+// TestReadsOneFrameChunks: chunks the previous build wrote, one zstd frame
+// each (codec 1), read as they did next to the frames this one writes
+// (codec 2): random pages, pages forward, the whole copy.
+func TestReadsOneFrameChunks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db := open(t, path, nil)
+	ctx := context.Background()
+	sess, err := db.CreateSession(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := sample.GoTestLog(5*store.ChunkSize + 1000)
+	old, err := db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	// Rewrite the copy's chunks as the previous build stored them.
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderCRC(false), zstd.WithWindowSize(1<<17))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := int64(0); seq*store.ChunkSize < int64(len(data)); seq++ {
+		chunk := data[seq*store.ChunkSize : min(int64(len(data)), (seq+1)*store.ChunkSize)]
+		res, err := raw.Exec("UPDATE chunks SET codec = 1, data = ? WHERE seq = ? AND copy = (SELECT pk FROM copies WHERE id = ?)",
+			enc.EncodeAll(chunk, nil), seq, old.ID)
+		if n, _ := res.RowsAffected(); err != nil || n != 1 {
+			t.Fatalf("rewriting chunk %d: %v, %d rows", seq, err, n)
+		}
+	}
+	raw.Close()
+
+	db = open(t, path, nil)
+	fresh, err := db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]byte, 4096)
+	for _, id := range []string{old.ID, fresh.ID} {
+		for _, off := range []int64{0, 100, store.ChunkSize - 2048, 3*store.ChunkSize + 20000, int64(len(data)) - 10} {
+			n, err := db.ReadCopyAt(ctx, sess.ID, id, p, off)
+			if want := data[off:min(int64(len(data)), off+4096)]; !bytes.Equal(p[:n], want) || err != nil && err != io.EOF {
+				t.Errorf("%s at %d: %d bytes, %v; want %d bytes of the copy", id, off, n, err, len(want))
+			}
+		}
+		var got []byte
+		for off := int64(0); off < int64(len(data)); {
+			n, err := db.ReadCopyAt(ctx, sess.ID, id, p, off)
+			if n == 0 {
+				t.Fatalf("%s: paging forward stopped at %d: %v", id, off, err)
+			}
+			got, off = append(got, p[:n]...), off+int64(n)
+		}
+		if !bytes.Equal(got, data) {
+			t.Errorf("%s: paged forward, %d bytes differ from the copy's %d", id, len(got), len(data))
+		}
 	}
 }
