@@ -63,7 +63,7 @@ CREATE TABLE chunks (
 ALTER TABLE chunks ALTER COLUMN data SET STORAGE EXTERNAL;
 `,
 	// 2: storage that lives for months, as in store/sqlite's version 2.
-	// Chunks carry their codec (0 raw, 1 zstd; version 1's are all raw):
+	// Chunks carry their codec (0 raw, 1 zstd, 2 zstd frames: see chunkcodec; version 1's are all raw):
 	// a compressed chunk is read whole and decompressed by the client, a
 	// raw one still by substring. Copies know their stored size (the
 	// chunks' lengths) and last read, which orders eviction; sessions know

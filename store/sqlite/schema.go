@@ -52,7 +52,7 @@ CREATE TABLE chunks (
 );
 `,
 	// 2: storage that lives for months. Chunks carry their codec (0 raw,
-	// 1 zstd; version 1's chunks are all raw). Copies know what they take
+	// 1 zstd, 2 zstd frames: see chunkcodec; version 1's chunks are all raw). Copies know what they take
 	// in the file (stored_bytes, the chunks' lengths) and when they were
 	// last read, which orders eviction; sessions know when they were last
 	// used, which retention goes by. Evicted copies leave their id and

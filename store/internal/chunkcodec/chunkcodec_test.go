@@ -228,6 +228,19 @@ func BenchmarkDecode64KiB(b *testing.B) {
 	}
 }
 
+// BenchmarkDecodeRange4KiB: a 4 KiB page from inside a chunk, which
+// decodes one 16 KiB frame; BenchmarkDecode64KiB is the whole chunk.
+func BenchmarkDecodeRange4KiB(b *testing.B) {
+	stored, codec := Encode(nil, text(64<<10))
+	dst := make([]byte, 0, 64<<10)
+	b.SetBytes(4 << 10)
+	for b.Loop() {
+		if _, _, err := DecodeRange(dst, stored, codec, 20000, 4096); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkEncode64KiB(b *testing.B) {
 	data := text(64 << 10)
 	dst := make([]byte, 0, 64<<10)
