@@ -237,38 +237,15 @@ func TestMCPServerRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	// Make it two hours idle, past the server's period of one.
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec(`UPDATE sessions SET last_used_at = ? WHERE id = ?`, time.Now().Add(-2*time.Hour).UnixNano(), idle.ID); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close()
+	ageSessions(t, path, 2*time.Hour, idle.ID) // past the server's period of one
 
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	var stderr syncBuffer
-	env := map[string]string{"SCROLLBACK_DB": path, "HOME": t.TempDir()}
-	done := make(chan int, 1)
-	go func() {
-		done <- Main(ctx, []string{"mcp", "--retention", "1h"},
-			IO{Stdin: inR, Stdout: outW, Stderr: &stderr, Getenv: func(k string) string { return env[k] }})
-		outW.Close()
-	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, stderr, done := stdioMCP(t, path, "--retention", "1h")
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		t.Fatalf("ListTools: %v", err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), "retention: deleted 1 session"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not apply retention; stderr %q", stderr.String())
-		}
-		time.Sleep(5 * time.Millisecond)
+	waitRetention(t, stderr)
+	if !strings.Contains(stderr.String(), "retention: deleted 1 session") {
+		t.Errorf("stderr %q, want 1 session deleted", stderr.String())
 	}
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		t.Fatalf("ListTools after the retention pass: %v", err)
@@ -313,26 +290,8 @@ func TestMCPServerRetentionKeepsHeldSession(t *testing.T) {
 	db.Close()
 	ageSessions(t, path, 2*time.Hour, held.ID, other.ID)
 
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	var stderr syncBuffer
-	env := map[string]string{"SCROLLBACK_DB": path, "HOME": t.TempDir()}
-	done := make(chan int, 1)
-	go func() {
-		done <- Main(ctx, []string{"mcp", "--retention", "1h", "--session", held.ID},
-			IO{Stdin: inR, Stdout: outW, Stderr: &stderr, Getenv: func(k string) string { return env[k] }})
-		outW.Close()
-	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), "retention: deleted"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not apply retention; stderr %q", stderr.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	cs, stderr, done := stdioMCP(t, path, "--retention", "1h", "--session", held.ID)
+	waitRetention(t, stderr)
 	if !strings.Contains(stderr.String(), "retention: deleted 1 session") {
 		t.Errorf("stderr %q, want exactly 1 session deleted (the idle one nobody holds)", stderr.String())
 	}
@@ -358,6 +317,40 @@ func TestMCPServerRetentionKeepsHeldSession(t *testing.T) {
 	}
 	if list, err := db.ListCopies(ctx, held.ID); err != nil || len(list) != 1 {
 		t.Errorf("held session: %d copies, %v; want the one run_command saved after the pass", len(list), err)
+	}
+}
+
+// stdioMCP runs `scrollback mcp args...` over pipes on the SQLite database
+// at path, connected to an MCP client. done gets its exit code once the
+// client has closed.
+func stdioMCP(t *testing.T, path string, args ...string) (cs *mcp.ClientSession, stderr *syncBuffer, done chan int) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	stderr = &syncBuffer{}
+	env := map[string]string{"SCROLLBACK_DB": path, "HOME": t.TempDir()}
+	done = make(chan int, 1)
+	go func() {
+		done <- Main(t.Context(), append([]string{"mcp"}, args...),
+			IO{Stdin: inR, Stdout: outW, Stderr: stderr, Getenv: func(k string) string { return env[k] }})
+		outW.Close()
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(t.Context(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, stderr, done
+}
+
+// waitRetention waits for a server's first retention pass to say what
+// it deleted.
+func waitRetention(t *testing.T, stderr *syncBuffer) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), "retention: deleted"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not apply retention; stderr %q", stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -497,11 +490,7 @@ func TestMCPHTTPRetentionKeepsHeldSession(t *testing.T) {
 	}
 	ageSessions(t, path, 2*time.Hour, held, other.ID)
 
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), "retention: deleted"); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no retention pass deleted anything; stderr %q", stderr.String())
-		}
-	}
+	waitRetention(t, &stderr)
 	if !strings.Contains(stderr.String(), "retention: deleted 1 session") {
 		t.Errorf("stderr %q, want exactly 1 session deleted (the one nobody holds)", stderr.String())
 	}
