@@ -406,12 +406,6 @@ func readCycles() gcCycles {
 	return c
 }
 
-// heapGrown returns how far the heap is past base.
-func (m *memoryWatch) heapGrown(base uint64) uint64 {
-	h := m.heap()
-	return h - min(h, base)
-}
-
 // liveGrown returns how far the live heap, as the last collection found
 // it, is past base.
 func (m *memoryWatch) liveGrown(base uint64) uint64 {
