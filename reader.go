@@ -47,8 +47,8 @@ func (s *Session) ReadToolOutput(ctx context.Context, in ReadInput) (Page, error
 				"limit %d is out of range", limit)
 		}
 	}
-	if in.ID == "" {
-		return Page{}, errorf(op, ErrArgument, "pass the output_id from a truncated result", "id is required")
+	if err := requireID(op, in.ID); err != nil {
+		return Page{}, err
 	}
 	// One store query gives the copy's info and the page, with three bytes
 	// either side of it, to tell whether the offset and the page's end fall
@@ -114,14 +114,22 @@ var pageBufs = sync.Pool{New: func() any { return new([PageLimit + 6]byte) }}
 // stat looks a copy up in this session, mapping every kind of absence to
 // the one ErrNoOutput error.
 func (s *Session) stat(ctx context.Context, op, id string) (store.CopyInfo, error) {
-	if id == "" {
-		return store.CopyInfo{}, errorf(op, ErrArgument, "pass the output_id from a truncated result", "id is required")
+	if err := requireID(op, id); err != nil {
+		return store.CopyInfo{}, err
 	}
 	info, err := s.e.store.StatCopy(ctx, s.info.ID, id)
 	if err != nil {
 		return store.CopyInfo{}, s.readError(op, id, err)
 	}
 	return info, nil
+}
+
+// requireID says that a call reading a copy was given no id.
+func requireID(op, id string) error {
+	if id == "" {
+		return errorf(op, ErrArgument, "pass the output_id from a truncated result", "id is required")
+	}
+	return nil
 }
 
 func (s *Session) readError(op, id string, err error) error {
