@@ -63,34 +63,30 @@ func (c *Cache) Read(p []byte, copyID string, seq int64, codec int, stored []byt
 
 	buf := chunkBufs.Get().(*[]byte)
 	defer chunkBufs.Put(buf)
-	if codec == ZstdFrames && from > 0 {
-		// A read from within the chunk: a random page, most likely, or a
-		// reader's first page in this copy. Only the frames it covers are
-		// decompressed, and not kept. A reader paging forward enters
-		// each next chunk at its start, and that read decompresses the
-		// whole chunk and keeps it for the pages after.
-		part, start, err := DecodeRange(*buf, stored, codec, from, int64(len(p)))
-		if err != nil {
-			return 0, fmt.Errorf("chunk %d: %w", seq, err)
-		}
-		*buf = part[:0]
-		c.mu.Lock()
-		c.misses++
-		c.mu.Unlock()
-		if from-start >= int64(len(part)) {
-			return 0, nil
-		}
-		return copy(p, part[from-start:]), nil
+	// A read from within a ZstdFrames chunk (a random page, most likely,
+	// or a reader's first page in this copy) decompresses only the frames
+	// it covers, and keeps nothing. A reader paging forward enters each
+	// next chunk at its start, and that read decompresses the whole chunk
+	// and keeps it for the pages after.
+	whole, want := codec != ZstdFrames || from == 0, int64(len(p))
+	if whole {
+		want = maxChunk
 	}
-	whole, err := Decode(*buf, stored, codec)
+	data, start, err := DecodeRange(*buf, stored, codec, from, want)
 	if err != nil {
 		return 0, fmt.Errorf("chunk %d: %w", seq, err)
 	}
-	c.put(copyID, seq, whole)
-	if from >= int64(len(whole)) {
+	if whole {
+		c.put(copyID, seq, data)
+	} else {
+		c.mu.Lock()
+		c.misses++
+		c.mu.Unlock()
+	}
+	if from-start >= int64(len(data)) {
 		return 0, nil
 	}
-	return copy(p, whole[from:]), nil
+	return copy(p, data[from-start:]), nil
 }
 
 // readCached copies from the cached chunk, and reports whether there was
