@@ -239,7 +239,7 @@ func TestMCPServerRetention(t *testing.T) {
 	db.Close()
 	ageSessions(t, path, 2*time.Hour, idle.ID) // past the server's period of one
 
-	cs, stderr, done := stdioMCP(t, path, "--retention", "1h")
+	cs, stderr, stop := stdioMCP(t, path, "--retention", "1h")
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		t.Fatalf("ListTools: %v", err)
 	}
@@ -250,10 +250,7 @@ func TestMCPServerRetention(t *testing.T) {
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		t.Fatalf("ListTools after the retention pass: %v", err)
 	}
-	cs.Close()
-	if code := <-done; code != 0 {
-		t.Fatalf("mcp exited %d; stderr %q", code, stderr.String())
-	}
+	stop()
 
 	db, err = sqlite.Open(path, nil)
 	if err != nil {
@@ -290,7 +287,7 @@ func TestMCPServerRetentionKeepsHeldSession(t *testing.T) {
 	db.Close()
 	ageSessions(t, path, 2*time.Hour, held.ID, other.ID)
 
-	cs, stderr, done := stdioMCP(t, path, "--retention", "1h", "--session", held.ID)
+	cs, stderr, stop := stdioMCP(t, path, "--retention", "1h", "--session", held.ID)
 	waitRetention(t, stderr)
 	if !strings.Contains(stderr.String(), "retention: deleted 1 session") {
 		t.Errorf("stderr %q, want exactly 1 session deleted (the idle one nobody holds)", stderr.String())
@@ -302,10 +299,7 @@ func TestMCPServerRetentionKeepsHeldSession(t *testing.T) {
 	if res.IsError {
 		t.Errorf("run_command after the retention pass failed: %+v", res.Content)
 	}
-	cs.Close()
-	if code := <-done; code != 0 {
-		t.Fatalf("mcp exited %d; stderr %q", code, stderr.String())
-	}
+	stop()
 
 	db, err = sqlite.Open(path, nil)
 	if err != nil {
@@ -321,15 +315,15 @@ func TestMCPServerRetentionKeepsHeldSession(t *testing.T) {
 }
 
 // stdioMCP runs `scrollback mcp args...` over pipes on the SQLite database
-// at path, connected to an MCP client. done gets its exit code once the
-// client has closed.
-func stdioMCP(t *testing.T, path string, args ...string) (cs *mcp.ClientSession, stderr *syncBuffer, done chan int) {
+// at path, connected to an MCP client. stop closes the client and fails
+// the test unless the server then exits 0.
+func stdioMCP(t *testing.T, path string, args ...string) (cs *mcp.ClientSession, stderr *syncBuffer, stop func()) {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	stderr = &syncBuffer{}
 	env := map[string]string{"SCROLLBACK_DB": path, "HOME": t.TempDir()}
-	done = make(chan int, 1)
+	done := make(chan int, 1)
 	go func() {
 		done <- Main(t.Context(), append([]string{"mcp"}, args...),
 			IO{Stdin: inR, Stdout: outW, Stderr: stderr, Getenv: func(k string) string { return env[k] }})
@@ -339,7 +333,13 @@ func stdioMCP(t *testing.T, path string, args ...string) (cs *mcp.ClientSession,
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cs, stderr, done
+	return cs, stderr, func() {
+		t.Helper()
+		cs.Close()
+		if code := <-done; code != 0 {
+			t.Fatalf("mcp exited %d; stderr %q", code, stderr.String())
+		}
+	}
 }
 
 // waitRetention waits for a server's first retention pass to say what
