@@ -11,8 +11,7 @@ import (
 	"time"
 
 	"github.com/scrollback-dev/scrollback/codemode"
-	"github.com/scrollback-dev/scrollback/internal/procgroup"
-	"github.com/scrollback-dev/scrollback/internal/utf8x"
+	"github.com/scrollback-dev/scrollback/present"
 	"github.com/scrollback-dev/scrollback/store"
 )
 
@@ -32,7 +31,7 @@ type RunCodeResult struct {
 	Shown
 	Logs     string          `json:"logs"`            // console output, bounded
 	Error    *codemode.Error `json:"error,omitempty"` // why the script stopped: {kind, message, line, column}
-	Retained []codemode.Ref  `json:"retained"`        // [{call, tool, output_id, totalBytes, complete}], [] when none
+	Retained []codemode.Ref  `json:"retained"`        // [{call, tool, output_id, totalBytes, complete, holds, command?}], [] when none
 }
 
 // RunCode runs in.Code, the body of an async function in TypeScript or
@@ -62,9 +61,24 @@ func (s *Session) RunCode(ctx context.Context, in RunCodeInput, extra ...codemod
 	out := RunCodeResult{Logs: res.Logs, Error: res.Error, Retained: res.Retained}
 	out.Complete, out.Recovery = true, RecoveryNotNeeded
 	if res.Value != nil {
-		out.Shown = s.Retain(ctx, RetainInput{Tool: op, Source: codeSource(in.Code), Data: res.Value, Complete: res.Complete})
+		out.Shown = s.Retain(ctx, RetainInput{Tool: op, Source: codeSource(in.Code), Data: res.Value, Complete: res.Complete,
+			Whole: wholeCopies(res.Value, res.Retained)})
 	}
 	return out, nil
+}
+
+// wholeCopies are the copies made during a run that hold a tool's whole
+// output and that the return value names (a command's result returned as
+// it is): the footer of a retained return value points there rather than
+// into the value, which only wraps a preview of them.
+func wholeCopies(value []byte, refs []codemode.Ref) []present.WholeCopy {
+	var out []present.WholeCopy
+	for _, r := range refs {
+		if r.Holds == present.HoldsOutput && r.OutputID != "" && bytes.Contains(value, []byte(r.OutputID)) {
+			out = append(out, present.WholeCopy{ID: r.OutputID, Call: r.Call, Tool: r.Tool, Command: r.Command})
+		}
+	}
+	return out
 }
 
 // copyCap is the most bytes one retained copy of a nested result holds.
@@ -86,22 +100,15 @@ func (s *Session) saveNested(ctx context.Context, c codemode.Copy) (string, erro
 }
 
 // nestedSource names a nested call's copy in the copy list: the call, cut
-// to 200 bytes at a character boundary.
+// to 200 bytes.
 func nestedSource(c codemode.Copy) string {
-	src := fmt.Sprintf("run_code call %d: %s(%s)", c.Call, c.Tool, c.Args)
-	if len(src) > 200 {
-		src = utf8x.Cut(src, 197) + "..."
-	}
-	return src
+	return present.Clip(fmt.Sprintf("run_code call %d: %s(%s)", c.Call, c.Tool, c.Args), 200)
 }
 
 // codeSource names a script in the copy list: its first line.
 func codeSource(code string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(code), "\n")
-	if len(line) > 120 {
-		line = utf8x.Cut(line, 117) + "..."
-	}
-	return "run_code: " + line
+	return "run_code: " + present.Clip(line, 120)
 }
 
 // CodeTools returns the session's tools as Code Mode tools, in the order
@@ -109,34 +116,31 @@ func codeSource(code string) string {
 func (s *Session) CodeTools() []codemode.Tool { return codeTools(s) }
 
 // CodeDescription returns the description of the run_code tool: what a
-// script can do and, generated from the tools' schemas, a TypeScript
-// declaration of the tools it can call (the session's tools plus extra).
-// For the session's tools alone it stays under 4 KiB.
+// script can do (present.RunCodeDoc) and, generated from the tools'
+// schemas, a TypeScript declaration of the tools it can call (the
+// session's tools plus extra): their types, not their prose, which a
+// client lists with the tools themselves.
 func CodeDescription(extra ...codemode.Tool) string {
-	return `Run TypeScript or JavaScript that calls the tools below, in one step; the code is the body of an async function: ` + "`const r = await tools.run_command({command: \"ls\"}); return r.preview`" + `. Return a value (a string as itself, else JSON); console.log goes to logs. No file, network or process access; stops after timeout_ms (default 30 s).
-
-A nested result over 24 KiB is kept: saved as a copy before the script sees it, and listed in retained (output_id). A preview is not the whole result: before claiming something does not exist, read the copies (read_tool_output, grep_tool_output, query_tool_output) and check the source's pagination; if you cannot, say it is uncertain, not absent.
-
-` + codemode.Describe(append(codeTools(nil), extra...))
+	return present.RunCodeDoc + "\n\n" + codemode.Describe(append(codeTools(nil), extra...))
 }
 
 // codeTools lists the session's tools; with s nil, without Call (for
-// descriptions).
+// descriptions). They carry no description: run_code's declaration gives
+// their types, and a client lists their descriptions with the tools.
 func codeTools(s *Session) []codemode.Tool {
 	return []codemode.Tool{
-		codeTool(s, "run_command", procgroup.ForShell("Run a shell command with /bin/sh -c; returns a preview of stdout and stderr merged, and an output_id when the output did not fit."), (*Session).RunCommand),
-		codeTool(s, "read_file", "Read one page of a file, by line or byte offset.", (*Session).ReadFile),
-		codeTool(s, "read_tool_output", "Read one page (at most 4096 bytes) of a retained copy by UTF-8 byte offset; follow nextOffset.", (*Session).ReadToolOutput),
-		codeTool(s, "grep_tool_output", "Search a retained copy with an RE2 pattern; returns matching lines with their offsets.", (*Session).GrepToolOutput),
-		codeTool(s, "query_tool_output", "Run a jq filter over a retained copy that holds JSON (one document or JSON Lines); returns the results as compact JSON, one a line, paged by byte offset like read_tool_output.", (*Session).QueryToolOutput),
+		codeTool(s, "run_command", (*Session).RunCommand),
+		codeTool(s, "read_file", (*Session).ReadFile),
+		codeTool(s, "read_tool_output", (*Session).ReadToolOutput),
+		codeTool(s, "grep_tool_output", (*Session).GrepToolOutput),
+		codeTool(s, "query_tool_output", (*Session).QueryToolOutput),
 	}
 }
 
 // codeTool binds one session method as a Code Mode tool.
-func codeTool[In, Out any](s *Session, name, desc string, method func(*Session, context.Context, In) (Out, error)) codemode.Tool {
+func codeTool[In, Out any](s *Session, name string, method func(*Session, context.Context, In) (Out, error)) codemode.Tool {
 	t := codemode.Tool{
 		Name:         name,
-		Description:  desc,
 		InputSchema:  schemaFor[In](true),
 		OutputSchema: schemaFor[Out](false),
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
 	"github.com/scrollback-dev/scrollback/jsonq"
+	"github.com/scrollback-dev/scrollback/present"
 	"github.com/scrollback-dev/scrollback/preview"
 	"github.com/scrollback-dev/scrollback/runner"
 	"github.com/scrollback-dev/scrollback/store"
@@ -30,16 +31,19 @@ type RunCommandInput struct {
 	TimeoutMS int64             `json:"timeout_ms,omitempty" jsonschema:"kill the command's whole process group after this many milliseconds (0: the server's default)"`
 	Env       map[string]string `json:"env,omitempty" jsonschema:"environment variables to add or override"`
 	Stdin     string            `json:"stdin,omitempty" jsonschema:"text given on standard input (default: none)"`
-	Preview   *PreviewShape     `json:"preview,omitempty" jsonschema:"how to split the preview between head and tail, when the output does not fit (default: about two thirds head, one third tail)"`
+	Preview   *PreviewShape     `json:"preview,omitempty" jsonschema:"bytes of head and tail to show of output that does not fit"`
 }
 
-// PreviewShape lets the caller choose how a preview that does not fit
-// splits its budget: a model that knows the answer is at the end asks for
-// the tail. Head and tail together must fit the preview budget; a part
-// left out gets what the other leaves, and 0 means none of that part.
+// PreviewShape lets the caller choose what a preview that does not fit
+// shows: a model that knows the answer is at the end asks for the tail.
+// By default a retained output shows 3 KiB of head and 2 KiB of tail
+// (Options.ShownBytes splits so). Head and tail together must fit the
+// preview budget; asking for more than the default shows makes the preview
+// grow to hold them. A part left out gets what the other leaves of the
+// default, and 0 means none of that part.
 type PreviewShape struct {
-	HeadBytes *int `json:"head_bytes,omitempty" jsonschema:"bytes of the output's start to show (0: none)"`
-	TailBytes *int `json:"tail_bytes,omitempty" jsonschema:"bytes of the output's end to show (0: none)"`
+	HeadBytes *int `json:"head_bytes,omitempty" jsonschema:"0: none"`
+	TailBytes *int `json:"tail_bytes,omitempty" jsonschema:"0: none"`
 }
 
 // RunCommandResult is the result of run_command.
@@ -61,8 +65,9 @@ type RunCommandResult struct {
 
 // GapRef describes bytes dropped from the middle of a copy that crossed the
 // copy cap: a marker line stands at Offset in the copy. It is the one gap
-// type: capture reports it, preview shows it, the result carries it.
-type GapRef = preview.Gap
+// type (present.Gap): capture reports it, the footer says it, the result
+// carries it.
+type GapRef = present.Gap
 
 // RunCommand runs in.Command with /bin/sh -c in its own process group
 // (cmd.exe /d /s /c in a job object on Windows: see package runner),
@@ -185,15 +190,7 @@ func (s *Session) previewShape(op string, p *PreviewShape) (head, tail int, err 
 // commandStatus says how a command ended, for the preview footer; "" for a
 // zero exit.
 func commandStatus(r runner.Result, timeout time.Duration) string {
-	switch {
-	case r.TimedOut:
-		return fmt.Sprintf("timed out after %s; its process group was killed", timeout)
-	case r.Signal != "":
-		return "killed by signal " + r.Signal
-	case r.ExitCode != nil && *r.ExitCode != 0:
-		return fmt.Sprintf("exit status %d", *r.ExitCode)
-	}
-	return ""
+	return present.CommandStatus(r.TimedOut, timeout, r.Signal, r.ExitCode)
 }
 
 // Shown is what a tool result turned into: the text shown at once and the
@@ -234,6 +231,9 @@ type RetainInput struct {
 	// Status is one sentence for the footer, e.g. the result's original
 	// size; "" = none.
 	Status string
+	// Whole names the copies that hold the whole output this result only
+	// wraps, for the footer to point at; nil = none.
+	Whole []present.WholeCopy
 }
 
 // Retain shows a tool result within a budget: whole when it fits, else a
@@ -246,12 +246,13 @@ func (s *Session) Retain(ctx context.Context, in RetainInput) Shown {
 		budget = s.e.opts.PreviewBudget
 	}
 	return s.retain(ctx, retainRequest{tool: in.Tool, source: in.Source, data: in.Data, complete: in.Complete, budget: budget,
-		gap: in.Gap, status: in.Status})
+		gap: in.Gap, status: in.Status, whole: in.Whole})
 }
 
 // History shows an ordinary tool result entering a conversation history:
 // whole up to the history budget (32 KiB), else its head and tail with the
-// footer, the whole text retained first in this session. It is Retain with
+// footer (within the shown size, 8 KiB), the whole text retained first in
+// this session. It is Retain with
 // the engine's history budget, for agents that put tool results into the
 // model's context themselves.
 func (s *Session) History(ctx context.Context, tool, source string, data []byte) Shown {
@@ -265,6 +266,7 @@ type retainRequest struct {
 	budget       int
 	status       string
 	gap          *preview.Gap
+	whole        []present.WholeCopy
 	head, tail   int    // preview.Options.HeadBytes and TailBytes
 	stderr       []byte // the stderr tail of a failed command, for an error-first preview
 
@@ -283,12 +285,12 @@ func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
 		sh.Preview = preview.Render(r.data, preview.Options{Budget: r.budget}, preview.Footer{}).Text
 		return sh
 	}
-	f := preview.Footer{Complete: r.complete, Status: r.status, Gap: r.gap}
+	f := preview.Footer{Surface: s.e.opts.Surface, Complete: r.complete, Status: r.status, Gap: r.gap, Whole: r.whole}
 	// A JSON copy's outline is made while the copy is saved: scanning 8 MiB
 	// costs about as much as saving it, and the two need not wait for
 	// each other.
 	var outline chan string
-	if jsonq.MayBeJSON(r.data) {
+	if jsonq.MayBeJSON(r.data) && len(r.whole) == 0 {
 		outline = make(chan string, 1)
 		go func() {
 			o, ok := jsonq.OutlineOf(r.data)
@@ -308,10 +310,14 @@ func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
 		OmittedBytes: gapBytes(r.gap),
 		OmittedLines: gapLines(r.gap),
 	})
+	// Once retained, the result shows the shown size; when it could not
+	// be saved, nothing can be read back, so it shows its whole budget.
+	opts := preview.Options{Budget: r.budget, Shown: s.e.opts.ShownBytes, HeadBytes: r.head, TailBytes: r.tail}
 	if err != nil {
 		sh.Recovery = RecoveryUnavailable
-		sh.RecoveryError = "the retained copy could not be saved: " + err.Error()
+		sh.RecoveryError = present.NotSaved(err.Error())
 		f.Unavailable = err.Error()
+		opts.Shown = r.budget
 	} else {
 		sh.Recovery = RecoveryAvailable
 		sh.OutputID = info.ID
@@ -320,13 +326,17 @@ func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
 			f.Outline = <-outline
 		}
 	}
-	opts := preview.Options{Budget: r.budget, HeadBytes: r.head, TailBytes: r.tail}
 	p := preview.Render(r.data, opts, f)
-	if block := stderrBlock(r.stderr, r.status, r.data[:p.HeadEnd], r.data[p.TailStart:], r.budget); block != "" {
+	if block := stderrBlock(r.stderr, r.status, r.data[:p.HeadEnd], r.data[p.TailStart:], opts.Shown); block != "" {
 		// Error first: the failure's own words lead the preview, and the
-		// head and tail share what is left of the budget.
+		// head and tail share what is left of the shown size.
+		opts.Shown -= len(block)
 		opts.Budget -= len(block)
-		opts.HeadBytes, opts.TailBytes = shrink(r.head, opts.Budget), shrink(r.tail, opts.Budget)
+		h, t := preview.Split(opts.Shown)
+		if r.head != 0 || r.tail != 0 {
+			h, t = shrink(r.head, opts.Shown), shrink(r.tail, opts.Shown)
+		}
+		opts.HeadBytes, opts.TailBytes = h, t
 		p = preview.Render(r.data, opts, f)
 		p.Text = block + p.Text
 	}
@@ -381,8 +391,7 @@ func stderrBlock(stderr []byte, status string, shownHead, shownTail []byte, budg
 	if bytes.Contains(shownTail, lastLine) || bytes.Contains(shownHead, lastLine) {
 		return "" // the preview already shows the error's last words
 	}
-	const header = "[scrollback: the command failed (%s). The last %d bytes it wrote to stderr come first; its output follows.]\n"
-	max := stderrBlockMax(budget) - len(header) - 40 - len(status)
+	max := stderrBlockMax(budget) - present.StderrBlockOverhead - len(status)
 	if max <= 0 {
 		return ""
 	}
@@ -393,8 +402,7 @@ func stderrBlock(stderr []byte, status string, shownHead, shownTail []byte, budg
 			stderr = stderr[i+1:]
 		}
 	}
-	shown := utf8x.ValidString(stderr)
-	return fmt.Sprintf(header, status, len(stderr)) + shown + "\n[scrollback: end of stderr]\n"
+	return present.StderrBlock(status, utf8x.ValidString(stderr))
 }
 
 func gapBytes(g *preview.Gap) int64 {

@@ -352,8 +352,8 @@ func TestRunCommandDiskFull(t *testing.T) {
 	if res.ExitCode == nil || *res.ExitCode != 4 || !strings.HasPrefix(res.Preview, "1\n2\n") || !strings.Contains(res.Preview, "1000000\n") {
 		t.Errorf("the command's own result was lost: exit %v preview %.40q", res.ExitCode, res.Preview)
 	}
-	if !strings.Contains(res.Preview, "unavailable") {
-		t.Error("the footer does not say recovery is unavailable")
+	if !strings.Contains(res.Preview, "not saved") || !strings.Contains(res.Preview, "cannot be read back") || len(res.Preview) <= scrollback.ShownBudget {
+		t.Errorf("the footer does not say the rest cannot be read back, or the preview (%d bytes) does not use the whole budget though nothing was saved", len(res.Preview))
 	}
 	// Nothing stored before is lost, and the failed save left nothing.
 	copies, err := sess.Copies(context.Background())
@@ -426,8 +426,11 @@ func TestRunCommandPreviewShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(res.Preview, "1\n2\n") || !strings.HasSuffix(res.Preview, "100000\n") || len(res.Preview) < scrollback.PreviewBudget-2000 {
-		t.Errorf("a 2000-byte head should leave the rest to the tail: %d bytes", len(res.Preview))
+	// The tail gets what the head leaves of the default head and tail
+	// (5 KiB of the 8 KiB shown).
+	if i := strings.Index(res.Preview, "[..."); !strings.HasPrefix(res.Preview, "1\n2\n") || !strings.HasSuffix(res.Preview, "100000\n") ||
+		len(res.Preview) > scrollback.ShownBudget || i < 1800 || i > 2000 || len(res.Preview)-strings.Index(res.Preview, "]\n") < 2900 {
+		t.Errorf("a 2000-byte head should leave the rest of 5 KiB to the tail: %d bytes:\n%s", len(res.Preview), res.Preview)
 	}
 	for _, shape := range []scrollback.PreviewShape{
 		{HeadBytes: intp(-1)},
@@ -479,7 +482,8 @@ func TestRunCommandErrorFirst(t *testing.T) {
 	}
 }
 
-// The history helper keeps 32 KiB, head and tail, and retains the rest.
+// The history helper shows up to 32 KiB whole; a larger result is retained
+// and shows at most the shown size, 8 KiB, head and tail.
 func TestHistory(t *testing.T) {
 	sess := newSession(t, scrollback.Options{})
 	ctx := context.Background()
@@ -492,7 +496,7 @@ func TestHistory(t *testing.T) {
 		fmt.Fprintf(&data, "record %d\n", i)
 	}
 	big := sess.History(ctx, "search", "q=y", []byte(data.String()))
-	if !big.Truncated || big.OutputID == "" || len(big.Preview) > scrollback.HistoryBudget || len(big.Preview) < scrollback.PreviewBudget {
+	if !big.Truncated || big.OutputID == "" || len(big.Preview) > scrollback.ShownBudget || len(big.Preview) < scrollback.ShownBudget/2 {
 		t.Fatalf("truncated %v id %q preview %d bytes", big.Truncated, big.OutputID, len(big.Preview))
 	}
 	if !strings.HasPrefix(big.Preview, "record 0\n") || !strings.HasSuffix(big.Preview, data.String()[data.Len()-20:]) {

@@ -7,14 +7,16 @@ import (
 
 	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/filepager"
+	"github.com/scrollback-dev/scrollback/present"
 	"github.com/scrollback-dev/scrollback/preview"
 	"github.com/scrollback-dev/scrollback/store"
 )
 
 // The contract's numbers. Every one is a default that Options can change.
 const (
-	PreviewBudget = preview.Budget             // 24 KiB: what run_command and run_code show at once
-	HistoryBudget = preview.HistoryBudget      // 32 KiB, head and tail: results entering a history
+	PreviewBudget = preview.Budget             // 24 KiB: run_command and run_code show an output up to this whole
+	HistoryBudget = preview.HistoryBudget      // 32 KiB: results entering a history are shown whole up to this
+	ShownBudget   = preview.ShownBudget        // 8 KiB: what a result over its budget shows once retained, head, footer and tail
 	PageLimit     = 4096                       // most bytes one read_tool_output call returns
 	CopyCap       = capture.DefaultCopy        // 8 MiB: the most one retained copy holds
 	FilePageBytes = filepager.DefaultPageBytes // 24 KiB: the most one read_file page holds
@@ -26,9 +28,11 @@ const LocalOwner = "local"
 
 // Options configures an Engine. The zero value gives the contract's defaults.
 type Options struct {
-	PreviewBudget int            // bytes shown at once by RunCommand; 0 = PreviewBudget
-	HistoryBudget int            // bytes kept by History and Retain for history; 0 = HistoryBudget
-	Capture       capture.Limits // stdout, stderr and copy caps; zero fields = 8 MiB each, 2 MiB tail
+	PreviewBudget int             // output up to this many bytes is shown whole by RunCommand and RunCode; 0 = PreviewBudget
+	HistoryBudget int             // results up to this many bytes are shown whole by History; 0 = HistoryBudget
+	ShownBytes    int             // most bytes a result over its budget shows once retained (head, footer and tail); 0 = ShownBudget
+	Surface       present.Surface // how footers name the calls that continue: MCP tools (the zero value) or CLI commands
+	Capture       capture.Limits  // stdout, stderr and copy caps; zero fields = 8 MiB each, 2 MiB tail
 	File          filepager.Options
 	// DefaultTimeout applies to commands that give no timeout; 0 = none.
 	DefaultTimeout time.Duration
@@ -58,6 +62,9 @@ func New(st store.Store, opts Options) *Engine {
 	}
 	if opts.HistoryBudget <= 0 {
 		opts.HistoryBudget = HistoryBudget
+	}
+	if opts.ShownBytes <= 0 {
+		opts.ShownBytes = ShownBudget
 	}
 	if opts.File.PageBytes <= 0 {
 		opts.File.PageBytes = FilePageBytes
@@ -162,7 +169,7 @@ func (e *Engine) DeleteSession(ctx context.Context, owner, id string) error {
 func sessionError(op, id string, err error) error {
 	if errors.Is(err, store.ErrSessionNotFound) {
 		return &Error{Op: op, Err: ErrNoSession, Msg: "no session " + quoteArg(id) + " for this owner",
-			Hint: "list your sessions with `scrollback session list`, or start a new one"}
+			Hint: "use a session this owner made, or start a new one"}
 	}
 	return &Error{Op: op, Err: err, Msg: err.Error()}
 }

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/scrollback-dev/scrollback/internal/errkind"
-	"github.com/scrollback-dev/scrollback/internal/utf8x"
+	"github.com/scrollback-dev/scrollback/present"
 	"github.com/scrollback-dev/scrollback/store"
 )
 
@@ -128,11 +129,12 @@ func errorf(op string, err error, hint string, format string, args ...any) *Erro
 }
 
 // quoteArg quotes a caller-supplied value for an error message, cut short
-// so that a 10 MiB argument does not come back as a 10 MiB error.
+// (present.Clip) so that a 10 MiB argument does not come back as a 10 MiB
+// error.
 func quoteArg(s string) string {
 	const max = 80
 	if len(s) > max {
-		return fmt.Sprintf("%q… (%d bytes)", utf8x.Cut(s, max), len(s))
+		return strconv.Quote(present.Clip(s, max))
 	}
-	return fmt.Sprintf("%q", s)
+	return strconv.Quote(s)
 }

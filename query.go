@@ -9,6 +9,7 @@ import (
 
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
 	"github.com/scrollback-dev/scrollback/jsonq"
+	"github.com/scrollback-dev/scrollback/present"
 	"github.com/scrollback-dev/scrollback/store"
 )
 
@@ -98,7 +99,7 @@ func (s *Session) QueryToolOutput(ctx context.Context, in QueryInput) (QueryResu
 		}
 		res = queryResults{text: r.Text}
 		if r.Stopped >= 0 {
-			res.note = fmt.Sprintf("the copy is incomplete and stops parsing at byte %d (%s): the results cover the %d whole documents before it", r.Stopped, r.StopReason, r.Documents)
+			res.note = present.QueryStopped(r.Stopped, r.StopReason, int64(r.Documents))
 		}
 		s.e.queries.put(key, res)
 	}

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
+	"github.com/scrollback-dev/scrollback/present"
 	"github.com/scrollback-dev/scrollback/store"
 )
 
@@ -134,12 +135,16 @@ func requireID(op, id string) error {
 
 func (s *Session) readError(op, id string, err error) error {
 	if errors.Is(err, store.ErrCopyNotFound) {
-		return &Error{Op: op, Err: ErrNoOutput, Msg: ErrNoOutput.Error() + ": " + quoteArg(id),
-			Hint: "ids come from the output_id of a result in this same session; list them with `scrollback ls`"}
+		return &Error{Op: op, Err: ErrNoOutput, Msg: ErrNoOutput.Error() + ": " + quoteArg(id), Hint: present.NoCopyHint}
 	}
 	if errors.Is(err, store.ErrEvicted) {
-		return &Error{Op: op, Err: err, Msg: "retained output " + quoteArg(id) + " is gone: " + strings.TrimPrefix(err.Error(), "store: "),
-			Hint: "re-run the command or call that made it to see its output again"}
+		// The store's message says which copy, when, and, from
+		// present.Evicted, what to do.
+		e := &Error{Op: op, Err: err, Msg: strings.TrimPrefix(err.Error(), "store: ")}
+		if !strings.Contains(e.Msg, present.EvictedHint) {
+			e.Hint = present.EvictedHint
+		}
+		return e
 	}
 	return &Error{Op: op, Err: err, Msg: "reading the retained copy failed: " + err.Error()}
 }

@@ -54,7 +54,7 @@ func TestResultJSON(t *testing.T) {
 	cr.Preview, cr.Truncated, cr.OutputID = "42", true, "out_y"
 	cr.TotalBytes, cr.Complete, cr.Recovery, cr.RecoveryError = 2, true, scrollback.RecoveryAvailable, ""
 	cr.Logs, cr.Error = "log\n", &codemode.Error{Kind: "thrown", Message: "boom", Line: 1, Column: 2}
-	cr.Retained = []codemode.Ref{{Call: 1, Tool: "run_command", OutputID: "out_z", TotalBytes: 9, Complete: true}}
+	cr.Retained = []codemode.Ref{{Call: 1, Tool: "run_command", OutputID: "out_z", TotalBytes: 9, Complete: true, Holds: "output", Command: "make test"}}
 
 	for name, v := range map[string]any{"run_command.json": rc, "run_code.json": cr, "run_command_empty.json": scrollback.RunCommandResult{}, "run_code_empty.json": scrollback.RunCodeResult{}} {
 		b, err := json.Marshal(v)

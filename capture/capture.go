@@ -43,12 +43,11 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"strconv"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
-	"github.com/scrollback-dev/scrollback/preview"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // Defaults and bounds for Limits.
@@ -136,8 +135,8 @@ type Result struct {
 }
 
 // Gap describes the bytes a copy dropped between its head and its tail:
-// preview.Gap, so that the preview shows what capture reports.
-type Gap = preview.Gap
+// present.Gap, so that the footer says what capture reports.
+type Gap = present.Gap
 
 // A Capture merges two streams into a bounded copy. Its writers are safe for
 // concurrent use; Result must be called after every write has returned.
@@ -426,33 +425,15 @@ func near(n int) int { return min(nearLine, n/4) }
 // markerReserve is the longest marker line there can be.
 var markerReserve = len(marker(true, 1<<63-1, 1<<63-1, "stdout", 1<<63-1))
 
-// marker returns the line that stands where bytes were dropped, preceded by
-// a newline when the head does not end with one.
+// marker returns the line that stands where bytes were dropped
+// (present.GapMarker), preceded by a newline when the head does not end
+// with one.
 func marker(lead bool, dropped, lines int64, cause string, limit int64) []byte {
 	b := make([]byte, 0, 160)
 	if lead {
 		b = append(b, '\n')
 	}
-	b = append(b, "[scrollback: "...)
-	b = plural(b, dropped, "byte")
-	b = append(b, " ("...)
-	b = plural(b, lines, "line")
-	b = append(b, ") dropped here: the "...)
-	b = append(b, cause...)
-	b = append(b, " cap of "...)
-	b = plural(b, limit, "byte")
-	b = append(b, " was crossed]\n"...)
-	return b
-}
-
-func plural(b []byte, n int64, unit string) []byte {
-	b = strconv.AppendInt(b, n, 10)
-	b = append(b, ' ')
-	b = append(b, unit...)
-	if n != 1 {
-		b = append(b, 's')
-	}
-	return b
+	return append(b, present.GapMarker(dropped, lines, cause, limit)...)
 }
 
 // ring keeps the last len(buf) bytes written to it: pos is where the next

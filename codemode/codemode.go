@@ -14,6 +14,7 @@ import (
 
 	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
+	"github.com/scrollback-dev/scrollback/present"
 	"github.com/scrollback-dev/scrollback/preview"
 )
 
@@ -124,16 +125,10 @@ func (o Options) withDefaults() Options {
 }
 
 // Ref is the recovery reference of a copy made during a run: by the bridge,
-// or by a nested tool itself (a command's own copy).
-type Ref struct {
-	Call       int    `json:"call"` // 1-based index of the tool call that produced it
-	Tool       string `json:"tool"`
-	OutputID   string `json:"output_id"` // empty only when the save failed
-	TotalBytes int64  `json:"totalBytes"`
-	Complete   bool   `json:"complete"`
-	// RecoveryError says why the bridge could not save the result.
-	RecoveryError string `json:"recovery_error,omitempty"`
-}
+// or by a nested tool itself (a command's own copy), labelled with what it
+// holds (present.HoldsOutput or present.HoldsResult) and, for a call that
+// ran a command, the command.
+type Ref = present.Ref
 
 // Error is why a run ended without a value. In JSON it is
 // {"kind": "exception", "message": "Error: boom", "line": 3, "column": 7};
@@ -469,7 +464,8 @@ func (r *run) bridge(call int, tool string, args, out json.RawMessage) (text []b
 			Complete   *bool  `json:"complete"`
 		}
 		if json.Unmarshal(trimmed, &own) == nil && own.OutputID != "" {
-			ref := Ref{Call: call, Tool: tool, OutputID: own.OutputID, TotalBytes: own.TotalBytes, Complete: true}
+			ref := Ref{Call: call, Tool: tool, OutputID: own.OutputID, TotalBytes: own.TotalBytes, Complete: true,
+				Holds: present.HoldsOutput, Command: present.CommandOf(args)}
 			if own.Complete != nil {
 				ref.Complete = *own.Complete
 			}
@@ -480,10 +476,11 @@ func (r *run) bridge(call int, tool string, args, out json.RawMessage) (text []b
 		return text, isString
 	}
 	saved, complete := capText(text, r.opts.CopyCap)
-	ref := Ref{Call: call, Tool: tool, TotalBytes: int64(len(saved)), Complete: complete}
+	ref := Ref{Call: call, Tool: tool, TotalBytes: int64(len(saved)), Complete: complete,
+		Holds: present.HoldsResult, Command: present.CommandOf(args)}
 	id, err := r.opts.Save(r.ctx, Copy{Call: call, Tool: tool, Args: args, Text: saved, Complete: complete})
 	if err != nil {
-		ref.RecoveryError = "the retained copy could not be saved: " + err.Error()
+		ref.RecoveryError = present.NotSaved(err.Error())
 	} else {
 		ref.OutputID = id
 	}
@@ -541,8 +538,7 @@ func (r *run) finishLogs() {
 		if !strings.HasSuffix(r.res.Logs, "\n") {
 			r.res.Logs += "\n"
 		}
-		r.res.Logs += fmt.Sprintf("[console output cut at %d bytes: %d console call(s) not kept in full; log less, or return what matters]\n",
-			r.opts.MaxLogBytes, r.logsDropped)
+		r.res.Logs += present.ConsoleCut(r.opts.MaxLogBytes, r.logsDropped)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // saver records what the bridge saves, as a store would.
@@ -235,14 +237,14 @@ func TestBridge(t *testing.T) {
 	}{
 		{"small result not copied", `return tools.small({}).length`, nil, "1000"},
 		{"large string saved as text, script gets it whole", `const r = tools.large({}); return r.slice(0, 3) + r.length`,
-			[]Ref{{Call: 1, Tool: "large", OutputID: "out_1", TotalBytes: 2000, Complete: true}}, "ééé1000"},
+			[]Ref{{Call: 1, Tool: "large", OutputID: "out_1", TotalBytes: 2000, Complete: true, Holds: present.HoldsResult}}, "ééé1000"},
 		{"large object saved as JSON", `tools.small({}); return Object.keys(tools.obj({}))`,
-			[]Ref{{Call: 2, Tool: "obj", OutputID: "out_1", TotalBytes: int64(len(`{"rows":""}`) + budget), Complete: true}}, `["rows"]`},
-		{"a tool's own copy is listed", `return tools.own({}).preview`,
-			[]Ref{{Call: 1, Tool: "own", OutputID: "out_cmd", TotalBytes: 8 << 20, Complete: false}}, "short"},
+			[]Ref{{Call: 2, Tool: "obj", OutputID: "out_1", TotalBytes: int64(len(`{"rows":""}`) + budget), Complete: true, Holds: present.HoldsResult}}, `["rows"]`},
+		{"a tool's own copy is listed, with the command it ran", `return tools.own({command: "make test"}).preview`,
+			[]Ref{{Call: 1, Tool: "own", OutputID: "out_cmd", TotalBytes: 8 << 20, Complete: false, Holds: present.HoldsOutput, Command: "make test"}}, "short"},
 		{"dropped results still listed", `tools.large({}); tools.large({}); return "nothing"`,
-			[]Ref{{Call: 1, Tool: "large", OutputID: "out_1", TotalBytes: 2000, Complete: true},
-				{Call: 2, Tool: "large", OutputID: "out_2", TotalBytes: 2000, Complete: true}}, "nothing"},
+			[]Ref{{Call: 1, Tool: "large", OutputID: "out_1", TotalBytes: 2000, Complete: true, Holds: present.HoldsResult},
+				{Call: 2, Tool: "large", OutputID: "out_2", TotalBytes: 2000, Complete: true, Holds: present.HoldsResult}}, "nothing"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/scrollback-dev/scrollback/internal/utf8x"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // Describe declares the tools a script can call as TypeScript, generated
@@ -16,38 +16,36 @@ import (
 //
 //	declare const tools: {
 //	  // Run a shell command.
-//	  run_command(input: {
-//	    command: string; // the shell command
-//	    cwd?: string;
-//	  }): Promise<RunCommandResult>;
+//	  run_command(input: { command: string; cwd?: string }): Promise<RunCommandResult>;
 //	};
 //	type RunCommandResult = { preview: string; output_id?: string; ... };
 //
-// Each input is written out with its properties' descriptions (cut short,
-// each given once; an optional property's type leaves out null);
-// each output schema becomes a named result type on one line, without
-// descriptions, to keep the declaration short. A tool without an output
-// schema returns Promise<any>. Object properties not listed in "required"
-// are optional (name?), arrays are T[], enums unions of literals, a map an
-// index signature; a schema it cannot read, or nested deeper than a few
-// levels, is any. Tools named run_code are left out: a script cannot call
-// them.
+// It declares types, not prose: a tool's description, when it has one,
+// becomes a one-line comment (its first sentence, cut at the end of a word
+// when longer than a line, never inside one), and the properties' own
+// descriptions are left out (a client lists them with the tools). Each
+// input is one object type; each output schema becomes a named result
+// type, both on one line. A tool without an output schema returns
+// Promise<any>. Object properties not listed in "required" are optional
+// (name?), arrays are T[], enums unions of literals, a map an index
+// signature; a schema it cannot read, or nested deeper than a few levels,
+// is any; an optional property's type leaves out null. Tools named
+// run_code are left out: a script cannot call them.
 func Describe(tools []Tool) string {
 	var b, results strings.Builder
-	seen := map[string]bool{} // a property comment is given once
 	b.WriteString("declare const tools: {\n")
 	for _, t := range tools {
 		if t.Name == Name || t.Name == "" {
 			continue
 		}
-		if d := cutComment(t.Description, maxToolComment); d != "" {
+		if d := toolComment(t.Description); d != "" {
 			fmt.Fprintf(&b, "  // %s\n", d)
 		}
 		name := t.Name
 		if !identifier.MatchString(name) {
 			name = fmt.Sprintf("%q", name)
 		}
-		in := printer{b: &b, comments: true, indent: 1, seen: seen}
+		in := printer{b: &b, inline: true}
 		fmt.Fprintf(&b, "  %s(input: ", name)
 		in.schema(t.InputSchema)
 		out := "any"
@@ -65,11 +63,19 @@ func Describe(tools []Tool) string {
 	return b.String()
 }
 
-// Lengths at which Describe cuts a tool's and a property's description.
-const (
-	maxToolComment     = 90
-	maxPropertyComment = 46
-)
+// maxToolComment bounds a tool's comment in Describe.
+const maxToolComment = 120
+
+// toolComment is a tool's description as Describe's one-line comment: its
+// first sentence, at most maxToolComment bytes, cut (present.Clip) at the
+// end of a word when it is longer.
+func toolComment(desc string) string {
+	s := oneLine(desc)
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i+1]
+	}
+	return present.Clip(s, maxToolComment)
+}
 
 // resultName names a tool's result type: run_command -> RunCommandResult.
 func resultName(tool string) string {
@@ -93,21 +99,6 @@ func resultName(tool string) string {
 	return b.String() + "Result"
 }
 
-// cutComment folds s onto one line and cuts it to at most n bytes, at a
-// character boundary and, when it can, at the end of a sentence or clause.
-func cutComment(s string, n int) string {
-	s = oneLine(s)
-	if len(s) <= n {
-		return s
-	}
-	s = s[:utf8x.CutEnd([]byte(s), n-3, true)]
-	if i := max(strings.LastIndex(s, ". "), strings.LastIndex(s, "; "), strings.LastIndex(s, " ("), strings.LastIndex(s, ", ")); i > n/2 &&
-		!strings.HasSuffix(s[:i], "e.g") && !strings.HasSuffix(s[:i], "i.e") {
-		return s[:i]
-	}
-	return strings.TrimRight(s, " ,") + "..."
-}
-
 // TypeScript renders a JSON Schema as a TypeScript type, as Describe does
 // for a tool's input; "any" for an empty or unreadable schema.
 func TypeScript(schema json.RawMessage) string {
@@ -125,7 +116,6 @@ type printer struct {
 	inline   bool
 	comments bool
 	indent   int
-	seen     map[string]bool // comments already given, when not nil: each is given once
 }
 
 func (p printer) schema(schema json.RawMessage) {
@@ -296,7 +286,7 @@ func (p printer) writeObject(s *jsonSchema, depth int) {
 				b.WriteString("; ")
 			}
 			p.writeName(prop.name, required[prop.name])
-			p.write(prop.schema, depth+1)
+			p.write(optional(prop.schema, required[prop.name]), depth+1)
 		}
 		b.WriteString(" }")
 		return
@@ -306,26 +296,30 @@ func (p printer) writeObject(s *jsonSchema, depth int) {
 	for _, prop := range s.Properties {
 		b.WriteString(indent)
 		p.writeName(prop.name, required[prop.name])
-		ps := prop.schema
-		if !required[prop.name] && len(ps.Type) > 1 && slices.Contains(ps.Type, "null") {
-			// Optional already says it may be left out: "limit?: number",
-			// not "limit?: null | number".
-			c := *ps
-			c.Type = slices.DeleteFunc(slices.Clone(ps.Type), func(t string) bool { return t == "null" })
-			ps = &c
-		}
-		p.write(ps, depth+1)
+		p.write(optional(prop.schema, required[prop.name]), depth+1)
 		b.WriteString(";")
-		if d := cutComment(prop.schema.Description, maxPropertyComment); p.comments && depth == 0 && d != "" && !p.seen[d] {
+		if d := present.Clip(oneLine(prop.schema.Description), maxPropertyComment); p.comments && depth == 0 && d != "" {
 			fmt.Fprintf(b, " // %s", d)
-			if p.seen != nil {
-				p.seen[d] = true
-			}
 		}
 		b.WriteString("\n")
 	}
 	b.WriteString(strings.Repeat("  ", p.indent+depth))
 	b.WriteString("}")
+}
+
+// maxPropertyComment bounds a property's comment in TypeScript.
+const maxPropertyComment = 80
+
+// optional is a property's schema as its type is written: an optional
+// property's leaves out null, since optional already says it may be left
+// out ("limit?: number", not "limit?: null | number").
+func optional(ps *jsonSchema, required bool) *jsonSchema {
+	if required || len(ps.Type) < 2 || !slices.Contains(ps.Type, "null") {
+		return ps
+	}
+	c := *ps
+	c.Type = slices.DeleteFunc(slices.Clone(ps.Type), func(t string) bool { return t == "null" })
+	return &c
 }
 
 // writeName writes "name: " or "name?: ", quoting a name that is not an

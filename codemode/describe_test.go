@@ -60,13 +60,7 @@ func TestDescribe(t *testing.T) {
 	got := Describe([]Tool{{Name: "read_page", Description: "Read a page.", InputSchema: in, OutputSchema: out}, {Name: "x-y"}})
 	want := `declare const tools: {
   // Read a page.
-  read_page(input: {
-    id: string; // the copy's id
-    n?: number; // long words here long words here long words...
-    o?: {
-      x?: number;
-    };
-  }): Promise<ReadPageResult>;
+  read_page(input: { id: string; n?: number; o?: { x?: number } }): Promise<ReadPageResult>;
   "x-y"(input: any): Promise<any>;
 };
 type ReadPageResult = { text: string; rows?: { k: string }[] };
@@ -76,13 +70,19 @@ type ReadPageResult = { text: string; rows?: { k: string }[] };
 	}
 }
 
-// An optional property's type leaves out null, and a comment already
-// given is not repeated.
+// An optional property's type leaves out null; property descriptions are
+// left out (types, not prose); a long tool description gives its first
+// sentence, cut at the end of a word.
 func TestDescribeShortens(t *testing.T) {
 	in := json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"the copy's id"},"limit":{"type":["null","integer"]}},"required":["id"]}`)
-	got := Describe([]Tool{{Name: "a", InputSchema: in}, {Name: "b", InputSchema: in}})
-	if strings.Count(got, "the copy's id") != 1 || strings.Contains(got, "null") || !strings.Contains(got, "limit?: number;") {
+	long := "Search the issues of a repository with GitHub's search syntax, sorted and paginated however the caller wants them to be, with a few filters. More words."
+	got := Describe([]Tool{{Name: "a", InputSchema: in, Description: long}, {Name: "b", InputSchema: in}})
+	if strings.Contains(got, "the copy's id") || strings.Contains(got, "null") || !strings.Contains(got, "a(input: { id: string; limit?: number })") {
 		t.Errorf("Describe =\n%s", got)
+	}
+	if !strings.Contains(got, "  // Search the issues of a repository with GitHub's search syntax, sorted and paginated however the…(45 bytes cut)") ||
+		strings.Contains(got, "More words") {
+		t.Errorf("the tool's comment is not its first sentence cut at a word:\n%s", got)
 	}
 }
 
@@ -143,23 +143,24 @@ func FuzzCapText(f *testing.F) {
 	})
 }
 
-// FuzzCutComment: a cut description is one line, at most n bytes, valid
-// UTF-8 when the input is, and a prefix of the folded input (plus "...").
-func FuzzCutComment(f *testing.F) {
-	f.Add("bytes of the output's start to show (0: none); more. And more", 20)
-	f.Add("héllo wörld, ünïcödé everywhere in this description", 13)
-	f.Add("\xff\xfe broken", 5)
-	f.Fuzz(func(t *testing.T, s string, n int) {
-		n = 8 + int(uint(n)%200)
-		got := cutComment(s, n)
-		if len(got) > n || strings.ContainsAny(got, "\n\r") {
-			t.Fatalf("cutComment(%q, %d) = %q", s, n, got)
+// FuzzToolComment: a tool's comment is one line, at most maxToolComment
+// bytes, valid UTF-8 when the input is, and a start of the folded input
+// (up to the cut mark).
+func FuzzToolComment(f *testing.F) {
+	f.Add("bytes of the output's start to show (0: none); more. And more")
+	f.Add(strings.Repeat("héllo wörld, ünïcödé everywhere in this description ", 5))
+	f.Add("\xff\xfe broken")
+	f.Fuzz(func(t *testing.T, s string) {
+		got := toolComment(s)
+		if len(got) > maxToolComment || strings.ContainsAny(got, "\n\r") {
+			t.Fatalf("toolComment(%q) = %q", s, got)
 		}
 		if utf8.ValidString(s) && !utf8.ValidString(got) {
 			t.Fatalf("split a character: %q", got)
 		}
-		if !strings.HasPrefix(oneLine(s), strings.TrimSuffix(got, "...")) {
-			t.Fatalf("%q is not a prefix of %q", got, oneLine(s))
+		kept, _, _ := strings.Cut(got, "…(")
+		if !strings.HasPrefix(oneLine(s), kept) {
+			t.Fatalf("%q is not a start of %q", got, oneLine(s))
 		}
 	})
 }

@@ -44,9 +44,7 @@ return text.slice(0, 6);`
 	// retained: call 1 logs -> out_1, 60017 bytes, complete true, ends "FATAL: disk full\n"
 	// declare const tools: {
 	//   // Fetch the service's logs.
-	//   logs(input: {
-	//     service: string;
-	//   }): Promise<any>;
+	//   logs(input: { service: string }): Promise<any>;
 	// };
 }
 

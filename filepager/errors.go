@@ -2,12 +2,11 @@ package filepager
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"strings"
 
 	"github.com/scrollback-dev/scrollback/internal/errkind"
-	"github.com/scrollback-dev/scrollback/internal/utf8x"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // Sentinel errors. Every error returned by Pager.Read is an *Error whose Err
@@ -94,12 +93,6 @@ func (e *Error) Unwrap() error { return e.Err }
 // caller that sent a 10 MiB path must not get a 10 MiB error back.
 const maxPathInError = 256
 
-// shortPath returns p, or its start and end around an ellipsis when it is
-// longer than maxPathInError, cut on UTF-8 boundaries.
-func shortPath(p string) string {
-	if len(p) <= maxPathInError {
-		return p
-	}
-	half := maxPathInError / 2
-	return fmt.Sprintf("%s…(%d bytes)…%s", utf8x.Cut(p, half), len(p), utf8x.Tail(p, half))
-}
+// shortPath returns p, or its start and end around the cut mark when it is
+// longer than maxPathInError (present.ClipMiddle).
+func shortPath(p string) string { return present.ClipMiddle(p, maxPathInError) }

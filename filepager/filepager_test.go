@@ -420,7 +420,7 @@ func TestErrorShortensHugePath(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error for a missing 10 MiB path")
 	}
-	if len(err.Error()) > 1024 || !strings.Contains(err.Error(), "bytes)") || !utf8.ValidString(err.Error()) {
+	if len(err.Error()) > 1024 || !strings.Contains(err.Error(), "bytes cut)") || !utf8.ValidString(err.Error()) {
 		t.Errorf("error of %d bytes (valid UTF-8: %v): %.200s", len(err.Error()), utf8.ValidString(err.Error()), err)
 	}
 }

@@ -57,7 +57,7 @@ func ExampleNewServer() {
 	// hello
 	// true
 	// <nil> true
-	// read_tool_output: no retained output with that id in this session: "out_nope"; ids come from the output_id of a result in this same session; list them with `scrollback ls`
+	// read_tool_output: no retained output with that id in this session: "out_nope"; ids come from the output_id of a result in this same session
 }
 
 // Offer some of scrollback's session tools from a server of your own: here

@@ -10,13 +10,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
-	"github.com/scrollback-dev/scrollback/internal/utf8x"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // MetaErrorKind is the _meta key of every tool error scrollback makes: the
 // error's kind, as scrollback.ErrorKind names it ("not_found", "evicted",
 // "offset", "argument", "sensitive", "unavailable").
-const MetaErrorKind = "scrollback/error_kind"
+const MetaErrorKind = present.MetaErrorKind
 
 // FinishResults returns the middleware that gives every tools/call result of
 // a server bound to b its shape, so that each server (NewServer, the HTTP
@@ -47,9 +47,7 @@ func FinishResults(b *Binding, tools func() []string, foreign func(tool string) 
 			}
 			var werr *jsonrpc.Error
 			if errors.As(err, &werr) && werr.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(werr.Message, "unknown tool") {
-				r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
-					Text: fmt.Sprintf("%s; this server's tools are %s", werr.Message, strings.Join(tools(), ", ")),
-				}}}
+				r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: present.UnknownTool(werr.Message, tools())}}}
 				r.SetError(fmt.Errorf("%w: %s", scrollback.ErrArgument, werr.Message))
 				res, err = r, nil
 			}
@@ -62,16 +60,10 @@ func FinishResults(b *Binding, tools func() []string, foreign func(tool string) 
 				return res, err
 			}
 			if s := b.Current(); s != nil {
-				if r.Meta == nil {
-					r.Meta = mcp.Meta{}
-				}
-				r.Meta[MetaSession] = s.ID()
+				present.SetMeta(&r.Meta, MetaSession, s.ID())
 			}
 			if e != nil {
-				if r.Meta == nil {
-					r.Meta = mcp.Meta{}
-				}
-				r.Meta[MetaErrorKind] = scrollback.ErrorKind(e)
+				present.SetMeta(&r.Meta, MetaErrorKind, scrollback.ErrorKind(e))
 				prefixToolName(r, req)
 				cutMessage(r)
 			}
@@ -105,7 +97,7 @@ func prefixToolName(r *mcp.CallToolResult, req mcp.Request) {
 		msg = ctr.Params.Name + ": " + msg
 	}
 	if strings.Contains(tc.Text, "validating \"arguments\"") || strings.Contains(tc.Text, "json: ") || strings.Contains(tc.Text, "cannot unmarshal") {
-		msg += "; the arguments must match the tool's input schema (see tools/list)"
+		msg += present.SchemaHint
 	}
 	r.Content[0] = &mcp.TextContent{Text: msg}
 }
@@ -114,8 +106,8 @@ func prefixToolName(r *mcp.CallToolResult, req mcp.Request) {
 // argument back must not become a 10 MiB result.
 const maxMessage = 2048
 
-// cutMessage cuts an over-long error message at a character boundary and
-// says so.
+// cutMessage cuts an over-long error message (present.Clip), which says
+// so.
 func cutMessage(r *mcp.CallToolResult) {
 	if len(r.Content) == 0 {
 		return
@@ -124,5 +116,5 @@ func cutMessage(r *mcp.CallToolResult) {
 	if !ok || len(tc.Text) <= maxMessage {
 		return
 	}
-	r.Content[0] = &mcp.TextContent{Text: fmt.Sprintf("%s… [error message cut: %d bytes in all]", utf8x.Cut(tc.Text, maxMessage), len(tc.Text))}
+	r.Content[0] = &mcp.TextContent{Text: present.Clip(tc.Text, maxMessage)}
 }

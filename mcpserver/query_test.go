@@ -69,7 +69,7 @@ func TestQueryToolOutput(t *testing.T) {
 		if !q.HasMore {
 			break
 		}
-		if !strings.Contains(text(res, 1), fmt.Sprintf(`"offset": %d`, q.NextOffset)) || len(q.Text) > 4096 || calls > 100 {
+		if !strings.Contains(text(res, 1), fmt.Sprintf(`"offset":%d`, q.NextOffset)) || len(q.Text) > 4096 || calls > 100 {
 			t.Fatalf("page at %d: %q", off, text(res, 1))
 		}
 		off = q.NextOffset

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // read_tool_output is the call a model makes most, often many times in a
@@ -27,7 +28,7 @@ var readTool = func() *mcp.Tool {
 	t := &mcp.Tool{
 		Name:         "read_tool_output",
 		Title:        "Read a retained copy",
-		Description:  readToolOutputDoc,
+		Description:  present.ReadToolOutputDoc,
 		Annotations:  &mcp.ToolAnnotations{Title: "Read a retained copy", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)},
 		InputSchema:  mustSchema[scrollback.ReadInput](),
 		OutputSchema: mustSchema[scrollback.Page](),

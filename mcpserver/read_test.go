@@ -115,13 +115,13 @@ func TestPageTextMore(t *testing.T) {
 		want         string
 	}{
 		{"out_abcdefghijklmnopqrstuvwxyz", 0, 4096, 8 << 20,
-			`[scrollback: bytes 0 to 4096 of 8388608. More follows: call read_tool_output {"id": "out_abcdefghijklmnopqrstuvwxyz", "offset": 4096}]`},
+			`[scrollback: bytes 0 to 4096 of 8388608. More follows: read_tool_output {"id":"out_abcdefghijklmnopqrstuvwxyz","offset":4096}]`},
 		{"out_X9_", 123, 130, 1 << 40,
-			`[scrollback: bytes 123 to 130 of 1099511627776. More follows: call read_tool_output {"id": "out_X9_", "offset": 130}]`},
+			`[scrollback: bytes 123 to 130 of 1099511627776. More follows: read_tool_output {"id":"out_X9_","offset":130}]`},
 		{`a"b\c<d>&é` + "\n", 5, 6, 7,
-			`[scrollback: bytes 5 to 6 of 7. More follows: call read_tool_output {"id": "a\"b\\c\u003cd\u003e\u0026é\n", "offset": 6}]`},
+			`[scrollback: bytes 5 to 6 of 7. More follows: read_tool_output {"id":"a\"b\\c<d>&é\n","offset":6}]`},
 		{"", 0, 1, 2,
-			`[scrollback: bytes 0 to 1 of 2. More follows: call read_tool_output {"id": "", "offset": 1}]`},
+			`[scrollback: bytes 0 to 1 of 2. More follows: read_tool_output {"id":"","offset":1}]`},
 	} {
 		got := pageText(scrollback.ReadInput{ID: tt.id, Offset: tt.off}, scrollback.Page{Text: "x", NextOffset: tt.next, TotalBytes: tt.n, HasMore: true})
 		if len(got) != 2 || got[0] != "x" || got[1] != tt.want {

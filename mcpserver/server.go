@@ -8,22 +8,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // MetaSession is the _meta key of every tool result: the id of the
 // scrollback session the call acted on (resume it with --session, or over
-// HTTP with the Scrollback-Session header).
-const MetaSession = "scrollback/session"
+// HTTP with the Scrollback-Session header). The _meta keys are package
+// present's.
+const MetaSession = present.MetaSession
 
 // Instructions is the server's MCP instructions: the rule of section 4 of
-// the product contract, in the project's words.
-const Instructions = `scrollback keeps tool output that is too large to show at once.
-
-A preview is not the whole result. When a result is truncated, the text you did not see is saved as a retained copy in this session, and the preview's footer says how many bytes and lines you did not see and gives the exact read_tool_output call (output_id and offset) that continues. Page through it with read_tool_output; never re-run the command to see the rest. Search it with grep_tool_output; when the copy is JSON (the footer then outlines it), query it with a jq filter using query_tool_output instead of paging.
-
-Two flags answer two different questions: hasMore=false means you reached the end of the saved text; complete=false means the saved text itself may lack part of what the tool produced (a cap was crossed). Both can be false on the last page.
-
-Before you claim that a field, line or record does not exist, read the retained copy and check the source's own pagination: API page tokens, a head or grep in the pipeline, server-side filters. When you cannot get that evidence, say that it is uncertain instead of saying that it is absent.`
+// the product contract, in the project's words (present.Instructions).
+const Instructions = present.Instructions
 
 // Options configures the MCP servers this package makes.
 type Options struct {

@@ -197,7 +197,7 @@ func TestListTools(t *testing.T) {
 		}
 	}
 	inst := cs.InitializeResult().Instructions
-	for _, s := range []string{"preview is not the whole result", "read the retained copy", "pagination", "uncertain instead of saying that it is absent", "hasMore=false", "complete=false"} {
+	for _, s := range []string{"preview is not the whole result", "read or search the copy", "pagination", "say it is uncertain, not absent", "hasMore=false", "complete=false"} {
 		if !strings.Contains(inst, s) {
 			t.Errorf("instructions do not say %q", s)
 		}
@@ -280,7 +280,7 @@ func TestRunCommandAndPageThrough(t *testing.T) {
 		got.WriteString(p.Text)
 		found = found || strings.Contains(p.Text, marker)
 		footer := text(res, 1)
-		if p.HasMore != strings.Contains(footer, fmt.Sprintf(`"offset": %d`, p.NextOffset)) {
+		if p.HasMore != strings.Contains(footer, fmt.Sprintf(`"offset":%d`, p.NextOffset)) {
 			t.Fatalf("footer %q does not match hasMore=%v nextOffset=%d", footer, p.HasMore, p.NextOffset)
 		}
 		if !p.HasMore {
@@ -621,7 +621,7 @@ func TestReadFile(t *testing.T) {
 		if !p.HasMore {
 			break
 		}
-		if !strings.Contains(text(res, 1), fmt.Sprintf(`"byte_offset": %d`, p.NextByteOffset)) {
+		if !strings.Contains(text(res, 1), fmt.Sprintf(`"byte_offset":%d`, p.NextByteOffset)) {
 			t.Fatalf("footer %q does not give the next call", text(res, 1))
 		}
 		args = map[string]any{"path": path, "byte_offset": p.NextByteOffset}

@@ -3,23 +3,23 @@
 //
 // When a result fits its budget it is shown whole (Fits, then Render returns
 // it unchanged but for invalid UTF-8 bytes, each shown as U+FFFD). When it
-// does not, Render keeps about two thirds of the budget for the head and one
-// third for the tail, never splitting a UTF-8 character (the rules of
-// internal/utf8x) and preferring to cut at line ends. Between the two it puts
-// a plain-text footer that tells the model, as an instruction, how many bytes
-// and lines it did not see, whether the retained copy is complete, and the
-// exact read_tool_output call, id and offset, that continues where the head
-// stopped. When no copy could be saved, the footer says that recovery is
-// unavailable and why, and that the bytes not shown cannot be read back.
-//
-// The footer also carries, briefly, the rule the model must follow: a preview
-// is not the whole result; before claiming that something is absent, read the
-// retained copy and check the source's own pagination; when the evidence
-// cannot be obtained, say it is uncertain.
+// does not, Render cuts it to the shown size (Options.Shown: ShownBudget,
+// 8 KiB, once the result is retained; the whole budget when no copy could be
+// saved): by default 3/8 of it for the head, 1/4 for the tail and the rest
+// for the footer, never splitting a UTF-8 character (the rules of
+// internal/utf8x) and preferring to cut at line ends. Between the two it
+// puts the footer, whose words package present writes: how many bytes and
+// lines the model did not see, whether the retained copy is complete, the
+// exact call that continues where the head stopped, the first error-like
+// lines of the part not shown, a JSON copy's outline, and the rule the model
+// must follow — a preview is not the whole result. The footer takes the
+// richest form that fits the room the head and tail leave it.
 //
 // Two budgets come from the product contract: Budget (24 KiB) for what
-// run_command and run_code show, and HistoryBudget (32 KiB, head and tail)
-// for results entering a conversation history, which History applies.
+// run_command and run_code show at once, and HistoryBudget (32 KiB) for
+// results entering a conversation history, which History applies; and one
+// shown size, ShownBudget (8 KiB), for what a result over either shows once
+// it is retained.
 //
 // Render works on a copy held in memory (at most the copy cap, 8 MiB);
 // RenderAt works on one read through an io.ReaderAt, such as a retained copy

@@ -7,73 +7,75 @@ import (
 	"unicode/utf8"
 
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // The contract's budgets.
 const (
 	// Budget is the preview budget of run_command and run_code: 24 KiB.
+	// An output up to Budget is shown whole.
 	Budget = 24576
-	// HistoryBudget is the head-and-tail budget of results entering a
-	// conversation history (proxied tools, the Go history helper): 32 KiB.
+	// HistoryBudget is the budget of results entering a conversation
+	// history (proxied tools, the Go history helper): 32 KiB.
 	HistoryBudget = 32768
-	// ReadTool is the name of the reader tool the footer tells the model
-	// to call.
-	ReadTool = "read_tool_output"
-	// SearchTool is the name of the tool that searches a retained copy,
-	// which the full footer offers first when much is unseen.
-	SearchTool = "grep_tool_output"
+	// ShownBudget is the most a result over its budget shows once it is
+	// retained: head, footer and tail together, 8 KiB ("shown when
+	// retained" in the contract). Its default split is ShownHead bytes of
+	// head and ShownTail of tail, the rest left to the footer.
+	ShownBudget = 8192
+	ShownHead   = 3072
+	ShownTail   = 2048
 )
 
-// Options sets the budget of a preview and how it is split. The zero value
-// gives Budget, split about two thirds head and one third tail.
+// Options sets the budgets of a preview and how it is split. The zero value
+// gives Budget, shown whole or cut to Budget.
 //
-// Values are clamped, never rejected: a Budget of 0 or less means Budget;
-// HeadBytes and TailBytes are cut down so that head, footer and tail fit the
-// budget together. A negative HeadBytes shows no head, a negative TailBytes no
-// tail (the footer then comes first or last).
+// Values are clamped, never rejected: a Budget of 0 or less means Budget; a
+// Shown of 0 or less, or over Budget, means Budget. HeadBytes and TailBytes
+// are cut down so that head, footer and tail fit together. A negative
+// HeadBytes shows no head, a negative TailBytes no tail (the footer then
+// comes first or last).
 type Options struct {
-	Budget    int // most bytes of Text, footer included; <= 0 means Budget
-	HeadBytes int // bytes of head wanted; 0 = about two thirds of what the footer leaves
-	TailBytes int // bytes of tail wanted; 0 = the rest (about one third)
+	// Budget is the most bytes of data shown whole; <= 0 means Budget.
+	Budget int
+	// Shown is the most bytes of Text, footer included, when the data
+	// does not fit Budget (ShownBudget once it is retained); <= 0 means
+	// Budget. HeadBytes and TailBytes that ask for more than it leaves
+	// beside the footer make it grow, up to Budget.
+	Shown int
+	// HeadBytes is the bytes of head wanted, < 0 for none; 0 = the
+	// default split of Shown (3/8 of it: ShownHead of ShownBudget), or,
+	// when TailBytes is given, what it leaves of the default head and tail
+	// together.
+	HeadBytes int
+	// TailBytes is the bytes of tail wanted, < 0 for none; 0 = the default
+	// split (1/4: ShownTail of ShownBudget), or what HeadBytes leaves.
+	TailBytes int
 }
 
-// Footer is what the footer says besides what Render counts in the data.
-type Footer struct {
-	// ID is the output_id of the retained copy; "" when none was saved.
-	ID string
-	// Unavailable says why the copy could not be saved; used when ID is "".
-	Unavailable string
-	// Complete reports whether the retained copy holds everything the tool
-	// produced. Ignored when ID is "".
-	Complete bool
-	// Status is optional, e.g. "exit status 2", "killed by signal SIGKILL",
-	// "timed out after 30s". It is shown as one sentence.
-	Status string
-	// Gap, when not nil, says the copy itself lacks a run of the bytes the
-	// tool produced (head and tail kept past the copy cap).
-	Gap *Gap
-	// ReadTool is the name of the reader tool; "" means ReadTool.
-	ReadTool string
-	// Outline, when not empty, is the shape of a copy that holds JSON
-	// (jsonq.Outline.Text): lines of at most about OutlineBytes in all. The
-	// full footer shows it under a line naming QueryTool; other levels
-	// leave it out. Control characters other than newlines are shown as
-	// spaces, and it is cut at OutlineBytes.
-	Outline string
+// Split returns the default head and tail of a preview of shown bytes: 3/8
+// of it each to the head and to the footer, 1/4 to the tail.
+func Split(shown int) (head, tail int) {
+	rest := shown - footerRoom(shown)
+	head = rest * 3 / 5
+	return head, rest - head
 }
+
+// footerRoom is the room the default split leaves the footer: 3/8 of the
+// preview.
+func footerRoom(shown int) int { return shown * 3 / 8 }
+
+// Footer is what the footer says besides what Render counts in the data:
+// present.Footer, the one place its words are written.
+type Footer = present.Footer
 
 // OutlineBytes bounds Footer.Outline.
-const OutlineBytes = 1 << 10
+const OutlineBytes = present.OutlineBytes
 
-// Gap describes bytes the tool produced that the copy does not hold: at
-// offset Offset in the copy, Bytes bytes in Lines lines were dropped. It is
-// the one gap type: package capture reports it and results carry it, in the
-// contract's JSON shape.
-type Gap struct {
-	Offset int64 `json:"offset"` // where the marker line starts in the copy
-	Bytes  int64 `json:"bytes"`  // bytes dropped at the marker
-	Lines  int64 `json:"lines"`  // newlines among the dropped bytes
-}
+// Gap describes bytes the tool produced that the copy does not hold:
+// present.Gap, the one gap type. Package capture reports it and results
+// carry it, in the contract's JSON shape.
+type Gap = present.Gap
 
 // Preview is what Render returns. Offsets count raw bytes of the data; line
 // numbers start at 1, and a final line without a newline counts as a line.
@@ -129,14 +131,20 @@ func Render(data []byte, opts Options, f Footer) Preview {
 		tail:    data[max(0, n-w):],
 		tailOff: max(0, n-w),
 		lines:   countLines(data),
+		data:    data,
 	}
-	return cut(src, budget, opts, f)
+	return cut(src, opts, f)
 }
 
-// History cuts data for a conversation history: Render with HistoryBudget,
-// head and tail, and the same footer.
+// History cuts data for a conversation history: whole up to HistoryBudget,
+// else cut to ShownBudget when f names a retained copy, to HistoryBudget
+// when none could be saved.
 func History(data []byte, f Footer) Preview {
-	return Render(data, Options{Budget: HistoryBudget}, f)
+	opts := Options{Budget: HistoryBudget}
+	if f.ID != "" {
+		opts.Shown = ShownBudget
+	}
+	return Render(data, opts, f)
 }
 
 // RenderAt is Render for data of size bytes read through r, such as a
@@ -178,7 +186,7 @@ func RenderAt(r io.ReaderAt, size, lines int64, opts Options, f Footer) (Preview
 	} else if lines > size || lines == 0 || lines < int64(bytes.Count(head, nl)) || lines < int64(bytes.Count(tail, nl)) {
 		return Preview{}, errorf(ErrLines, "pass -1 to have it counted", "%d lines cannot be right for %d bytes", lines, size)
 	}
-	return cut(source{size: size, head: head, tail: tail, tailOff: tailOff, lines: lines}, budget, opts, f), nil
+	return cut(source{size: size, head: head, tail: tail, tailOff: tailOff, lines: lines}, opts, f), nil
 }
 
 func readAt(r io.ReaderAt, p []byte, off int64) error {
@@ -246,7 +254,8 @@ type source struct {
 	head    []byte // data[:len(head)]
 	tail    []byte // data[tailOff:]
 	tailOff int64
-	lines   int64 // lines in the whole data
+	lines   int64  // lines in the whole data
+	data    []byte // the whole data, when held in memory (Render); nil for RenderAt
 }
 
 // at returns the data's byte at offset off, which must lie in one of the
@@ -258,65 +267,97 @@ func (s *source) at(off int64) byte {
 	return s.tail[off-s.tailOff]
 }
 
-// cut renders the preview of data that does not fit budget.
-func cut(s source, budget int, opts Options, f Footer) Preview {
-	f = f.clean()
-	lv := chooseLevel(&s, budget, f)
-	flen := len(renderFooter(lv, f, worstNumbers(&s)))
-	for range 3 {
-		p, foot := layout(&s, budget, flen, lv, opts, f)
-		if len(foot) <= flen {
-			// The bound is loose by a few digits and words: give the
-			// slack back to the head and tail when the footer allows.
-			if len(foot) < flen {
-				if p2, foot2 := layout(&s, budget, len(foot), lv, opts, f); len(foot2) <= len(foot) {
-					return assemble(&s, p2, foot2)
-				}
-			}
-			return assemble(&s, p, foot)
-		}
-		// The bound did not hold (it should): leave room for this
-		// footer and lay out again.
-		flen = len(foot)
+// cut renders the preview of data that does not fit its budget: a head and
+// a tail of the sizes asked (or of the default split), and between them the
+// richest footer that fits what they leave of the shown size. The room
+// always holds the footer's shortest form, unless the shown size is too
+// small for any: then the head alone fills it.
+func cut(s source, opts Options, f Footer) Preview {
+	budget := budgetOf(opts)
+	shown := opts.Shown
+	if shown <= 0 || shown > budget {
+		shown = budget
 	}
-	p, _ := layout(&s, budget, 0, levelNone, opts, f)
+	head, tail := parts(opts, shown)
+	if want := head + tail + footerRoom(shown); want > shown {
+		shown = min(want, budget) // the caller asked for more than the default shows
+	}
+	minRoom := f.MinRoom(s.size, s.lines) + 1 // the newline that may end a head cut mid-line
+	if avail := shown - minRoom; head+tail > avail {
+		tail = max(min(tail, avail-head), 0)
+		head = max(min(head, avail), 0)
+	}
+	if p, slack, ok := layout(&s, shown, head, tail, f); ok {
+		// At the full budget (no smaller shown size asked, as when no copy
+		// could be saved) what the footer leaves goes back to a default
+		// head and tail, split as they are, unless the footer would lose
+		// more than a few digits for it.
+		if shown == budget && opts.HeadBytes == 0 && opts.TailBytes == 0 && slack > slackMargin {
+			more := slack - slackMargin
+			if p2, slack2, ok := layout(&s, shown, head+more*3/5, tail+more-more*3/5, f); ok && footLen(p2, &s)+slackMargin >= footLen(p, &s) && slack2 >= 0 {
+				return p2
+			}
+		}
+		return p
+	}
+	// No footer fits: the head alone, with no tail, since nothing would
+	// mark the gap.
+	h := cutHead(&s, shown)
+	p := Preview{Truncated: true, HeadEnd: h, TailStart: s.size, TotalLines: s.lines, OmittedBytes: s.size - h}
+	p.HeadLines = headLines(&s, h)
+	p.OmittedLines = max(0, s.lines-p.HeadLines)
 	return assemble(&s, p, "")
 }
 
-// layout cuts the head and the tail around a footer of at most flen bytes
-// and renders the footer with the real numbers.
-func layout(s *source, budget, flen int, lv level, opts Options, f Footer) (Preview, string) {
-	avail := budget
-	if lv != levelNone {
-		avail -= flen + 1 // the newline that may end a head cut mid-line
-	}
-	avail = max(avail, 0)
-	head, tail := opts.HeadBytes, opts.TailBytes
+// parts returns the head and tail asked for by opts, or their defaults for
+// a preview of shown bytes.
+func parts(opts Options, shown int) (head, tail int) {
+	dh, dt := Split(shown)
+	leaves := func(other int) int { return max(shown-footerRoom(shown)-other, 0) }
+	head, tail = max(opts.HeadBytes, 0), max(opts.TailBytes, 0)
 	switch {
-	case head < 0:
-		head = 0
-	case head == 0 && lv == levelNone:
-		head = avail // head only: all of it
-	case head == 0:
-		head = avail * 2 / 3
+	case opts.HeadBytes == 0 && opts.TailBytes != 0:
+		head = leaves(tail)
+	case opts.HeadBytes == 0:
+		head = dh
 	}
-	head = min(head, avail)
 	switch {
-	case tail < 0 || lv == levelNone:
-		tail = 0 // no tail without a footer to mark the gap
-	case tail == 0:
-		tail = avail - head
+	case opts.TailBytes == 0 && opts.HeadBytes != 0:
+		tail = leaves(head)
+	case opts.TailBytes == 0:
+		tail = dt
 	}
-	tail = min(tail, avail-head)
+	return head, tail
+}
 
+// headLines is the number of lines a head ending at h shows, in whole or in
+// part.
+func headLines(s *source, h int64) int64 {
+	n := int64(bytes.Count(s.head[:h], nl))
+	if h > 0 && s.at(h-1) != '\n' {
+		n++
+	}
+	return n
+}
+
+// slackMargin is what a footer may grow by when its cut moves: a few more
+// digits in its numbers.
+const slackMargin = 64
+
+// footLen is the length of p's footer.
+func footLen(p Preview, s *source) int {
+	return len(p.Text) - utf8x.ValidLen(s.head[:p.HeadEnd]) - utf8x.ValidLen(s.tail[p.TailStart-s.tailOff:])
+}
+
+// layout cuts a head of at most head bytes and a tail of at most tail
+// bytes, counts what they leave out, and renders the footer in the room
+// they leave of shown bytes; slack is the room the footer did not use, ok
+// false when no footer fits.
+func layout(s *source, shown, head, tail int, f Footer) (_ Preview, slack int, ok bool) {
 	h := cutHead(s, head)
 	t := cutTail(s, tail, h)
 	p := Preview{Truncated: true, HeadEnd: h, TailStart: t, TotalLines: s.lines, OmittedBytes: t - h}
-	nlHead := int64(bytes.Count(s.head[:h], nl))
-	p.HeadLines = nlHead
-	if h > 0 && s.at(h-1) != '\n' {
-		p.HeadLines++
-	}
+	p.HeadLines = headLines(s, h)
 	tailFirst := s.lines + 1 // the first line the tail shows
 	if t < s.size {
 		tailFirst = s.lines - int64(bytes.Count(s.tail[t-s.tailOff:], nl))
@@ -327,15 +368,30 @@ func layout(s *source, budget, flen int, lv level, opts Options, f Footer) (Prev
 		p.TailLines = s.lines - tailFirst + 1
 	}
 	p.OmittedLines = max(0, tailFirst-p.HeadLines-1)
-	nums := numbers{
-		size: s.size, lines: s.lines,
-		headEnd: h, headLines: p.HeadLines,
-		headMid:   h > 0 && s.at(h-1) != '\n',
-		tailFirst: tailFirst, tailLines: p.TailLines,
-		tailMid:      t < s.size && t > 0 && s.at(t-1) != '\n',
-		omittedBytes: p.OmittedBytes, omittedLines: p.OmittedLines,
+	headMid := h > 0 && s.at(h-1) != '\n'
+	c := present.Cut{
+		Size: s.size, Lines: s.lines,
+		HeadEnd: h, HeadLines: p.HeadLines, HeadMid: headMid,
+		TailFirst: tailFirst, TailLines: p.TailLines,
+		TailMid:      t < s.size && t > 0 && s.at(t-1) != '\n',
+		OmittedBytes: p.OmittedBytes, OmittedLines: p.OmittedLines,
 	}
-	return p, renderFooter(lv, f, nums)
+	if s.data != nil {
+		line := p.HeadLines // the line holding offset h
+		if !headMid {
+			line++
+		}
+		c.Errors = present.ErrorLines(s.data, h, t, line, present.MaxErrorLines)
+	}
+	room := shown - utf8x.ValidLen(s.head[:h]) - utf8x.ValidLen(s.tail[t-s.tailOff:])
+	if headMid {
+		room--
+	}
+	foot := f.Render(c, room)
+	if foot == "" {
+		return Preview{}, 0, false
+	}
+	return assemble(s, p, foot), room - len(foot), true
 }
 
 func assemble(s *source, p Preview, foot string) Preview {

@@ -1,6 +1,8 @@
 package preview
 
 import (
+	"github.com/scrollback-dev/scrollback/present"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -59,14 +61,24 @@ var callRE = regexp.MustCompile(`\{"id":"(?:[^"\\]|\\.)*","offset":\d+\}`)
 // footer f, computing each expected number the slow, obvious way.
 func check(t *testing.T, data []byte, budget int, f Footer, p Preview) {
 	t.Helper()
+	checkShown(t, data, budget, budget, f, p)
+}
+
+// checkShown is check for a preview cut to at most shown bytes when the
+// data does not fit budget.
+func checkShown(t *testing.T, data []byte, budget, shown int, f Footer, p Preview) {
+	t.Helper()
 	if budget <= 0 {
 		budget = Budget
+	}
+	if shown <= 0 || shown > budget {
+		shown = budget
 	}
 	if !utf8.ValidString(p.Text) {
 		t.Fatalf("Text is not valid UTF-8: %q", p.Text)
 	}
-	if len(p.Text) > budget {
-		t.Fatalf("len(Text) = %d > budget %d", len(p.Text), budget)
+	if len(p.Text) > budget || p.Truncated && len(p.Text) > shown {
+		t.Fatalf("len(Text) = %d > budget %d or shown %d", len(p.Text), budget, shown)
 	}
 	n := int64(len(data))
 	lines := lineSpans(data)
@@ -141,14 +153,17 @@ func check(t *testing.T, data []byte, budget int, f Footer, p Preview) {
 		}
 		return
 	}
+	if f.Surface.IsCLI() {
+		if want := f.Surface.Read(f.ID, p.HeadEnd); !strings.Contains(foot, want) {
+			t.Fatalf("footer %q lacks %q", foot, want)
+		}
+		return
+	}
 	if calls == nil {
 		t.Fatalf("footer has no continuing call: %q", foot)
 	}
-	tool := f.ReadTool
-	if tool == "" {
-		tool = ReadTool
-	}
-	last := calls[len(calls)-1]
+	tool := present.ReadTool
+	last := calls[0]
 	m := []string{foot[:last[0]], foot[last[0]:last[1]]}
 	var args struct {
 		ID     string `json:"id"`
@@ -234,32 +249,33 @@ func TestRenderTruncated(t *testing.T) {
 		{
 			name: "lines, complete copy", data: lines, opts: Options{Budget: 4096},
 			f:       Footer{ID: "out_abc", Complete: true},
-			want:    []string{"whole lines) not shown here", "The retained copy is complete", `read_tool_output {"id":"out_abc","offset":`, "before saying a line, field or record is absent", "pagination", "uncertain"},
+			want:    []string{"whole lines) not shown, of", "The retained copy is complete", `read_tool_output {"id":"out_abc","offset":`, `grep_tool_output {"id":"out_abc","pattern":"<RE2>"}`, "before saying a line, field or record is absent", "pagination", "uncertain"},
 			absent:  []string{"mid-line", "incomplete"},
 			headEnd: -1, tailStart: -1,
 		},
 		{
 			name: "incomplete copy with status and gap", data: lines, opts: Options{Budget: 4096},
 			f:       Footer{ID: "out_abc", Status: "exit status 2", Gap: &Gap{Offset: 100, Bytes: 5000, Lines: 70}},
-			want:    []string{"incomplete (complete=false)", "Status: exit status 2.", "lacks 5000 bytes (70 lines) the tool produced, at offset 100"},
+			want:    []string{"incomplete (complete=false)", "Status: exit status 2.", "lacks 5000 bytes (70 lines) of what the tool produced, at offset 100"},
 			headEnd: -1, tailStart: -1,
 		},
 		{
 			name: "copy not saved", data: lines, opts: Options{Budget: 4096},
 			f:       Footer{Unavailable: "sqlite: database or disk is full"},
-			want:    []string{"Recovery unavailable", "(sqlite: database or disk is full)", "cannot be read back", "uncertain"},
+			want:    []string{"not saved (sqlite: database or disk is full)", "cannot be read back", "uncertain"},
 			absent:  []string{"read_tool_output", "complete"},
 			headEnd: -1, tailStart: -1,
 		},
 		{
 			name: "no copy, no reason", data: lines, opts: Options{Budget: 4096},
-			want:    []string{"Recovery unavailable: no copy of the output was kept"},
+			want:    []string{"The output was not saved, so the bytes not shown cannot be read back."},
 			headEnd: -1, tailStart: -1,
 		},
 		{
-			name: "custom reader tool", data: lines, opts: Options{Budget: 4096},
-			f:       Footer{ID: "out_abc", ReadTool: "scrollback read"},
-			want:    []string{`scrollback read {"id":"out_abc","offset":`},
+			name: "at a terminal", data: lines, opts: Options{Budget: 4096},
+			f:       Footer{ID: "out_abc", Surface: present.CLI("s_1")},
+			want:    []string{"scrollback read --session s_1 --offset ", "scrollback grep --session s_1 out_abc '<RE2>'"},
+			absent:  []string{"read_tool_output", "grep_tool_output", "{"},
 			headEnd: -1, tailStart: -1,
 		},
 		{
@@ -333,15 +349,77 @@ func TestFooterIsCompact(t *testing.T) {
 }
 
 func TestSplit(t *testing.T) {
+	if h, tl := Split(ShownBudget); h != ShownHead || tl != ShownTail || ShownHead+ShownTail+footerRoom(ShownBudget) != ShownBudget {
+		t.Errorf("Split(%d) = %d, %d; want %d, %d and the rest, %d, for the footer", ShownBudget, h, tl, ShownHead, ShownTail, ShownBudget-ShownHead-ShownTail)
+	}
 	data := bytes.Repeat([]byte("z"), 100000) // no newlines: exact cuts
 	p := Render(data, Options{}, Footer{ID: "out_x", Complete: true})
 	check(t, data, Budget, Footer{ID: "out_x", Complete: true}, p)
 	head, tail := p.HeadEnd, int64(len(data))-p.TailStart
-	if d := head - 2*tail; d < -2 || d > 2 {
-		t.Errorf("head %d, tail %d: want about two thirds and one third", head, tail)
+	if d := 2*head - 3*tail; d < -5 || d > 5 {
+		t.Errorf("head %d, tail %d: want three fifths and two fifths", head, tail)
 	}
-	if used := len(p.Text); used < Budget-20 {
+	if used := len(p.Text); used < Budget-slackMargin-20 {
 		t.Errorf("Text is %d bytes: the budget %d is not used", used, Budget)
+	}
+}
+
+// Once retained, a result shows at most ShownBudget: the default head and
+// tail, the footer between them; a caller's head and tail make it grow, up
+// to the budget.
+func TestShown(t *testing.T) {
+	data := bytes.Repeat([]byte("z"), 100000)
+	f := Footer{ID: "out_x", Complete: true}
+	p := Render(data, Options{Shown: ShownBudget}, f)
+	checkShown(t, data, Budget, ShownBudget, f, p)
+	if p.HeadEnd != ShownHead || int64(len(data))-p.TailStart != ShownTail {
+		t.Errorf("head %d, tail %d: want %d and %d", p.HeadEnd, int64(len(data))-p.TailStart, ShownHead, ShownTail)
+	}
+	p = Render(data, Options{Shown: ShownBudget, HeadBytes: 10000, TailBytes: 5000}, f)
+	check(t, data, Budget, f, p)
+	if p.HeadEnd != 10000 || p.TailStart != int64(len(data))-5000 || len(p.Text) > 10000+5000+footerRoom(ShownBudget) {
+		t.Errorf("head %d, tail %d, %d bytes: want what the caller asked and a footer", p.HeadEnd, int64(len(data))-p.TailStart, len(p.Text))
+	}
+	p = Render(data, Options{Shown: ShownBudget, HeadBytes: 1000}, f)
+	checkShown(t, data, Budget, ShownBudget, f, p)
+	if tail := int64(len(data)) - p.TailStart; p.HeadEnd != 1000 || tail != int64(ShownBudget-footerRoom(ShownBudget)-1000) {
+		t.Errorf("head %d, tail %d: want 1000 and what it leaves", p.HeadEnd, tail)
+	}
+}
+
+// The footer lists the first error-like lines the preview does not show,
+// with their line numbers and offsets, and none that it shows.
+func TestFooterErrorLines(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 3000; i++ {
+		switch i {
+		case 2, 1500, 2999:
+			fmt.Fprintf(&b, "line %d: ERROR: disk %d on fire\n", i, i)
+		case 1700:
+			fmt.Fprintf(&b, "line %d: panic: runtime error\n", i)
+		case 1800:
+			fmt.Fprintf(&b, "line %d: terror and prefailure are fine\n", i)
+		default:
+			fmt.Fprintf(&b, "line %d: ok\n", i)
+		}
+	}
+	data := []byte(b.String())
+	p := Render(data, Options{Shown: ShownBudget}, Footer{ID: "out_x", Complete: true})
+	checkShown(t, data, Budget, ShownBudget, Footer{ID: "out_x", Complete: true}, p)
+	foot := footerOf(data, p)
+	at := func(line int) int64 { return int64(strings.Index(string(data), fmt.Sprintf("line %d:", line))) }
+	for _, want := range []string{
+		fmt.Sprintf("  line 1500 (offset %d): line 1500: ERROR: disk 1500 on fire\n", at(1500)),
+		fmt.Sprintf("  line 1700 (offset %d): line 1700: panic: runtime error\n", at(1700)),
+	} {
+		if !strings.Contains(foot, want) {
+			t.Errorf("footer lacks %q:\n%s", want, foot)
+		}
+	}
+	for _, not := range []string{"disk 2 on", "disk 2999", "terror"} {
+		if strings.Contains(foot, not) {
+			t.Errorf("footer lists %q, which is shown or no error:\n%s", not, foot)
+		}
 	}
 }
 
@@ -360,7 +438,7 @@ func TestPrefersLineEnds(t *testing.T) {
 	data = append(append(append([]byte{}, long...), '\n'), long...)
 	p = Render(data, Options{Budget: 2000}, Footer{ID: "out_x"})
 	check(t, data, 2000, Footer{ID: "out_x"}, p)
-	if len(p.Text) < 1990 {
+	if len(p.Text) < 2000-slackMargin-10 {
 		t.Errorf("Text %d bytes: a mid-line cut should fill the budget", len(p.Text))
 	}
 }
@@ -383,21 +461,23 @@ func TestTinyBudgets(t *testing.T) {
 	data := numbered(300)
 	for _, f := range []Footer{{ID: "out_abcdefghijklmnopqrstuvwxyz"}, {Unavailable: "disk full"}} {
 		levels := map[string]bool{}
-		for budget := 1; budget <= 1200; budget++ {
+		for budget := 1; budget <= 2000; budget++ {
 			p := Render(data, Options{Budget: budget}, f)
 			check(t, data, budget, f, p)
-			foot := footerOf(data, p)
+			foot := strings.TrimPrefix(footerOf(data, p), "\n")
 			switch {
 			case foot == "":
 				levels["none"] = true
-			case strings.Contains(foot, "uncertain"):
-				levels["short or full"] = true
+			case strings.Count(foot, "\n") > 1:
+				levels["full"] = true
+			case strings.Contains(foot, "not shown"):
+				levels["short"] = true
 			default:
 				levels["tiny"] = true
 			}
 		}
-		if len(levels) != 3 {
-			t.Errorf("footer %+v: levels seen %v, want none, tiny, short or full", f, levels)
+		if len(levels) != 4 {
+			t.Errorf("footer %+v: levels seen %v, want none, tiny, short and full", f, levels)
 		}
 	}
 }
@@ -421,11 +501,10 @@ func TestFooterStringsAreCleaned(t *testing.T) {
 		ID:          "out_\"q\\\x01",
 		Complete:    true,
 		Status:      "exit status 2\nand more\xff.",
-		ReadTool:    "read\ttool",
 		Unavailable: "ignored when an id is given",
 	}
 	p := Render(data, Options{}, f)
-	check(t, data, Budget, Footer{ID: f.ID, ReadTool: "read tool"}, p)
+	check(t, data, Budget, Footer{ID: f.ID}, p)
 	foot := footerOf(data, p)
 	if !strings.Contains(foot, "Status: exit status 2 and more\uFFFD.\n") {
 		t.Errorf("status not on one line:\n%s", foot)
@@ -448,9 +527,14 @@ func TestHistory(t *testing.T) {
 	data := numbered(5000)
 	f := Footer{ID: "out_h", Complete: true}
 	p := History(data, f)
-	check(t, data, HistoryBudget, f, p)
+	checkShown(t, data, HistoryBudget, ShownBudget, f, p)
+	if !p.Truncated || len(p.Text) > ShownBudget {
+		t.Errorf("History of a retained result is %d bytes, want at most %d", len(p.Text), ShownBudget)
+	}
+	p = History(data, Footer{Unavailable: "disk full"})
+	check(t, data, HistoryBudget, Footer{Unavailable: "disk full"}, p)
 	if len(p.Text) <= Budget {
-		t.Errorf("History text is %d bytes, want the 32 KiB history budget used", len(p.Text))
+		t.Errorf("History text with no copy is %d bytes, want the 32 KiB history budget used", len(p.Text))
 	}
 	small := []byte("fits\n")
 	if p := History(small, f); p.Truncated || p.Text != "fits\n" {
@@ -560,8 +644,15 @@ func FuzzRender(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, budget uint16, head, tail int16, id string, complete bool, why string) {
 		ft := Footer{ID: id, Complete: complete, Unavailable: why, Status: "exit status 1"}
 		opts := Options{Budget: int(budget), HeadBytes: int(head), TailBytes: int(tail)}
+		if budget%3 == 1 {
+			opts.Shown = int(budget) / 3 // a retained result's smaller shown size
+		}
 		p := Render(data, opts, ft)
-		check(t, data, int(budget), ft, p)
+		shown := int(budget)
+		if opts.Shown > 0 && head <= 0 && tail <= 0 {
+			shown = opts.Shown // no parts asked: the shown size holds
+		}
+		checkShown(t, data, int(budget), shown, ft, p)
 		q, err := RenderAt(bytes.NewReader(data), int64(len(data)), -1, opts, ft)
 		if err != nil || q != p {
 			t.Fatalf("RenderAt = %+v, %v; Render = %+v", q, err, p)
@@ -648,44 +739,13 @@ func TestFooterOutline(t *testing.T) {
 	}
 }
 
-// FuzzOneLine checks that a label folded onto one line stays within its
-// bound and, from valid UTF-8, does not split a character.
-func FuzzOneLine(f *testing.F) {
-	f.Add(strings.Repeat("é", 40), 20)
-	f.Add("ab🙂cd", 6)
-	f.Fuzz(func(t *testing.T, s string, n int) {
-		if !utf8.ValidString(s) {
-			return
-		}
-		n = 3 + max(n%200, 0)
-		if got := oneLine(s, n); len(got) > n || !utf8.ValidString(got) {
-			t.Fatalf("oneLine(%q, %d) = %q", s, n, got)
-		}
-	})
-}
-
-// When more than a few pages are unseen, the full footer offers the search
-// first, with the exact call, and the reader second; a gap of a page or two
-// offers the reader alone.
-func TestFooterOffersSearchFirst(t *testing.T) {
-	f := Footer{ID: "out_abc", Complete: true}
-	for _, tc := range []struct {
-		lines  int
-		search bool
-	}{
-		{7000, false}, // 33,890 bytes: a 24 KiB budget hides about 10 KiB
-		{200000, true},
-	} {
-		var b strings.Builder
-		for i := range tc.lines {
-			fmt.Fprintf(&b, "%d\n", i)
-		}
-		data := []byte(b.String())
-		p := Render(data, Options{}, f)
-		foot := footerOf(data, p)
-		const call = `grep_tool_output {"id":"out_abc","pattern":"<RE2>"} or read on with read_tool_output {"id":"out_abc","offset":`
-		if got := strings.Contains(foot, call); got != tc.search {
-			t.Errorf("%d lines (%d bytes unseen): search offered %v, want %v:\n%s", tc.lines, p.OmittedBytes, got, tc.search, foot)
-		}
+// The full footer offers both the read that continues and the search,
+// each an exact call.
+func TestFooterOffersReadAndSearch(t *testing.T) {
+	data := numbered(7000)
+	p := Render(data, Options{}, Footer{ID: "out_abc", Complete: true})
+	want := fmt.Sprintf(`Read on: read_tool_output {"id":"out_abc","offset":%d}; search: grep_tool_output {"id":"out_abc","pattern":"<RE2>"}.`, p.HeadEnd)
+	if foot := footerOf(data, p); !strings.Contains(foot, want) {
+		t.Errorf("footer lacks %q:\n%s", want, foot)
 	}
 }

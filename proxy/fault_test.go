@@ -119,7 +119,7 @@ func TestHugeResult(t *testing.T) {
 }
 
 // markerRE matches the marker line the proxy puts where it dropped text.
-var markerRE = regexp.MustCompile(`\n?\[scrollback: (\d+) bytes \((\d+) lines\) dropped here by the proxy: [^\]\n]*\]\n`)
+var markerRE = regexp.MustCompile(`\n?\[scrollback: (\d+) bytes? \((\d+) lines?\) dropped here: the copy cap of [^\]\n]*\]\n`)
 
 // checkHeadTail checks that copy is a head of orig, one marker line, and
 // a tail of orig, the marker giving the bytes and lines between them.

@@ -3,11 +3,12 @@ package proxy
 import (
 	"bytes"
 	"encoding/base64"
-	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // mendStats is what mend found in a piece of text.
@@ -18,9 +19,11 @@ type mendStats struct {
 }
 
 // cutMarker is the line that stands, in a retained copy, where the proxy
-// dropped part of an upstream's text in transit.
+// dropped part of an upstream's text in transit: the one gap marker
+// (present.GapMarker), without its newline (the cut token stands on a line
+// of its own).
 func cutMarker(dropped, lines int64, limit int) string {
-	return fmt.Sprintf("[scrollback: %d bytes (%d lines) dropped here by the proxy: the upstream's result was over the copy cap of %d bytes]", dropped, lines, limit)
+	return strings.TrimSuffix(present.GapMarker(dropped, lines, "copy", int64(limit)), "\n")
 }
 
 // mend replaces every cut token of the proxy's nonce in s by a readable
@@ -88,11 +91,7 @@ func (p *Proxy) binaryNote(data []byte, what, mime string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	if mime == "" {
-		mime = "of no stated type"
-	}
-	return fmt.Sprintf("[scrollback: %s (%s, about %d bytes; %d bytes of base64) was too large for the proxy to carry: one message may carry at most %d bytes of base64, so it was left out. Ask the server for a smaller one.]",
-		what, mime, base64.StdEncoding.DecodedLen(int(n)), n, binaryMax), true
+	return present.BinaryDropped(what, mime, int64(base64.StdEncoding.DecodedLen(int(n))), n, binaryMax), true
 }
 
 // mendBinary replaces the binary blocks the cut could not carry by text

@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // ErrNoCaller is returned to the upstream when it asks for sampling,
@@ -454,21 +454,8 @@ func (s *server) retainText(ctx context.Context, what, source, text string) (str
 		return text, nil
 	}
 	t := p.resultText(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, p.copyCap(), budget)
-	status := ""
-	if t.original > int64(len(t.data)) && t.gap != nil {
-		status = fmt.Sprintf("the upstream's result held %d bytes of text; over the copy cap, the copy keeps its head and its tail", t.original)
-	}
-	sess, err := s.b.Session(ctx)
-	if err != nil {
-		return text[:min(len(text), budget/2)] + "\n[scrollback: the rest was not shown and could not be saved: " + err.Error() + "]", nil
-	}
-	shown := sess.Retain(ctx, scrollback.RetainInput{Tool: what, Source: cutString(source, 200), Data: t.data, Complete: t.complete,
-		Budget: budget, Gap: t.gap, Status: status})
-	m := mcp.Meta{MetaSession: sess.ID(), MetaTotalBytes: shown.TotalBytes, MetaComplete: shown.Complete, MetaRecovery: shown.Recovery}
-	if shown.OutputID != "" {
-		m[MetaOutputID] = shown.OutputID
-	}
-	return shown.Preview, m
+	shown, sess := s.retain(ctx, s.b, what, cutString(source, 200), t, budget)
+	return shown.Preview, retainedMeta(sess, shown)
 }
 
 // shapeRead previews each text content of a resources/read result over
@@ -521,15 +508,5 @@ func (s *server) shapePrompt(ctx context.Context, params *mcp.GetPromptParams, r
 }
 
 // mergeMeta adds m to *dst unless a recovery reference is there already
-// (the first previewed part's stands).
-func mergeMeta(dst *mcp.Meta, m mcp.Meta) {
-	if *dst == nil {
-		*dst = mcp.Meta{}
-	}
-	if _, ok := (*dst)[MetaOutputID]; ok {
-		return
-	}
-	for k, v := range m {
-		(*dst)[k] = v
-	}
-}
+// (the first previewed part's stands): present.MergeMeta.
+func mergeMeta(dst *mcp.Meta, m mcp.Meta) { present.MergeMeta(dst, m) }

@@ -17,7 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
-	"github.com/scrollback-dev/scrollback/internal/utf8x"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // DefaultCallTimeout is how long a call of an upstream tool may take when
@@ -419,11 +419,7 @@ func keepRPC(je *jsonrpc.Error) *jsonrpc.Error {
 // rpcMessageMax is the most bytes of an upstream error's message passed on.
 const rpcMessageMax = 2048
 
-func cutString(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return utf8x.Cut(s, n) + "…"
-}
+// cutString shortens s to n bytes (present.Clip).
+func cutString(s string, n int) string { return present.Clip(s, n) }
 
 var _ io.Closer = (*Proxy)(nil)

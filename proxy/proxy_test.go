@@ -145,11 +145,11 @@ func TestListTools(t *testing.T) {
 		if !reflect.DeepEqual(g.InputSchema, u.InputSchema) {
 			t.Errorf("%s: input schema %v, want the upstream's %v", name, g.InputSchema, u.InputSchema)
 		}
-		if !strings.HasPrefix(g.Description, u.Description) || !strings.Contains(g.Description, "read_tool_output") {
+		if !strings.HasPrefix(g.Description, u.Description) || !strings.Contains(g.Description, "output_id") || !strings.Contains(g.Description, "instead of calling again") {
 			t.Errorf("%s: description %q does not keep the upstream's and add the note", name, g.Description)
 		}
 	}
-	if !strings.Contains(got["big"].Description, "larger than 1000 bytes") {
+	if !strings.Contains(got["big"].Description, "over 1000 bytes") {
 		t.Errorf("big's description does not name its own budget: %q", got["big"].Description)
 	}
 	if d := got["run_code"].Description; !strings.Contains(d, "  records(input: {") || !strings.Contains(d, "): Promise<RecordsResult>;") || !strings.Contains(d, "type RecordsResult = { records: ") {

@@ -15,16 +15,18 @@ import (
 	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
 	"github.com/scrollback-dev/scrollback/mcpserver"
+	"github.com/scrollback-dev/scrollback/present"
 	"github.com/scrollback-dev/scrollback/preview"
 )
 
-// The _meta keys of a previewed result: its recovery reference.
+// The _meta keys of a previewed result: its recovery reference (package
+// present's).
 const (
-	MetaSession    = mcpserver.MetaSession   // the session holding the copy
-	MetaOutputID   = "scrollback/output_id"  // the copy's id, for read_tool_output
-	MetaTotalBytes = "scrollback/totalBytes" // the copy's length
-	MetaComplete   = "scrollback/complete"   // whether the copy holds the whole text
-	MetaRecovery   = "scrollback/recovery"   // "available" or "unavailable"
+	MetaSession    = present.MetaSession    // the session holding the copy
+	MetaOutputID   = present.MetaOutputID   // the copy's id, for read_tool_output
+	MetaTotalBytes = present.MetaTotalBytes // the copy's length
+	MetaComplete   = present.MetaComplete   // whether the copy holds the whole text
+	MetaRecovery   = present.MetaRecovery   // "available" or "unavailable"
 )
 
 // copyText is the text of a result as the proxy retains it.
@@ -217,7 +219,8 @@ func (p *Proxy) fits(res *mcp.CallToolResult, budget int) bool {
 // itself when it fits the budget; else a preview of its text, with the
 // footer and the recovery reference, and its other blocks (images, audio,
 // links, embedded resources) unchanged.
-func (p *Proxy) shape(ctx context.Context, b *mcpserver.Binding, tool string, args json.RawMessage, res *mcp.CallToolResult) *mcp.CallToolResult {
+func (s *server) shape(ctx context.Context, b *mcpserver.Binding, tool string, args json.RawMessage, res *mcp.CallToolResult) *mcp.CallToolResult {
+	p := s.p
 	budget := p.budget(tool)
 	if mended, changed := p.mendBinary(res.Content); changed {
 		r := *res
@@ -228,38 +231,10 @@ func (p *Proxy) shape(ctx context.Context, b *mcpserver.Binding, tool string, ar
 		return res
 	}
 	t := p.resultText(res, p.copyCap(), budget)
-	text, complete := t.data, t.complete
-	status := ""
-	if t.original > int64(len(text)) && t.gap != nil {
-		status = fmt.Sprintf("the upstream's result held %d bytes of text; over the copy cap, the copy keeps its head and its tail", t.original)
-	}
-	var shown scrollback.Shown
-	sess, err := b.Session(ctx)
-	if err == nil {
-		shown = sess.Retain(ctx, scrollback.RetainInput{
-			Tool: tool, Source: callSource(tool, args), Data: text, Complete: complete, Budget: budget,
-			Gap: t.gap, Status: status,
-		})
-	} else {
-		pv := preview.Render(text, preview.Options{Budget: budget}, preview.Footer{Unavailable: err.Error(), Gap: t.gap, Status: status})
-		shown = scrollback.Shown{
-			ShownText: scrollback.ShownText{Preview: pv.Text, Truncated: pv.Truncated},
-			ShownCopy: scrollback.ShownCopy{TotalBytes: int64(len(text)), Complete: complete,
-				Recovery: scrollback.RecoveryUnavailable, RecoveryError: err.Error()},
-		}
-	}
-
+	shown, sess := s.retain(ctx, b, tool, callSource(tool, args), t, budget)
 	out := &mcp.CallToolResult{IsError: res.IsError, Meta: mcp.Meta{}}
 	maps.Copy(out.Meta, res.Meta)
-	if sess != nil {
-		out.Meta[MetaSession] = sess.ID()
-	}
-	out.Meta[MetaTotalBytes] = shown.TotalBytes
-	out.Meta[MetaComplete] = shown.Complete
-	out.Meta[MetaRecovery] = shown.Recovery
-	if shown.OutputID != "" {
-		out.Meta[MetaOutputID] = shown.OutputID
-	}
+	maps.Copy(out.Meta, retainedMeta(sess, shown))
 	placed := false
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
@@ -277,9 +252,40 @@ func (p *Proxy) shape(ctx context.Context, b *mcpserver.Binding, tool string, ar
 		out.Content = append([]mcp.Content{&mcp.TextContent{Text: shown.Preview}}, out.Content...)
 	}
 	if shown.Recovery == scrollback.RecoveryUnavailable {
-		out.Content = append(out.Content, &mcp.TextContent{Text: "[scrollback: " + shown.RecoveryError + "]"})
+		out.Content = append(out.Content, &mcp.TextContent{Text: present.Unsaved(shown.RecoveryError)})
 	}
 	return out
+}
+
+// retain shows an upstream's text t as a result's text is shown: whole
+// within budget, else a preview whose footer leads to a copy retained in
+// b's session, or says why none could be saved. sess is nil when there is
+// no session to save in.
+func (s *server) retain(ctx context.Context, b *mcpserver.Binding, what, source string, t copyText, budget int) (scrollback.Shown, *scrollback.Session) {
+	status := ""
+	if t.original > int64(len(t.data)) && t.gap != nil {
+		status = present.UpstreamCut(t.original)
+	}
+	sess, err := b.Session(ctx)
+	if err != nil {
+		pv := preview.Render(t.data, preview.Options{Budget: budget}, preview.Footer{Unavailable: err.Error(), Gap: t.gap, Status: status})
+		return scrollback.Shown{
+			ShownText: scrollback.ShownText{Preview: pv.Text, Truncated: pv.Truncated},
+			ShownCopy: scrollback.ShownCopy{TotalBytes: int64(len(t.data)), Complete: t.complete,
+				Recovery: scrollback.RecoveryUnavailable, RecoveryError: present.NotSaved(err.Error())},
+		}, nil
+	}
+	return sess.Retain(ctx, scrollback.RetainInput{Tool: what, Source: source, Data: t.data, Complete: t.complete, Budget: budget,
+		Gap: t.gap, Status: status}), sess
+}
+
+// retainedMeta is the _meta of a previewed result (present.RetainedMeta).
+func retainedMeta(sess *scrollback.Session, shown scrollback.Shown) mcp.Meta {
+	id := ""
+	if sess != nil {
+		id = sess.ID()
+	}
+	return present.RetainedMeta(id, shown.OutputID, shown.TotalBytes, shown.Complete, shown.Recovery)
 }
 
 // callSource names a call in the session's copy list.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/codemode"
 	"github.com/scrollback-dev/scrollback/mcpserver"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // Instructions is the proxy's MCP instructions: the scrollback server's
@@ -22,12 +22,12 @@ func (p *Proxy) Instructions() string {
 	p.mu.Lock()
 	up, name, version := p.snap.instructions, p.snap.upName, p.snap.upVersion
 	p.mu.Unlock()
-	s := mcpserver.Instructions + "\n\nThis server is a scrollback proxy: the other tools belong to the upstream MCP server behind it. A result of one of them larger than the history budget reaches you as a head-and-tail preview, and its _meta carries scrollback/output_id."
+	s := present.Instructions + "\n\n" + present.ProxyInstructions
 	if name != "" {
-		s += "\n\nThe upstream server is " + strings.TrimSpace(name+" "+version) + "."
+		s += " " + present.ProxyUpstream(strings.TrimSpace(name+" "+version))
 	}
 	if strings.TrimSpace(up) != "" {
-		s += "\n\nThe upstream server's instructions:\n\n" + up
+		s += "\n\n" + present.ProxyUpstreamInstructions + "\n\n" + up
 	}
 	return s
 }
@@ -225,10 +225,9 @@ func (s *server) call(ctx context.Context, ss *mcp.ServerSession, name string, a
 // not re-exported.
 var ownTools = map[string]bool{"read_tool_output": true, "grep_tool_output": true, "query_tool_output": true, codemode.Name: true}
 
-// previewNote is appended to every re-exported tool's description.
-func previewNote(budget int) string {
-	return fmt.Sprintf("[scrollback] A result of this tool larger than %d bytes is not shown whole: you get a head-and-tail preview whose footer says how much you did not see, and an output_id; read the rest with read_tool_output (or search it with grep_tool_output, or query JSON with jq using query_tool_output) instead of calling the tool again. A preview is not the whole result: before claiming that something is absent, read the retained copy; if you cannot, say it is uncertain.", budget)
-}
+// previewNote is appended to every re-exported tool's description
+// (present.ProxyNote).
+func previewNote(budget int) string { return present.ProxyNote(budget) }
 
 // exportTool is an upstream tool as the proxy offers it: same name, input
 // schema and annotations, the description with the note on previews, and
@@ -319,7 +318,7 @@ func (s *server) upstreamHandler(name string) mcp.ToolHandler {
 			}
 			return toolError(err), nil
 		}
-		return s.p.shape(ctx, s.b, name, args, res), nil
+		return s.shape(ctx, s.b, name, args, res), nil
 	}
 }
 

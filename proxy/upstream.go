@@ -17,7 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback/internal/procgroup"
-	"github.com/scrollback-dev/scrollback/internal/utf8x"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // Upstream says how to reach the MCP server behind the proxy. Set exactly
@@ -69,11 +69,7 @@ func (u Upstream) validate() error {
 func (u Upstream) String() string {
 	switch {
 	case len(u.Command) > 0:
-		s := strings.Join(u.Command, " ")
-		if len(s) > 120 {
-			s = utf8x.Cut(s, 117) + "..."
-		}
-		return "`" + s + "`"
+		return "`" + present.Clip(strings.Join(u.Command, " "), 120) + "`"
 	case u.URL != "":
 		return u.URL
 	}

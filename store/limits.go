@@ -2,9 +2,10 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"time"
+
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // Default storage bounds. Stored bytes are what the copies' chunks take in
@@ -43,8 +44,7 @@ type EvictedError struct {
 
 // Error says which copy, when, and what to do.
 func (e *EvictedError) Error() string {
-	return fmt.Sprintf("store: copy %s was evicted under a storage quota at %s; re-run its source to see that output again",
-		e.ID, e.At.UTC().Format(time.RFC3339))
+	return "store: " + present.Evicted(e.ID, e.At)
 }
 
 // Is reports whether target is ErrEvicted.

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // IO is where a command reads and writes, and the environment it sees.
@@ -158,20 +159,11 @@ func wantsJSON(cmd command) bool {
 	return ok && j.wantsJSON()
 }
 
-// jsonError is what a command given --json prints on stdout when it fails:
-// {"error": {"kind": KIND, "message": MESSAGE}}, the kind one of the
-// contract's (scrollback.ErrorKind).
-type jsonError struct {
-	Error struct {
-		Kind    string `json:"kind"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
+// printJSONError prints a failure as a command given --json does, on
+// stdout: {"error": {"kind": KIND, "message": MESSAGE}} (present.Failure),
+// the kind one of the contract's (scrollback.ErrorKind).
 func printJSONError(w io.Writer, kind, msg string) {
-	var e jsonError
-	e.Error.Kind, e.Error.Message = kind, msg
-	printJSON(w, e) // nowhere left to report a failure to write
+	printJSON(w, present.Failure(kind, msg)) // nowhere left to report a failure to write
 }
 
 // errorText is err for a person at a terminal: an engine error without the
@@ -179,8 +171,15 @@ func printJSONError(w io.Writer, kind, msg string) {
 func errorText(name string, err error) string {
 	var se *scrollback.Error
 	if errors.As(err, &se) && se.Msg != "" {
-		if se.Hint != "" {
-			return se.Msg + "; " + se.Hint
+		hint := se.Hint
+		switch {
+		case errors.Is(err, scrollback.ErrNoOutput) && hint == present.NoCopyHint:
+			hint = present.CLINoCopyHint // at a terminal, ls lists them
+		case errors.Is(err, scrollback.ErrNoSession):
+			hint += "; list them with `scrollback session list`"
+		}
+		if hint != "" {
+			return se.Msg + "; " + hint
 		}
 		return se.Msg
 	}

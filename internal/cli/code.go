@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 func init() {
@@ -90,18 +91,7 @@ func (c *codeCmd) printHuman(res scrollback.RunCodeResult) {
 	if res.Recovery == scrollback.RecoveryUnavailable {
 		fmt.Fprintf(c.io.Stderr, "scrollback code: %s\n", res.RecoveryError)
 	}
-	for _, r := range res.Retained {
-		state := "complete"
-		if !r.Complete {
-			state = "incomplete"
-		}
-		if r.OutputID == "" {
-			fmt.Fprintf(c.io.Stderr, "retained: call %d %s: not saved: %s\n", r.Call, r.Tool, r.RecoveryError)
-			continue
-		}
-		fmt.Fprintf(c.io.Stderr, "retained: call %d %s: %s (%d bytes, %s); read it with: scrollback read %s\n",
-			r.Call, r.Tool, r.OutputID, r.TotalBytes, state, r.OutputID)
-	}
+	io.WriteString(c.io.Stderr, present.Retained(present.CLI(c.session), res.Retained))
 	if e := res.Error; e != nil {
 		if e.Line > 0 {
 			fmt.Fprintf(c.io.Stderr, "scrollback code: line %d, column %d: %s\n", e.Line, e.Column, e.Message)

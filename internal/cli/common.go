@@ -15,6 +15,7 @@ import (
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/filepager"
+	"github.com/scrollback-dev/scrollback/present"
 	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
@@ -163,10 +164,31 @@ func (b *base) useSession(ctx context.Context) (*scrollback.Session, store.Store
 	return sess, st, nil
 }
 
-// newEngine returns an engine over st with the CLI's options.
+// newEngine returns an engine over st with the CLI's options: its footers
+// name the CLI's commands (with --session, when one was given).
 func (b *base) newEngine(st store.Store) *scrollback.Engine {
-	return scrollback.New(st, scrollback.Options{File: fileOptions(b.io.Getenv)})
+	return scrollback.New(st, scrollback.Options{File: fileOptions(b.io.Getenv), Surface: present.CLI(b.session)})
 }
+
+// previewBytes is the --preview-bytes flag of the servers (mcp, proxy):
+// what a result over its budget shows once it is retained.
+type previewBytes struct{ n int }
+
+func (p *previewBytes) add(fs *flag.FlagSet) {
+	fs.IntVar(&p.n, "preview-bytes", scrollback.ShownBudget, fmt.Sprintf("show at most `N` bytes (head, footer and tail) of a result too large to show whole, once it is retained (default %d)", scrollback.ShownBudget))
+}
+
+// check refuses a size that leaves no room for a footer.
+func (p *previewBytes) check() error {
+	if p.n < minPreviewBytes {
+		return usagef("--preview-bytes %d: give at least %d bytes, room for a head, a tail and the footer that leads to the rest", p.n, minPreviewBytes)
+	}
+	return nil
+}
+
+// minPreviewBytes is the smallest --preview-bytes: room for the shortest
+// footers.
+const minPreviewBytes = 512
 
 // fileOptions places the file pager's line index beside the other state.
 func fileOptions(getenv func(string) string) (o filepager.Options) {

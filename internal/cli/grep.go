@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 func init() {
@@ -67,11 +68,9 @@ func (c *grepCmd) Run(ctx context.Context, args []string) error {
 		if last > 0 && line > last+1 && c.context > 0 {
 			fmt.Fprintln(w, "--")
 		}
-		more := ""
-		if truncated {
-			more = " [line cut; read the rest from its offset]"
-		}
-		fmt.Fprintf(w, "%d%s%d%s%s%s\n", line, sep, off, sep, text, more)
+		var b strings.Builder
+		present.MatchLine(&b, present.CLI(c.session), present.Match{Line: line, Offset: off, Text: text, Context: sep == "-", Truncated: truncated})
+		w.WriteString(b.String())
 		last = line
 	}
 	for _, m := range res.Matches {
@@ -87,22 +86,13 @@ func (c *grepCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	switch {
-	case res.HasMore:
-		fmt.Fprintf(c.io.Stderr, "scrollback grep: more matches follow; continue with --offset %d\n", res.NextOffset)
-	case len(res.Matches) == 0:
-		fmt.Fprintf(c.io.Stderr, "scrollback grep: no line of %s matches%s\n", pos[0], incompleteNote(res.Complete))
+	case len(res.Matches) == 0 && !res.HasMore:
+		fmt.Fprintf(c.io.Stderr, "scrollback grep: %s\n", present.GrepNone(pos[0], res.Complete))
 		return exitError{1}
-	case !res.Complete:
-		fmt.Fprintf(c.io.Stderr, "scrollback grep: %s\n", strings.TrimPrefix(incompleteNote(false), "; "))
+	default:
+		if end := present.GrepEnd(present.CLI(c.session), len(res.Matches), res.NextOffset, res.TotalBytes, res.HasMore, res.Complete); end != "" {
+			fmt.Fprintf(c.io.Stderr, "scrollback grep: %s\n", end)
+		}
 	}
 	return nil
-}
-
-// incompleteNote warns that a search of an incomplete copy cannot prove
-// absence.
-func incompleteNote(complete bool) string {
-	if complete {
-		return ""
-	}
-	return "; the copy is incomplete (a cap was crossed), so lines the tool produced may be missing from it"
 }

@@ -12,7 +12,7 @@ import (
 
 func init() {
 	register(commandInfo{name: "mcp", order: 80,
-		usage:   "mcp [--session ID] [--db PATH] [--root DIR]  |  mcp --http ADDR [--token-file F] [--metrics ADDR] [--log-format text|json] [--drain DUR] [--db PATH] [--root DIR]",
+		usage:   "mcp [--session ID] [--db PATH] [--root DIR] [--preview-bytes N]  |  mcp --http ADDR [--token-file F] [--metrics ADDR] [--log-format text|json] [--drain DUR] [--db PATH] [--root DIR]",
 		summary: "serve the tools over MCP: stdio (one session), or streamable HTTP at /mcp",
 		examples: []example{
 			{"serve the tools to one agent over stdio, file reads confined to a project", "scrollback mcp --root ~/src/project"},
@@ -26,13 +26,15 @@ func init() {
 type mcpCmd struct {
 	base
 	httpServing
-	root string
+	root    string
+	preview previewBytes
 }
 
 func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("mcp", true, false)
 	c.addRetentionFlag(fs)
 	fs.StringVar(&c.root, "root", "", "confine read_file to the directory tree `DIR` (default: any file scrollback can read)")
+	c.preview.add(fs)
 	c.addFlags(fs, "127.0.0.1:7777")
 	pos, err := c.parse(args)
 	if err != nil {
@@ -42,6 +44,9 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 		return usagef("mcp takes no arguments, got %q", pos)
 	}
 	if err := c.checkFlags(fs); err != nil {
+		return err
+	}
+	if err := c.preview.check(); err != nil {
 		return err
 	}
 	if c.http != "" && c.session != "" {
@@ -67,7 +72,7 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	}
 	fo := fileOptions(c.io.Getenv)
 	fo.Root = c.root
-	eng := scrollback.New(st, scrollback.Options{File: fo})
+	eng := scrollback.New(st, scrollback.Options{File: fo, ShownBytes: c.preview.n})
 	opts := mcpserver.Options{Version: Version()}
 	// Retention spares the sessions connected clients hold (live).
 	live := &mcpserver.Live{}

@@ -20,7 +20,7 @@ import (
 
 func init() {
 	register(commandInfo{name: "proxy", order: 85,
-		usage:   "proxy [--session ID] [--db PATH] [--budget N] [--budget-for TOOL=N] [--call-timeout DUR] [--http ADDR [--max-upstreams N]] ([--env K=V] [--cwd DIR] -- COMMAND... | --url URL [--header 'K: V'] [--header-file FILE])",
+		usage:   "proxy [--session ID] [--db PATH] [--budget N] [--budget-for TOOL=N] [--preview-bytes N] [--call-timeout DUR] [--http ADDR [--max-upstreams N]] ([--env K=V] [--cwd DIR] -- COMMAND... | --url URL [--header 'K: V'] [--header-file FILE])",
 		summary: "serve an upstream MCP server's tools with large results previewed and retained",
 		examples: []example{
 			{"preview and retain the large results of a filesystem MCP server", "scrollback proxy -- npx -y @modelcontextprotocol/server-filesystem /data"},
@@ -41,6 +41,7 @@ type proxyCmd struct {
 	budgetFor   budgetFlag
 	callTimeout time.Duration
 	maxUp       int
+	preview     previewBytes
 	httpServing
 }
 
@@ -100,6 +101,7 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&c.cwd, "cwd", "", "run the upstream command in `DIR` (default the current directory)")
 	fs.IntVar(&c.budget, "budget", scrollback.HistoryBudget, fmt.Sprintf("show results up to `N` bytes whole and preview larger ones (default %d bytes)", scrollback.HistoryBudget))
 	fs.Var(c.budgetFor, "budget-for", "the budget of one tool, `TOOL=N` bytes (repeatable; default --budget)")
+	c.preview.add(fs)
 	fs.DurationVar(&c.callTimeout, "call-timeout", proxy.DefaultCallTimeout, fmt.Sprintf("give up on an upstream call after `DUR`, e.g. 30s or 2m (default %s)", proxy.DefaultCallTimeout))
 	fs.IntVar(&c.maxUp, "max-upstreams", proxy.DefaultMaxUpstreams, fmt.Sprintf("with --http, hold at most `N` upstream connections at once, one per client session (for a command, one process each), or -1 for no limit (default %d)", proxy.DefaultMaxUpstreams))
 	c.addFlags(fs, "127.0.0.1:7778")
@@ -129,6 +131,9 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	if err := c.checkFlags(fs); err != nil {
 		return err
 	}
+	if err := c.preview.check(); err != nil {
+		return err
+	}
 	retention, err := c.retentionPeriod(c.io.Getenv)
 	if err != nil {
 		return err
@@ -146,7 +151,7 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		st, stopWatch = c.observeStore(ctx, st)
 		defer stopWatch()
 	}
-	eng := scrollback.New(st, scrollback.Options{File: fileOptions(c.io.Getenv)})
+	eng := scrollback.New(st, scrollback.Options{File: fileOptions(c.io.Getenv), ShownBytes: c.preview.n})
 	var env []string
 	for k, v := range c.env {
 		env = append(env, k+"="+v)

@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 func init() {
@@ -68,13 +70,11 @@ func (c *queryCmd) Run(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	if res.HasMore {
-		fmt.Fprintf(c.io.Stderr, "scrollback query: more results follow; continue with --offset %d\n", res.NextOffset)
-	}
-	if res.Note != "" {
-		fmt.Fprintf(c.io.Stderr, "scrollback query: %s\n", res.Note)
-	} else if !res.Complete {
-		fmt.Fprintf(c.io.Stderr, "scrollback query: the copy is incomplete (a cap was crossed), so results the full output would give may be missing\n")
+	end := present.QueryEnd(present.CLI(c.session), in.ID, in.Filter, in.Offset, res.NextOffset, res.TotalBytes, res.HasMore, res.Complete, res.Note)
+	for _, line := range strings.Split(end, "\n") {
+		if line != "" {
+			fmt.Fprintf(c.io.Stderr, "scrollback query: %s\n", line)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,123 @@
+package present
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Rule is the rule of the product contract (section 4), as a footer and the
+// instructions say it: a preview is not the whole result.
+const Rule = "A preview is not the whole result: before saying a line, field or record is absent, read or search the copy and check the source's own pagination; if you cannot get the evidence, say it is uncertain, not absent."
+
+// Incomplete says what complete=false means; MayExist and MayBeMore say
+// what follows from it for a search and for a count.
+const (
+	Incomplete = "the copy is incomplete (complete=false): it lacks part of what the tool produced"
+	MayExist   = "so what is not found in it may still exist: say it is uncertain, not absent"
+	MayBeMore  = "so the true count may be higher"
+)
+
+// Complete says that a copy holds the whole of what the tool produced.
+const Complete = "it holds everything the tool produced"
+
+// NotSaved is a result's recovery_error when its copy could not be saved.
+func NotSaved(reason string) string {
+	return "the retained copy could not be saved: " + reason
+}
+
+// Evicted says that the copy id was evicted under a storage quota at at,
+// and what to do (EvictedHint): the store's message for reading such a
+// copy.
+func Evicted(id string, at time.Time) string {
+	return "copy " + id + " was evicted under a storage quota at " + at.UTC().Format(time.RFC3339) + "; " + EvictedHint
+}
+
+// EvictedHint is what to do about an evicted copy.
+const EvictedHint = "re-run its source to see that output again"
+
+// NoCopyHint is what to do about an id that names no copy in this session,
+// where the reader cannot list the copies (over MCP).
+const NoCopyHint = "ids come from the output_id of a result in this same session"
+
+// CLINoCopyHint is NoCopyHint at a terminal, where `scrollback ls` lists
+// them.
+const CLINoCopyHint = NoCopyHint + "; list them with `scrollback ls`"
+
+// GapMarker is the line that stands in a copy where dropped bytes (lines of
+// them) were left out because cap (stdout, stderr, copy) of limit bytes was
+// crossed: the one gap marker, for a command's copy (package capture) and an
+// upstream result cut by the proxy. It ends with a newline.
+func GapMarker(dropped, lines int64, cap string, limit int64) string {
+	return "[scrollback: " + plural(dropped, "byte") + " (" + plural(lines, "line") + ") dropped here: the " +
+		cap + " cap of " + plural(limit, "byte") + " was crossed]\n"
+}
+
+// gapSentence says, in a footer, where a copy lacks what the tool produced.
+func gapSentence(g *Gap) string {
+	return "The copy lacks " + itoa(g.Bytes) + " bytes (" + itoa(g.Lines) + " lines) of what the tool produced, at offset " +
+		itoa(g.Offset) + " (a marker line stands there)."
+}
+
+// Gap describes bytes the tool produced that a copy does not hold: at
+// offset Offset in the copy (where the GapMarker line starts), Bytes bytes
+// in Lines lines were dropped. It is the one gap type: capture reports it,
+// results carry it in the contract's JSON shape, footers say it.
+type Gap struct {
+	Offset int64 `json:"offset"` // where the marker line starts in the copy
+	Bytes  int64 `json:"bytes"`  // bytes dropped at the marker
+	Lines  int64 `json:"lines"`  // newlines among the dropped bytes
+}
+
+// StderrBlock frames the end of what a failed command wrote to stderr, put
+// before its preview when neither the head nor the tail shows it: n bytes of
+// stderr, the command having ended with status.
+func StderrBlock(status string, stderr string) string {
+	return "[scrollback: the command failed (" + status + "). The last " + itoa(int64(len(stderr))) +
+		" bytes it wrote to stderr come first; its output follows.]\n" + stderr + "\n[scrollback: end of stderr]\n"
+}
+
+// StderrBlockOverhead is the most bytes StderrBlock adds around the stderr
+// it frames, besides the status.
+var StderrBlockOverhead = len(StderrBlock("", strings.Repeat("x", 1<<20))) - 1<<20 + 13
+
+// CommandStatus says how a command ended, for a footer; "" for a zero
+// exit. timeout is the limit it ran past, when it timed out.
+func CommandStatus(timedOut bool, timeout time.Duration, signal string, exitCode *int) string {
+	switch {
+	case timedOut:
+		return "timed out after " + timeout.String() + "; its process group was killed"
+	case signal != "":
+		return "killed by signal " + signal
+	case exitCode != nil && *exitCode != 0:
+		return "exit status " + strconv.Itoa(*exitCode)
+	}
+	return ""
+}
+
+func plural(n int64, unit string) string {
+	s := itoa(n) + " " + unit
+	if n != 1 {
+		s += "s"
+	}
+	return s
+}
+
+// UpstreamCut is the footer's status for an upstream result over the copy
+// cap: how much text it held, of which the copy keeps the head and the
+// tail.
+func UpstreamCut(original int64) string {
+	return "the upstream's result held " + itoa(original) + " bytes of text; over the copy cap, the copy keeps its head and its tail"
+}
+
+// BinaryDropped stands for a binary block (an image, an audio clip, a
+// resource's blob) the proxy could not carry: what it was, its MIME type,
+// about how many bytes, and the limit of one message.
+func BinaryDropped(what, mime string, decoded, base64, limit int64) string {
+	if mime == "" {
+		mime = "of no stated type"
+	}
+	return "[scrollback: " + what + " (" + mime + ", about " + itoa(decoded) + " bytes; " + itoa(base64) +
+		" bytes of base64) was too large for the proxy to carry: one message may carry at most " + itoa(limit) +
+		" bytes of base64, so it was left out. Ask the server for a smaller one.]"
+}
