@@ -17,8 +17,8 @@ import (
 
 // RunCodeInput is the input of run_code.
 type RunCodeInput struct {
-	Code      string `json:"code" jsonschema:"TypeScript or JavaScript: the body of an async function; call tools as await tools.NAME({...}) and return a value"`
-	TimeoutMS int64  `json:"timeout_ms,omitempty" jsonschema:"stop the script after this many milliseconds, tool calls included (default 30000)"`
+	Code      string `json:"code" jsonschema:"TypeScript or JavaScript: the body of an async function"`
+	TimeoutMS int64  `json:"timeout_ms,omitempty" jsonschema:"stop after this many ms, tool calls included (default 30000)"`
 }
 
 // RunCodeResult is the result of run_code. Preview through RecoveryError

@@ -219,7 +219,7 @@ func TestCodeDescription(t *testing.T) {
 		"type ReadToolOutputResult = { text: string; nextOffset: number;",
 		"  upstream_search(input: { q: string }): Promise<any>;",
 		"await tools.run_command(",
-		"saved as a copy before the script gets it",
+		"is saved first",
 		"retained",
 		`holds "output"`,
 	} {

@@ -26,12 +26,12 @@ const (
 
 // RunCommandInput is the input of run_command.
 type RunCommandInput struct {
-	Command   string            `json:"command" jsonschema:"the shell command, run by /bin/sh -c"`
-	Cwd       string            `json:"cwd,omitempty" jsonschema:"working directory (default: the server's)"`
-	TimeoutMS int64             `json:"timeout_ms,omitempty" jsonschema:"kill the command's whole process group after this many milliseconds (0: the server's default)"`
-	Env       map[string]string `json:"env,omitempty" jsonschema:"environment variables to add or override"`
-	Stdin     string            `json:"stdin,omitempty" jsonschema:"text given on standard input (default: none)"`
-	Preview   *PreviewShape     `json:"preview,omitempty" jsonschema:"bytes of head and tail to show of output that does not fit"`
+	Command   string            `json:"command" jsonschema:"run by /bin/sh -c"`
+	Cwd       string            `json:"cwd,omitempty" jsonschema:"working directory"`
+	TimeoutMS int64             `json:"timeout_ms,omitempty" jsonschema:"kill it after this many ms (0: the server's default)"`
+	Env       map[string]string `json:"env,omitempty" jsonschema:"variables to add or override"`
+	Stdin     string            `json:"stdin,omitempty" jsonschema:"text on standard input"`
+	Preview   *PreviewShape     `json:"preview,omitempty" jsonschema:"bytes of head and tail to show when the output does not fit"`
 }
 
 // PreviewShape lets the caller choose what a preview that does not fit

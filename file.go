@@ -10,10 +10,10 @@ import (
 
 // ReadFileInput is the input of read_file.
 type ReadFileInput struct {
-	Path       string `json:"path" jsonschema:"the file to read"`
-	Line       int64  `json:"line,omitempty" jsonschema:"1-based line to start at (default 1); located in the whole file, however large"`
-	Limit      int64  `json:"limit,omitempty" jsonschema:"most lines to return (default 2000); a page also stops at 24 KiB"`
-	ByteOffset *int64 `json:"byte_offset,omitempty" jsonschema:"absolute byte offset to continue from (nextByteOffset of the previous page); wins over line"`
+	Path       string `json:"path" jsonschema:"the file"`
+	Line       int64  `json:"line,omitempty" jsonschema:"1-based line to start at (default 1)"`
+	Limit      int64  `json:"limit,omitempty" jsonschema:"most lines (default 2000)"`
+	ByteOffset *int64 `json:"byte_offset,omitempty" jsonschema:"byte offset to go on from: nextByteOffset"`
 }
 
 // FilePage is one page of a file: the result of read_file.

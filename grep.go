@@ -25,17 +25,17 @@ const (
 // GrepInput is the input of grep_tool_output.
 type GrepInput struct {
 	// ID is an output_id from a result in the same session.
-	ID string `json:"id" jsonschema:"the output_id of a retained copy in this session"`
+	ID string `json:"id" jsonschema:"an output_id of this session"`
 	// Pattern is an RE2 regular expression matched against each line.
-	Pattern string `json:"pattern" jsonschema:"RE2 regular expression (Go regexp syntax) matched against each line without its line ending, e.g. error|panic"`
+	Pattern string `json:"pattern" jsonschema:"RE2, matched against each line, e.g. error|panic"`
 	// IgnoreCase matches letters in either case.
-	IgnoreCase bool `json:"ignore_case,omitempty" jsonschema:"match letters in either case (default false)"`
+	IgnoreCase bool `json:"ignore_case,omitempty" jsonschema:"match either case"`
 	// Context is how many lines before and after each match to return.
-	Context int `json:"context,omitempty" jsonschema:"lines of context before and after each match, 0 to 20 (default 0)"`
+	Context int `json:"context,omitempty" jsonschema:"lines before and after each match, 0 to 20"`
 	// Max is the most matches to return, 1 to 1000; 0 means 50.
-	Max int `json:"max,omitempty" jsonschema:"most matches to return, 1 to 1000 (default 50)"`
+	Max int `json:"max,omitempty" jsonschema:"most matches, 1 to 1000 (default 50)"`
 	// Offset is the byte offset to search from: 0, or a nextOffset.
-	Offset int64 `json:"offset,omitempty" jsonschema:"UTF-8 byte offset to search from (default 0); use nextOffset from the previous result"`
+	Offset int64 `json:"offset,omitempty" jsonschema:"byte offset to search from (default 0): nextOffset"`
 }
 
 // GrepMatch is one matching line of a retained copy.

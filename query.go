@@ -27,13 +27,13 @@ const (
 // QueryInput is the input of query_tool_output.
 type QueryInput struct {
 	// ID is an output_id from a result in the same session.
-	ID string `json:"id" jsonschema:"the output_id of a retained copy in this session that holds JSON (one document, or JSON Lines)"`
+	ID string `json:"id" jsonschema:"an output_id of this session"`
 	// Filter is a jq filter run on each document of the copy.
-	Filter string `json:"filter" jsonschema:"a jq filter run on the copy, e.g. .items | length, or .items[] | select(.status == \"failed\") | .id"`
+	Filter string `json:"filter" jsonschema:"a jq filter"`
 	// Offset is the UTF-8 byte offset into the results to start at.
-	Offset int64 `json:"offset,omitempty" jsonschema:"UTF-8 byte offset into the results to start at (default 0); use nextOffset from the previous page"`
+	Offset int64 `json:"offset,omitempty" jsonschema:"byte offset into the results (default 0): nextOffset"`
 	// Limit is the most bytes to return, 1 to 4096; nil means 4096.
-	Limit *int `json:"limit,omitempty" jsonschema:"most bytes of results to return, 1 to 4096 (default 4096)"`
+	Limit *int `json:"limit,omitempty" jsonschema:"most bytes, 1 to 4096 (default 4096)"`
 }
 
 // QueryResult is one page of a filter's results: the result of

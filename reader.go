@@ -17,12 +17,12 @@ import (
 // ReadInput is the input of read_tool_output.
 type ReadInput struct {
 	// ID is an output_id from a result in the same session.
-	ID string `json:"id" jsonschema:"the output_id of a retained copy in this session"`
+	ID string `json:"id" jsonschema:"an output_id of this session"`
 	// Offset is the UTF-8 byte offset to start at: 0, a nextOffset, or any
 	// offset that is not inside a character.
-	Offset int64 `json:"offset,omitempty" jsonschema:"UTF-8 byte offset into the copy to start at (default 0); use nextOffset from the previous page"`
+	Offset int64 `json:"offset,omitempty" jsonschema:"byte offset into the copy (default 0): nextOffset"`
 	// Limit is the most bytes to return, 1 to 4096; nil means 4096.
-	Limit *int `json:"limit,omitempty" jsonschema:"most bytes to return, 1 to 4096 (default 4096)"`
+	Limit *int `json:"limit,omitempty" jsonschema:"most bytes, 1 to 4096 (default 4096)"`
 }
 
 // Page is one page of a retained copy: the result of read_tool_output.
