@@ -108,7 +108,7 @@ func Compile(src string) (*Filter, error) {
 	code, err := gojq.Compile(q)
 	if err != nil {
 		return nil, &Error{Err: ErrFilter, Msg: "the filter does not compile: " + err.Error(),
-			Hint: "check the names of functions and variables; modules cannot be imported"}
+			Hint: "check the names of functions and variables; the filter language is gojq, which has jq's builtins but not keys_unsorted (keys gives them sorted), input_line_number, $__loc__ or modules"}
 	}
 	return &Filter{src: src, code: code}, nil
 }

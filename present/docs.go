@@ -50,5 +50,5 @@ const (
 
 	// RunCodeDoc opens run_code's description; the TypeScript
 	// declaration of the tools a script can call follows it.
-	RunCodeDoc = `Run TypeScript or JavaScript calling the tools below: an async function body returning a value, e.g. const r = await tools.run_command({command: "ls"}); return r.preview. console.log goes to logs; no file, network or process access. A nested result over 24 KiB is saved first; retained lists each copy (holds "output": a tool's whole output, "result": what the script got): read_tool_output or grep_tool_output them before saying something is absent.`
+	RunCodeDoc = `Run TypeScript or JavaScript calling the tools below: an async function body returning a value, e.g. const r = await tools.run_command({command: "ls"}); return r.preview. console.log goes to logs; no file, network or process access. A nested result over 24 KiB is saved first; retained lists each copy (holds "output": a tool's whole output, "result": what the script got): read or grep them (read_tool_output, grep_tool_output) before saying something is absent.`
 )

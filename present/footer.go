@@ -106,15 +106,8 @@ func (f Footer) Render(c Cut, room int) string {
 // and the outline, then the rule.
 func (f Footer) full(c Cut, outline bool) string {
 	var b strings.Builder
-	b.WriteString("[... ")
-	b.WriteString(itoa(c.OmittedBytes))
-	b.WriteString(" bytes (")
-	b.WriteString(itoa(c.OmittedLines))
-	b.WriteString(" whole lines) not shown, of ")
-	b.WriteString(itoa(c.Size))
-	b.WriteString(" bytes in ")
-	b.WriteString(itoa(c.Lines))
-	b.WriteString(" lines. Above: ")
+	b.WriteString("[... " + itoa(c.OmittedBytes) + " bytes (" + plural(c.OmittedLines, "whole line") + ") not shown, of " +
+		itoa(c.Size) + " bytes in " + plural(c.Lines, "line") + ". Above: ")
 	lineRange(&b, 1, c.HeadLines, c.HeadLines)
 	if c.HeadMid {
 		b.WriteString(" (cut mid-line)")

@@ -10,9 +10,9 @@ const (
 	// HoldsOutput: the tool's own copy of its whole output (a command's
 	// output_id).
 	HoldsOutput = "output"
-	// HoldsResult: the result object the script received, saved by the
-	// bridge because it was over the preview budget (for a command, the
-	// JSON wrapping its preview; its whole output is its own copy).
+	// HoldsResult: the result the script received, saved by the bridge
+	// because it was over the preview budget (for a command, the JSON
+	// object wrapping its preview; its whole output is its own copy).
 	HoldsResult = "result"
 )
 
@@ -91,7 +91,7 @@ func refLabel(r Ref, all []Ref) string {
 	case HoldsOutput:
 		b.WriteString("its whole output")
 	default:
-		b.WriteString("the result object the script received (JSON)")
+		b.WriteString("the result the script received")
 		for _, o := range all {
 			if o.Call == r.Call && o.Holds == HoldsOutput && o.OutputID != "" {
 				b.WriteString("; the whole output is " + o.OutputID)

@@ -1,0 +1,200 @@
+package present
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzClip: a clipped string is at most max bytes, valid UTF-8 when its
+// input is, the input itself when it fits, else a start of it followed by
+// the one cut mark saying how many bytes were cut; and it ends at the end
+// of a word whenever a word ends in the last quarter of what it keeps.
+func FuzzClip(f *testing.F) {
+	f.Add("héllo wörld, ünïcödé everywhere in this description", 20)
+	f.Add(strings.Repeat("😀", 50), 30)
+	f.Add("abc", 2)
+	f.Add("a long line of words, cut somewhere in the middle of a word", 40)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		n = int(uint(n) % 300)
+		got := Clip(s, n)
+		if len(got) > n && len(s) > n {
+			t.Fatalf("Clip(%q, %d) = %q: %d bytes", s, n, got, len(got))
+		}
+		if len(s) <= n {
+			if got != s {
+				t.Fatalf("Clip(%q, %d) = %q: changed a string that fits", s, n, got)
+			}
+			return
+		}
+		if utf8.ValidString(s) && !utf8.ValidString(got) {
+			t.Fatalf("Clip(%q, %d) = %q: split a character", s, n, got)
+		}
+		kept, cut, marked := strings.Cut(got, "…(")
+		if !marked {
+			if n >= len(mark(len(s)))+1 || !strings.HasPrefix(s, got) {
+				t.Fatalf("Clip(%q, %d) = %q: no cut mark", s, n, got)
+			}
+			return
+		}
+		if !strings.HasPrefix(s, kept) || cut != fmt.Sprintf("%d bytes cut)", len(s)-len(kept)) {
+			t.Fatalf("Clip(%q, %d) = %q: not a start of the input and the mark of what was cut", s, n, got)
+		}
+		if !utf8.ValidString(s) || len(kept) == 0 {
+			return
+		}
+		room := n - len(mark(len(s)))
+		window := s[len(kept):min(len(s), room)]
+		if r, _ := utf8.DecodeRuneInString(s[len(kept):]); isLetter(r) && isLetter(lastRune(kept)) && strings.ContainsAny(s[room-room/4:room], " ") && window != "" {
+			t.Fatalf("Clip(%q, %d) = %q: cut inside a word though one ended near", s, n, got)
+		}
+	})
+}
+
+func isLetter(r rune) bool {
+	return r != utf8.RuneError && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r > 127)
+}
+
+func lastRune(s string) rune {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return r
+}
+
+func TestClipMiddle(t *testing.T) {
+	p := "/home/user/" + strings.Repeat("é", 300) + "/file.txt"
+	got := ClipMiddle(p, 64)
+	if len(got) > 64 || !utf8.ValidString(got) || !strings.HasPrefix(got, "/home/user/") || !strings.HasSuffix(got, "/file.txt") || !strings.Contains(got, " bytes cut)") {
+		t.Errorf("ClipMiddle = %q", got)
+	}
+	if ClipMiddle("short", 64) != "short" {
+		t.Error("a short string was changed")
+	}
+}
+
+func TestErrorLines(t *testing.T) {
+	data := []byte("ok\nerror: one\npartial Error\nfine\nERROR two\nterror and prefailure\nFAILED three\npanic: four\n  Traceback (most recent call last):\nException five\nfatal six\n")
+	all := ErrorLines(data, 0, int64(len(data)), 1, 10)
+	var got []string
+	for _, e := range all {
+		if line, _, _ := strings.Cut(string(data[e.Offset:]), "\n"); strings.TrimSpace(line) != e.Text || e.Offset > 0 && data[e.Offset-1] != '\n' {
+			t.Errorf("line %d at offset %d: %q is not the line there", e.Line, e.Offset, e.Text)
+		}
+		got = append(got, fmt.Sprintf("%d:%s", e.Line, e.Text))
+	}
+	want := "2:error: one|3:partial Error|5:ERROR two|7:FAILED three|8:panic: four|9:Traceback (most recent call last):|10:Exception five|11:fatal six"
+	if strings.Join(got, "|") != want {
+		t.Errorf("ErrorLines =\n%s\nwant\n%s", strings.Join(got, "|"), want)
+	}
+	// From the middle of line 3: that line began before, so it is not
+	// listed; at most 2 lines.
+	from := int64(strings.Index(string(data), "Error\nfine"))
+	some := ErrorLines(data, from, int64(len(data)), 3, 2)
+	if len(some) != 2 || some[0].Line != 5 || some[1].Line != 7 {
+		t.Errorf("ErrorLines from mid-line = %+v", some)
+	}
+	long := []byte("x\n" + strings.Repeat("é", 1000) + " error here\n")
+	if l := ErrorLines(long, 0, int64(len(long)), 1, 5); len(l) != 1 || len(l[0].Text) > ErrorLineTextMax || !utf8.ValidString(l[0].Text) {
+		t.Errorf("a long line: %+v", l)
+	}
+}
+
+// Over MCP the texts name MCP tools and never a CLI command; at a terminal
+// they name CLI commands and never an MCP tool.
+func TestSurfaces(t *testing.T) {
+	id := "out_abcdefghijklmnopqrstuvwxyz"
+	f := Footer{ID: id, Complete: false, Outline: "JSON object of 1 key, 10 bytes:\n  .a: number, at 5, 1 byte\n"}
+	c := Cut{Size: 100000, Lines: 1000, HeadEnd: 3000, HeadLines: 30, TailFirst: 980, TailLines: 21, OmittedBytes: 95000, OmittedLines: 949,
+		Errors: []ErrorLine{{Line: 500, Offset: 50000, Text: "ERROR: x"}}}
+	texts := func(s Surface) []string {
+		f.Surface = s
+		end, _ := Count(s, 3, 10, 100, false)
+		return []string{
+			f.Render(c, 4096), f.Render(c, 200), f.Render(c, 100),
+			PageEnd(s, id, 0, 4096, 8192, true, true), FileEnd(s, "/a b", 1, 10, 500, 99, true),
+			GrepEnd(s, 5, 99, 100, true, true), GrepEnd(s, 5, 99, 100, false, false), end,
+			QueryEnd(s, id, ".a", 0, 10, 20, true, true, ""), QueryEnd(s, id, ".a", 0, 10, 20, false, false, "a note"),
+			Retained(s, []Ref{{Call: 1, Tool: "run_command", OutputID: id, Holds: HoldsOutput, Command: "ls", TotalBytes: 10, Complete: true}}),
+		}
+	}
+	for _, s := range texts(MCP) {
+		if strings.Contains(s, "scrollback read") || strings.Contains(s, "scrollback grep") || strings.Contains(s, "scrollback query") || strings.Contains(s, "scrollback file") || strings.Contains(s, "scrollback ls") {
+			t.Errorf("MCP text names a CLI command: %q", s)
+		}
+	}
+	for _, s := range texts(CLI("s_x")) {
+		for _, tool := range []string{ReadTool, GrepTool, QueryTool, ReadFileTool + " {"} {
+			if strings.Contains(s, tool) {
+				t.Errorf("CLI text names the MCP tool %s: %q", tool, s)
+			}
+		}
+	}
+	if got := CLI("s_x").Read(id, 7); got != "scrollback read --session s_x --offset 7 "+id {
+		t.Errorf("CLI read = %q", got)
+	}
+	if got := CLI("").File("/tmp/a b'c", 7); got != `scrollback file --byte-offset 7 '/tmp/a b'\''c'` {
+		t.Errorf("CLI file = %q", got)
+	}
+	if got := MCP.Read(`a"b`, 7); got != `read_tool_output {"id":"a\"b","offset":7}` {
+		t.Errorf("MCP read = %q", got)
+	}
+}
+
+// Render never returns more than its room, degrades from the full footer
+// to the tiny one, and MinRoom always holds the tiny one.
+func TestFooterRoom(t *testing.T) {
+	f := Footer{ID: "out_abcdefghijklmnopqrstuvwxyz", Status: "exit status 2", Gap: &Gap{Offset: 10, Bytes: 20, Lines: 2},
+		Outline: strings.Repeat("  .k: number, at 1, 1 byte\n", 40), Whole: []WholeCopy{{ID: "out_b", Call: 1, Tool: "run_command", Command: "make"}}}
+	c := WorstCut(1<<23, 1<<20)
+	c.Errors = []ErrorLine{{Line: 5, Offset: 50, Text: "error: a"}, {Line: 6, Offset: 60, Text: "error: b"}}
+	seen := map[string]bool{}
+	for room := 0; room <= 4096; room++ {
+		got := f.Render(c, room)
+		if len(got) > room {
+			t.Fatalf("room %d: %d bytes", room, len(got))
+		}
+		switch {
+		case got == "":
+			seen["none"] = true
+		case strings.Contains(got, "Error-like lines"):
+			seen["full with errors"] = true
+		case strings.Count(got, "\n") > 1:
+			seen["full"] = true
+		case strings.Contains(got, "not shown"):
+			seen["short"] = true
+		default:
+			seen["tiny"] = true
+		}
+		if room >= f.MinRoom(1<<23, 1<<20) && got == "" {
+			t.Fatalf("room %d >= MinRoom and no footer", room)
+		}
+	}
+	if len(seen) != 5 {
+		t.Errorf("levels seen: %v", seen)
+	}
+	// A footer that points at the copy holding the whole output offers no
+	// jq route into the wrapper.
+	if got := f.Render(c, 8192); strings.Contains(got, QueryTool) || !strings.Contains(got, "is copy out_b: read it with "+ReadTool) {
+		t.Errorf("footer with a whole copy:\n%s", got)
+	}
+}
+
+func TestRetainedLabels(t *testing.T) {
+	got := Retained(MCP, []Ref{
+		{Call: 1, Tool: "run_command", OutputID: "out_a", TotalBytes: 500000, Complete: true, Holds: HoldsOutput, Command: "seq 1 100000"},
+		{Call: 1, Tool: "run_command", OutputID: "out_b", TotalBytes: 30000, Complete: true, Holds: HoldsResult, Command: "seq 1 100000"},
+		{Call: 2, Tool: "fetch", TotalBytes: 30000, Holds: HoldsResult, RecoveryError: NotSaved("disk full")},
+	})
+	for _, want := range []string{
+		"  out_a: call 1 run_command `seq 1 100000`: its whole output, 500000 bytes, complete\n",
+		"  out_b: call 1 run_command `seq 1 100000`: the result the script received; the whole output is out_a, 30000 bytes, complete\n",
+		"  call 2 fetch: the result the script received, not saved: the retained copy could not be saved: disk full\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("retained list lacks %q:\n%s", want, got)
+		}
+	}
+	if Retained(MCP, nil) != "" {
+		t.Error("an empty list has text")
+	}
+}
