@@ -42,7 +42,7 @@ func TestProxyBigTypeScriptUpstream(t *testing.T) {
 			}
 			id, _ := res.Meta["scrollback/output_id"].(string)
 			total, _ := res.Meta["scrollback/totalBytes"].(float64)
-			if id == "" || len(pv) > 32768 || res.Meta["scrollback/complete"] != false {
+			if id == "" || len(pv) > 8192 || res.Meta["scrollback/complete"] != false {
 				t.Fatalf("want a preview with an id and complete=false; got %d bytes, _meta %v", len(pv), res.Meta)
 			}
 			if !strings.Contains(pv, fmt.Sprint(size)) {

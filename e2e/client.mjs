@@ -46,7 +46,7 @@ await client.connect(transport);
 
 // The server's instructions carry the rule of the contract's section 4.
 const instructions = client.getInstructions() ?? "";
-check(/uncertain/.test(instructions) && /read the retained copy/.test(instructions), "instructions lack the evidence rule: " + instructions);
+check(/uncertain/.test(instructions) && /read or search the copy/.test(instructions) && /pagination/.test(instructions), "instructions lack the evidence rule: " + instructions);
 
 // Tools and their schemas.
 const { tools } = await client.listTools();
@@ -76,6 +76,7 @@ check(typeof session === "string" && session.length > 0, "no scrollback/session 
 check(rc.truncated === true && typeof rc.output_id === "string" && rc.recovery === "available", "not retained: " + JSON.stringify({ ...rc, preview: undefined }));
 check(run.content[0].type === "text" && run.content[0].text === rc.preview, "the first text block is not the preview");
 check(rc.preview.includes(rc.output_id) && rc.preview.includes("read_tool_output"), "the preview's footer does not name the continuing call");
+check(Buffer.byteLength(rc.preview) <= 8192, "a retained output shows " + Buffer.byteLength(rc.preview) + " bytes, over 8 KiB");
 check(!rc.preview.includes(marker), "the marker is in the preview: the test would prove nothing");
 
 // Page through the copy from offset 0, following nextOffset.

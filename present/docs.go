@@ -33,7 +33,7 @@ const ProxyUpstreamInstructions = "The upstream server's instructions:"
 // ProxyNote is appended to every upstream tool's description behind the
 // proxy: budget is the tool's history budget in bytes.
 func ProxyNote(budget int) string {
-	return "[scrollback] A result over " + strconv.Itoa(budget) + " bytes shows a head, a tail and a footer; the rest is kept as a copy (output_id): read, grep or query it instead of calling again."
+	return "[scrollback] A result over " + strconv.Itoa(budget) + " bytes is previewed (head, tail, footer); the rest is kept as a copy (output_id): read, grep or query it instead of calling again."
 }
 
 // The tools' descriptions.
