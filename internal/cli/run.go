@@ -53,8 +53,8 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&c.stdin, "stdin", "", "give the command the contents of `FILE` on standard input (- for scrollback's own stdin; default none)")
 	c.env = envFlag{}
 	fs.Var(c.env, "env", "set `KEY=VALUE` in the command's environment (repeatable; default: scrollback's environment as it is)")
-	head := fs.Int("head-bytes", -1, "when the output does not fit, show `N` bytes of its start, 0 for none (default: what --tail-bytes leaves, else about two thirds of the preview)")
-	tail := fs.Int("tail-bytes", -1, "when the output does not fit, show `N` bytes of its end, 0 for none (default: what --head-bytes leaves, else about one third of the preview)")
+	head := fs.Int("head-bytes", -1, "when the output does not fit, show `N` bytes of its start, 0 for none (default 3072, or what --tail-bytes leaves of 5120)")
+	tail := fs.Int("tail-bytes", -1, "when the output does not fit, show `N` bytes of its end, 0 for none (default 2048, or what --head-bytes leaves of 5120)")
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
