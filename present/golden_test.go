@@ -82,6 +82,7 @@ var (
 	sessionIDRE = regexp.MustCompile(`s_[a-z2-7]{26}`)
 	msRE        = regexp.MustCompile(`after \d+ ms`)
 	durationRE  = regexp.MustCompile(`"duration_ms": ?\d+`)
+	lineRangeRE = regexp.MustCompile(`(?i)truncated lines \d+-\d+`)
 	resultRE    = regexp.MustCompile(`(the result the script received; the whole output is out_ID\d+, )\d+ bytes`)
 )
 
@@ -260,6 +261,9 @@ func (tr *transcript) call(cs *mcp.ClientSession, title, tool string, args map[s
 		if !ok {
 			fmt.Fprintf(&tr.b, "--- block %d: %T\n", i+1, c)
 			continue
+		}
+		if lineRangeRE.MatchString(tc.Text) {
+			tr.w.t.Errorf("%s: a text holds a line-range marker inside what is already a preview: %q", title, lineRangeRE.FindString(tc.Text))
 		}
 		fmt.Fprintf(&tr.b, "--- text %d (%d bytes)\n%s\n", i+1, tr.w.n.size(tc.Text), strings.TrimSuffix(tc.Text, "\n"))
 	}
