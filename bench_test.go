@@ -3,8 +3,10 @@ package scrollback_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,6 +58,25 @@ func BenchmarkRunCommandSmall(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if _, err := sess.RunCommand(context.Background(), scrollback.RunCommandInput{Command: "echo hi"}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRetain8MiB retains an 8 MiB log of distinct lines in SQLite and
+// makes its preview: the save, the footer's search for error-like lines
+// (done while the copy is saved) and the cut. Its reference is the same
+// benchmark on the engine before that search.
+func BenchmarkRetain8MiB(b *testing.B) {
+	sess := newSession(b, scrollback.Options{})
+	var sb strings.Builder
+	for i := 0; sb.Len() < 8<<20; i++ {
+		fmt.Fprintf(&sb, "2024-01-01T00:%02d:%02dZ INFO request %d handled path=/api/v1/items/%d status=200 ms=%d\n", i/60%60, i%60, i, i*7919%100003, i%97)
+	}
+	data := []byte(sb.String()[:8<<20])
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if sh := sess.Retain(context.Background(), scrollback.RetainInput{Tool: "bench", Data: data, Complete: true}); sh.OutputID == "" {
+			b.Fatal("no copy saved")
 		}
 	}
 }

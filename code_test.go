@@ -10,6 +10,7 @@ import (
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/codemode"
+	"github.com/scrollback-dev/scrollback/present"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
@@ -88,13 +89,20 @@ func TestRunCodeSecondID(t *testing.T) {
 	sess := codeSession(t)
 	ctx := context.Background()
 	res, err := sess.RunCode(ctx, scrollback.RunCodeInput{
-		Code: `return tools.run_command({command: "head -c 20971520 /dev/zero | tr '\\0' x; echo; echo THE-END"});`,
+		// The command's own preview asked large, so that the result the
+		// script returns, which wraps it, is over the budget too.
+		Code: `return tools.run_command({command: "head -c 20971520 /dev/zero | tr '\\0' x; echo; echo THE-END", preview: {head_bytes: 22000, tail_bytes: 2500}});`,
 	})
 	if err != nil || res.Error != nil {
 		t.Fatalf("err %v, script error %v", err, res.Error)
 	}
 	if res.OutputID == "" || !res.Truncated {
 		t.Fatalf("the returned command result does not fit: want an output_id, got %+v", res)
+	}
+	// The footer of the run's value points at the command's own copy,
+	// which holds the whole output, not into the wrapper.
+	if !strings.Contains(res.Preview, "is copy out_") || strings.Contains(res.Preview, "query_tool_output") {
+		t.Errorf("the footer does not point at the command's copy:\n%s", res.Preview[strings.Index(res.Preview, "[..."):])
 	}
 	// Follow the run's output_id: it holds the nested result as JSON.
 	text, _ := codeReadAll(t, sess, res.OutputID)
@@ -108,7 +116,7 @@ func TestRunCodeSecondID(t *testing.T) {
 	// Its own output_id is listed in retained too.
 	var listed bool
 	for _, r := range res.Retained {
-		if r.OutputID == cmd.OutputID && r.Tool == "run_command" && r.Call == 1 && !r.Complete {
+		if r.OutputID == cmd.OutputID && r.Tool == "run_command" && r.Call == 1 && !r.Complete && r.Holds == present.HoldsOutput && strings.HasPrefix(r.Command, "head -c 20971520") {
 			listed = true
 		}
 	}

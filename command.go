@@ -301,6 +301,12 @@ func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
 			outline <- o.Text(preview.OutlineBytes)
 		}()
 	}
+	// So are the error-like lines the footer lists, searched from where
+	// the head can end: reading 8 MiB byte by byte costs about as much as
+	// saving it.
+	opts := preview.Options{Budget: r.budget, Shown: s.e.opts.ShownBytes, HeadBytes: r.head, TailBytes: r.tail}
+	errs := make(chan *present.ErrorScan, 1)
+	go func() { errs <- present.ScanErrors(r.data, preview.HeadFrom(opts)) }()
 	// The copy is saved even when the caller has gone away meanwhile (a
 	// client that disconnected mid-command): the session outlives the call.
 	info, err := s.save(context.WithoutCancel(ctx), r, store.CopyMeta{
@@ -311,8 +317,9 @@ func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
 		OmittedLines: gapLines(r.gap),
 	})
 	// Once retained, the result shows the shown size; when it could not
-	// be saved, nothing can be read back, so it shows its whole budget.
-	opts := preview.Options{Budget: r.budget, Shown: s.e.opts.ShownBytes, HeadBytes: r.head, TailBytes: r.tail}
+	// be saved, nothing can be read back, so it shows its whole budget
+	// (and the cut searches for error-like lines itself).
+	f.Errors = <-errs
 	if err != nil {
 		sh.Recovery = RecoveryUnavailable
 		sh.RecoveryError = present.NotSaved(err.Error())

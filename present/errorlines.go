@@ -42,16 +42,64 @@ func ErrorLines(data []byte, from, to int64, line int64, max int) []ErrorLine {
 		line++
 	}
 	var out []ErrorLine
-	for start < to && len(out) < max {
-		end := start + int64(lineLen(data[start:to]))
-		if looksLikeError(data[start:end]) {
-			text := bytes.TrimRight(data[start:end], "\r\n")
-			out = append(out, ErrorLine{Line: line, Offset: start, Text: OneLine(utf8x.ValidString(utf8x.Cut(text, 4*ErrorLineTextMax)), ErrorLineTextMax)})
+	// One tight pass looks for a letter that starts a word and may start
+	// an error word; lines are counted only from one find to the next.
+	b := data[start:to]
+	counted, prevWord := 0, start > 0 && isWordByte(data[start-1])
+	for i := 0; i < len(b); i++ {
+		switch errorTable[b[i]] {
+		case 0:
+			prevWord = false
+			continue
+		case 1:
+			prevWord = true
+			continue
 		}
-		start = end
+		if prevWord || !errorWordAt(b[i:]) {
+			prevWord = true
+			continue
+		}
+		lineStart := bytes.LastIndexByte(b[:i], '\n') + 1
+		line += int64(bytes.Count(b[counted:lineStart], []byte{'\n'}))
+		end := lineStart + lineLen(b[lineStart:])
+		text := bytes.TrimRight(b[lineStart:end], "\r\n")
+		out = append(out, ErrorLine{Line: line, Offset: start + int64(lineStart), Text: OneLine(utf8x.ValidString(utf8x.Cut(text, 4*ErrorLineTextMax)), ErrorLineTextMax)})
+		if len(out) == max || b[end-1] != '\n' {
+			break // enough, or the last line, without a newline
+		}
+		// On to the next line.
 		line++
+		counted, prevWord = end, false
+		i = end - 1
 	}
 	return out
+}
+
+// errorTable classes bytes for ErrorLines: 0 ends a word, 1 is part of
+// one, startLetter is a letter an error word starts with (in either case).
+var errorTable = func() (t [256]byte) {
+	for c := range 256 {
+		if isWordByte(byte(c)) {
+			t[c] = 1
+		}
+	}
+	for _, w := range errorWords {
+		t[w[0]], t[w[0]-'a'+'A'] = startLetter, startLetter
+	}
+	return t
+}()
+
+const startLetter = 2
+
+// errorWordAt reports whether b starts with one of errorWords, in any case.
+func errorWordAt(b []byte) bool {
+	c := b[0] | 0x20
+	for _, w := range errorWords {
+		if w[0] == c && hasPrefixFold(b, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // lineLen is the length of the first line of b, its newline included.
@@ -60,26 +108,6 @@ func lineLen(b []byte) int {
 		return i + 1
 	}
 	return len(b)
-}
-
-// looksLikeError reports whether a word of l starts with one of errorWords,
-// in any case.
-func looksLikeError(l []byte) bool {
-	for i := 0; i < len(l); i++ {
-		c := l[i] | 0x20 // ASCII lower case; other bytes never match below
-		if c != 'e' && c != 'f' && c != 'p' && c != 't' {
-			continue
-		}
-		if i > 0 && isWordByte(l[i-1]) {
-			continue
-		}
-		for _, w := range errorWords {
-			if w[0] == c && hasPrefixFold(l[i:], w) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func isWordByte(c byte) bool {
@@ -98,4 +126,47 @@ func hasPrefixFold(b, w []byte) bool {
 		}
 	}
 	return true
+}
+
+// ErrorScan is the error-like lines of data that start at or after From:
+// every such line up to a bound, the first lines of the rest.
+type ErrorScan struct {
+	From  int64
+	Lines []ErrorLine
+}
+
+// ScanErrors searches data from offset from for error-like lines ahead of
+// a cut whose head will end at or after from: it keeps MaxErrorLines more
+// than the cut can list, so that those the head shows can be dropped.
+func ScanErrors(data []byte, from int64) *ErrorScan {
+	from = min(max(from, 0), int64(len(data)))
+	line := int64(bytes.Count(data[:from], []byte{'\n'})) + 1
+	return &ErrorScan{From: from, Lines: ErrorLines(data, from, int64(len(data)), line, 2*MaxErrorLines+scanSlack)}
+}
+
+// scanSlack is how many error-like lines ScanErrors keeps besides twice
+// what a footer lists: room for those between its From and the head's
+// end, which the head shows.
+const scanSlack = 6
+
+// Past returns the first MaxErrorLines lines of s that start at or after
+// headEnd and before tailStart; ok is false when s cannot tell (headEnd
+// before s.From, or every line s kept lies before tailStart and it may
+// have missed some).
+func (s *ErrorScan) Past(headEnd, tailStart int64) (lines []ErrorLine, ok bool) {
+	if s == nil || headEnd < s.From {
+		return nil, false
+	}
+	for _, l := range s.Lines {
+		if l.Offset >= tailStart {
+			return lines, true
+		}
+		if l.Offset >= headEnd {
+			lines = append(lines, l)
+			if len(lines) == MaxErrorLines {
+				return lines, true
+			}
+		}
+	}
+	return lines, len(s.Lines) < 2*MaxErrorLines+scanSlack
 }

@@ -27,6 +27,12 @@ type Footer struct {
 	// (jsonq's Outline.Text), at most OutlineBytes: the footer offers a
 	// jq query of the copy and shows it.
 	Outline string
+	// Errors, when not nil, holds the error-like lines of the data found
+	// before the cut was made (by a caller that searched while it saved
+	// the copy): the cut lists those past its head and before its tail
+	// instead of searching the data itself, provided its head ends at or
+	// after Errors.From.
+	Errors *ErrorScan
 	// Whole, when not empty, names the copies that hold the whole output
 	// this result only wraps (the copy of a command a Code Mode script
 	// ran and returned): the footer points there first, and offers no jq

@@ -1,6 +1,7 @@
 package present
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -196,5 +197,31 @@ func TestRetainedLabels(t *testing.T) {
 	}
 	if Retained(MCP, nil) != "" {
 		t.Error("an empty list has text")
+	}
+}
+
+// BenchmarkErrorLines8MiB: searching a retained copy of the copy cap's
+// size, with no error in it (every byte read), for a footer.
+func BenchmarkErrorLines8MiB(b *testing.B) {
+	line := []byte("2024-01-01T00:00:00Z INFO request handled path=/api/v1/items status=200 ms=12\n")
+	data := bytes.Repeat(line, (8<<20)/len(line)+1)[:8<<20]
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if got := ErrorLines(data, 0, int64(len(data)), 1, MaxErrorLines); got != nil {
+			b.Fatal(got)
+		}
+	}
+}
+
+// BenchmarkCountLines8MiB is BenchmarkErrorLines8MiB's reference: counting
+// the newlines of the same copy, which a preview does anyway.
+func BenchmarkCountLines8MiB(b *testing.B) {
+	line := []byte("2024-01-01T00:00:00Z INFO request handled path=/api/v1/items status=200 ms=12\n")
+	data := bytes.Repeat(line, (8<<20)/len(line)+1)[:8<<20]
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if bytes.Count(data, []byte{'\n'}) == 0 {
+			b.Fatal("no lines")
+		}
 	}
 }

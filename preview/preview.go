@@ -309,6 +309,19 @@ func cut(s source, opts Options, f Footer) Preview {
 	return assemble(&s, p, "")
 }
 
+// HeadFrom is the smallest offset at which the head of a cut of data
+// that does not fit opts can end, when the footer leaves the head as asked:
+// where a search of the data for the footer may start.
+func HeadFrom(opts Options) int64 {
+	budget := budgetOf(opts)
+	shown := opts.Shown
+	if shown <= 0 || shown > budget {
+		shown = budget
+	}
+	head, _ := parts(opts, shown)
+	return int64(max(head-head/4-utf8.UTFMax, 0))
+}
+
 // parts returns the head and tail asked for by opts, or their defaults for
 // a preview of shown bytes.
 func parts(opts Options, shown int) (head, tail int) {
@@ -376,7 +389,9 @@ func layout(s *source, shown, head, tail int, f Footer) (_ Preview, slack int, o
 		TailMid:      t < s.size && t > 0 && s.at(t-1) != '\n',
 		OmittedBytes: p.OmittedBytes, OmittedLines: p.OmittedLines,
 	}
-	if s.data != nil {
+	if errs, ok := f.Errors.Past(h, t); ok {
+		c.Errors = errs // searched while the copy was saved
+	} else if s.data != nil {
 		line := p.HeadLines // the line holding offset h
 		if !headMid {
 			line++

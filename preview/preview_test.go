@@ -421,6 +421,41 @@ func TestFooterErrorLines(t *testing.T) {
 			t.Errorf("footer lists %q, which is shown or no error:\n%s", not, foot)
 		}
 	}
+	// The same lines when a caller searched the data beforehand (while it
+	// saved the copy), from where the head can end, for any split.
+	for _, opts := range []Options{{Shown: ShownBudget}, {Shown: ShownBudget, HeadBytes: 20000}, {Shown: ShownBudget, HeadBytes: 100, TailBytes: 100}, {}} {
+		f := Footer{ID: "out_x", Complete: true}
+		want := Render(data, opts, f)
+		f.Errors = present.ScanErrors(data, HeadFrom(opts))
+		if got := Render(data, opts, f); got != want {
+			t.Errorf("%+v: with the lines found beforehand:\n%s\nsearched by the cut:\n%s", opts, footerOf(data, got), footerOf(data, want))
+		}
+	}
+}
+
+// Lines found beforehand that cannot tell (from after the head's end, or
+// a search cut short before the tail) are not used: the cut searches.
+func TestFooterErrorScanFallback(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 3000; i++ {
+		if i%100 == 0 {
+			fmt.Fprintf(&b, "error %d\n", i)
+		} else {
+			fmt.Fprintf(&b, "line %d\n", i)
+		}
+	}
+	data := []byte(b.String())
+	f := Footer{ID: "out_x", Complete: true}
+	want := Render(data, Options{Shown: ShownBudget}, f)
+	for _, scan := range []*present.ErrorScan{
+		{From: 20000, Lines: []present.ErrorLine{{Line: 9, Offset: 20001, Text: "made up"}}},
+		{From: 0, Lines: make([]present.ErrorLine, 40)},
+	} {
+		f.Errors = scan
+		if got := Render(data, Options{Shown: ShownBudget}, f); got != want {
+			t.Errorf("scan from %d: used lines that cannot tell:\n%s", scan.From, footerOf(data, got))
+		}
+	}
 }
 
 func TestPrefersLineEnds(t *testing.T) {
