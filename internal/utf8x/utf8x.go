@@ -86,6 +86,9 @@ func CutEnd(b []byte, limit int, atEOF bool) int {
 // ValidLen returns how many bytes AppendValid(nil, b) would produce: each
 // byte that is not part of a valid sequence grows from one byte to three.
 func ValidLen(b []byte) int {
+	if utf8.Valid(b) {
+		return len(b) // the common case, checked many bytes at a time
+	}
 	n := 0
 	for len(b) > 0 {
 		r, size := utf8.DecodeRune(b)
