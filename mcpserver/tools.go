@@ -139,7 +139,7 @@ func addReadFile(srv *mcp.Server, b *Binding) {
 	}, (*scrollback.Session).ReadFile, filePageText)
 }
 
-const grepToolOutputDoc = `Search a retained copy for lines matching an RE2 regular expression, without running anything again. Each match gives its 1-based line number, the byte offset where its line starts (a valid read_tool_output offset, to read around it) and the line's text, with context lines before and after when asked.
+const grepToolOutputDoc = `Search a retained copy for lines matching an RE2 regular expression, without running anything again. Each match gives its 1-based line number, the byte offset where its text starts (a valid read_tool_output offset, to read around it) and the line's text, with context lines before and after when asked. Every byte of every line is searched; a line over 1 KiB shows a 1 KiB window around the match. count=true returns only the number of matching lines.
 
 hasMore=true: more matches may follow; search again with offset=nextOffset. A search that finds nothing in a copy with complete=false does not prove absence: the copy lacks part of what the tool produced, so say the answer is uncertain.`
 
@@ -172,6 +172,9 @@ func AddRunCode(srv *mcp.Server, b *Binding, extra ...codemode.Tool) {
 // grepText lists the matches as "LINE:OFFSET: text", context lines with
 // "-", then where the search continues.
 func grepText(in scrollback.GrepInput, r scrollback.GrepResult) []string {
+	if r.Matches == nil {
+		return grepCountText(in, r)
+	}
 	var b strings.Builder
 	for _, m := range r.Matches {
 		for _, c := range m.Before {
@@ -195,6 +198,23 @@ func grepText(in scrollback.GrepInput, r scrollback.GrepResult) []string {
 		where = fmt.Sprintf("[scrollback: searched the whole retained copy (%d bytes); it holds everything the tool produced]", r.TotalBytes)
 	}
 	return []string{b.String(), where}
+}
+
+// grepCountText says how many lines match, then whether that is all of
+// them.
+func grepCountText(in scrollback.GrepInput, r scrollback.GrepResult) []string {
+	from := ""
+	if in.Offset > 0 {
+		from = fmt.Sprintf(" from offset %d", in.Offset)
+	}
+	count := fmt.Sprintf("%d lines match%s", r.Count, from)
+	if r.Count == 1 {
+		count = "1 line matches" + from
+	}
+	if !r.Complete {
+		return []string{count, fmt.Sprintf("[scrollback: counted to the end of the retained copy (%d bytes), but the copy is incomplete: lines it lacks were not counted, so the true count may be higher]", r.TotalBytes)}
+	}
+	return []string{count, fmt.Sprintf("[scrollback: counted over the whole retained copy (%d bytes); it holds everything the tool produced]", r.TotalBytes)}
 }
 
 // runCodeText is the return value's preview, then the script's error, its
