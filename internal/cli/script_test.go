@@ -14,6 +14,7 @@ import (
 
 	"github.com/scrollback-dev/scrollback/eval"
 	"github.com/scrollback-dev/scrollback/eval/evaltest"
+	"github.com/scrollback-dev/scrollback/grep/greptest"
 )
 
 // TestMain lets the test binary act as the scrollback command inside the
@@ -40,6 +41,7 @@ func TestScripts(t *testing.T) {
 			"setjson":       cmdSetJSON,
 			"jsonerror":     cmdJSONError,
 			"genfile":       cmdGenFile,
+			"genjson":       cmdGenJSON,
 			"scriptedmodel": cmdScriptedModel,
 			"setenvout": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 1 {
@@ -121,6 +123,22 @@ func cmdJSONError(ts *testscript.TestScript, neg bool, args []string) {
 	if e.Error == nil || e.Error.Kind != args[0] || e.Error.Message == "" {
 		ts.Fatalf("stdout is not a --json error of kind %s: %s", args[0], ts.ReadFile("stdout"))
 	}
+}
+
+// cmdGenJSON writes greptest.OneLineJSON of about N bytes to a file: one
+// line with NEEDLE-MID in its middle, NEEDLE-EDGE across a chunk boundary
+// and NEEDLE-777 at its end:
+//
+//	genjson FILE N
+func cmdGenJSON(ts *testscript.TestScript, neg bool, args []string) {
+	var n int
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: genjson FILE N")
+	}
+	if _, err := fmt.Sscan(args[1], &n); err != nil {
+		ts.Fatalf("genjson: bad size %q", args[1])
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), greptest.OneLineJSON(n), 0o600))
 }
 
 // cmdGenFile writes N numbered lines to a file, with an optional marker line
