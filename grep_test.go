@@ -232,6 +232,29 @@ func TestGrepErrors(t *testing.T) {
 	}
 }
 
+// TestGrepInCodeMode: a script's tools.grep_tool_output is the same tool:
+// count: true counts exactly, and a match in a long line is a window.
+func TestGrepInCodeMode(t *testing.T) {
+	env := newTestEnv(t)
+	var seq strings.Builder
+	for i := 1; i <= 100000; i++ {
+		seq.WriteString(strconv.Itoa(i) + "\n")
+	}
+	id := env.save(t, env.sess, []byte(seq.String()))
+	doc := env.save(t, env.sess, greptest.OneLineJSON(5<<20))
+	res, err := env.sess.RunCode(context.Background(), scrollback.RunCodeInput{Code: fmt.Sprintf(`
+const c = tools.grep_tool_output({id: %q, pattern: "^5000$", count: true});
+const l = tools.grep_tool_output({id: %q, pattern: "^1$"});
+const j = tools.grep_tool_output({id: %q, pattern: "NEEDLE-EDGE"});
+return [c.count, "matches" in c, l.matches.length, j.matches[0].truncated, j.matches[0].text.length <= 1024, j.matches[0].text.includes("NEEDLE-EDGE")];`, id, id, doc)})
+	if err != nil || res.Error != nil {
+		t.Fatalf("%v %+v", err, res.Error)
+	}
+	if res.Preview != "[1,false,1,true,true,true]" {
+		t.Errorf("script returned %s", res.Preview)
+	}
+}
+
 // grepWalk follows nextOffset from 0 for at most calls calls and returns
 // the matches as the reference (greptest) shows them, and whether the walk
 // reached the end.
