@@ -13,17 +13,20 @@
 //     "\r" just before it: "error$" matches "error\r\n". A final line without
 //     "\n" is a line too; an empty copy has no lines.
 //   - Every byte of every line is searched, whatever the line's length. A
-//     line up to about 1 MiB is held in memory and matched as bytes; a
-//     longer one is matched as a stream of runes read from the copy
-//     (regexp's FindReaderIndex), so that a line of many MiB costs a chunk
-//     of memory, not its length.
-//   - Fast paths only skip lines that cannot match: a literal every match
-//     must contain, derived from the parsed pattern (see prefilter), is
-//     searched for first, and a line without it is not matched. A pattern
-//     that is one case-sensitive literal is matched by looking for its
-//     bytes, which is equal to the regexp's answer for UTF-8 text (see
-//     prefilter). FuzzSearch and scrollback's FuzzGrepToolOutput check both
-//     against regexp.MatchString on every line.
+//     line up to 1 MiB is held in memory and matched as bytes; a longer one
+//     is matched as a stream of runes read from the copy (regexp's
+//     FindReaderIndex, which needs no more of the text than it reads), so
+//     that a line of many MiB costs a chunk of memory, not its length: a
+//     search holds a few MiB at most, whatever the copy.
+//   - Fast paths, derived from the parsed pattern (see prefilter), only
+//     skip what cannot match: lines that hold none of a set of literals one
+//     of which every match contains, and, in a streamed line, the bytes
+//     before the first occurrence of the literal every match starts with.
+//     A pattern that is one literal (case-sensitive, or folded with only
+//     ASCII folds) is matched by looking for its bytes, which gives the
+//     regexp's answer (see exactLiteral). FuzzSearch and scrollback's
+//     FuzzGrepToolOutput check all of it against regexp.Match on every
+//     line.
 //   - A match's Text is the whole line when the line is at most TextBytes
 //     (1 KiB by default) long. In a longer line it is a window of at most
 //     TextBytes around the leftmost match, cut on character boundaries,
