@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"runtime"
 	"regexp"
 	"strings"
 	"testing"
@@ -434,5 +435,28 @@ func TestPrefilter(t *testing.T) {
 		if !reflect.DeepEqual(needles, tt.needles) || pf.exact != tt.exact || pf.fold != tt.fold || string(pf.prefix) != tt.prefix {
 			t.Errorf("%q: needles %q exact %v fold %v prefix %q; want %q %v %v %q", tt.pattern, needles, pf.exact, pf.fold, pf.prefix, tt.needles, tt.exact, tt.fold, tt.prefix)
 		}
+	}
+}
+
+// TestSearchLongLineMemory: what a search of one long line allocates does
+// not grow with the line (6 MiB, then 12 MiB), and is less than the line:
+// it is streamed, not held.
+func TestSearchLongLineMemory(t *testing.T) {
+	re := regexp.MustCompile(`\d+ é","ok":true\},"NEEDLE-\d+`)
+	var alloc [2]uint64
+	for i, n := range []int{6 << 20, 12 << 20} {
+		data := longJSON(n, "NEEDLE-777")
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		res, err := Search(bytes.NewReader(data), int64(len(data)), re, Options{})
+		runtime.ReadMemStats(&after)
+		if err != nil || len(res.Matches) != 1 || !strings.Contains(res.Matches[0].Text, "NEEDLE-777") {
+			t.Fatalf("%+v, %v", res, err)
+		}
+		alloc[i] = after.TotalAlloc - before.TotalAlloc
+	}
+	if alloc[0] > 6<<20 || alloc[1] > alloc[0]+1<<20 {
+		t.Errorf("searching a 6 MiB line allocated %d bytes, a 12 MiB line %d", alloc[0], alloc[1])
 	}
 }
