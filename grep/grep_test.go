@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"runtime"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 

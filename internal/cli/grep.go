@@ -37,7 +37,7 @@ func (c *grepCmd) Run(ctx context.Context, args []string) error {
 	fs.IntVar(&c.context, "C", 0, "print `N` lines of context before and after each match, 0 to 20 (default 0)")
 	fs.IntVar(&c.max, "max", scrollback.GrepDefaultMax, fmt.Sprintf("print at most `N` matches, 1 to 1000 (default %d)", scrollback.GrepDefaultMax))
 	fs.Int64Var(&c.offset, "offset", 0, "search from byte `N` of the copy, a nextOffset (default 0, the start)")
-	fs.BoolVar(&c.count, "count", false, "print only how many lines match, from --offset on, like grep -c (--max and -C do not apply)")
+	fs.BoolVar(&c.count, "count", false, "print only how many lines match, from --offset on, like grep -c; --max and -C do not apply (default: print the lines)")
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
