@@ -77,7 +77,7 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&c.cwd, "cwd", "", "run the command in the directory `DIR` (default the current directory)")
 	fs.StringVar(&c.stdin, "stdin", "", "give the command the contents of `FILE` on standard input (- for scrollback's own stdin; default none)")
 	c.env = envFlag{}
-	fs.Var(c.env, "env", "set `KEY=VALUE` in the command's environment (repeatable; default: scrollback's environment as it is)")
+	fs.Var(c.env, "env", "set `NAME=VALUE` in the command's environment (repeatable; default: scrollback's environment as it is)")
 	head := fs.Int("head-bytes", -1, "when the output does not fit, show `N` bytes of its start, 0 for none (default: what --tail-bytes leaves, else about two thirds of the preview)")
 	tail := fs.Int("tail-bytes", -1, "when the output does not fit, show `N` bytes of its end, 0 for none (default: what --head-bytes leaves, else about one third of the preview)")
 	fs.BoolVar(&c.shell, "shell", false, "run two or more arguments as one /bin/sh -c command line, each quoted for the shell (default: run them as they are, without a shell; one argument is always a shell command line)")
@@ -141,6 +141,12 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	}
 	res, err := sess.RunCommand(ctx, in)
 	if err != nil && res.Recovery == "" {
+		if sig, ok := interruptedBy(ctx); ok && osSignalNumber(sig) != 0 {
+			// Interrupted before the command started: nothing ran.
+			code := 128 + osSignalNumber(sig)
+			fmt.Fprintf(c.io.Stderr, "scrollback run: interrupted by %s before the command started; exit status %d\n", signalName(sig), code)
+			return exitError{code}
+		}
 		return err
 	}
 	// The command ran. An error now means scrollback was interrupted
