@@ -3,6 +3,7 @@ module github.com/scrollback-dev/scrollback
 go 1.26.8
 
 require (
+	al.essio.dev/pkg/shellescape v1.6.1
 	github.com/anthropics/anthropic-sdk-go/v2 v2.17.0
 	github.com/dop251/goja v0.0.0-20260311135729-065cd970411c
 	github.com/evanw/esbuild v0.28.2

@@ -45,7 +45,7 @@ func (c *codeCmd) Run(ctx context.Context, args []string) error {
 		return usagef("give one script: a FILE, or - for standard input")
 	}
 	if c.timeout < 0 {
-		return usagef("--timeout %s is negative", c.timeout)
+		return badFlag("timeout", "a duration of 0 or more", "30s or 2m", c.timeout)
 	}
 	code, err := readScript(pos[0], c.io.Stdin)
 	if err != nil {

@@ -32,11 +32,9 @@ type base struct {
 
 // flags makes the subcommand's flag set with the shared flags on it.
 func (b *base) flags(name string, session, jsonFlag bool) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	// parse turns a flag error into a usage error and --help into a
 	// helpRequest, and Main prints either: the flag package prints nothing.
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
+	fs := newFlagSet(name)
 	fs.StringVar(&b.db, "db", "", "the database: a SQLite file `PATH` or a postgres:// URL (default $SCROLLBACK_DB, else $XDG_STATE_HOME/scrollback/scrollback.db, else the platform's state directory: see scrollback help)")
 	b.addLimitFlags(fs)
 	if session {
@@ -51,15 +49,18 @@ func (b *base) flags(name string, session, jsonFlag bool) *flag.FlagSet {
 
 // parse parses flags that may stand before, between or after the positional
 // arguments (until a "--", after which everything is positional), and
-// returns the positional arguments.
+// returns the positional arguments. A flag error is a usage error in our
+// words (see flagError).
 func (b *base) parse(args []string) ([]string, error) {
 	var pos []string
+	var bad *refused
+	recordRefusals(b.fs, &bad)
 	for {
 		if err := b.fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, helpRequest{b.fs}
 			}
-			return nil, usageError{err.Error()}
+			return nil, flagError(b.fs, args, err, bad, len(pos) > 0)
 		}
 		rest := b.fs.Args()
 		if len(rest) == 0 {

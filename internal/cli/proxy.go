@@ -49,6 +49,8 @@ type headerFlag http.Header
 
 func (h headerFlag) String() string { return "" }
 
+func (h headerFlag) wants() (string, string) { return "'Name: value'", "'X-Team: search'" }
+
 func (h headerFlag) Set(v string) error {
 	k, val, ok := strings.Cut(v, ":")
 	if !ok || strings.TrimSpace(k) == "" {
@@ -77,6 +79,10 @@ func headersFrom(h headerFlag, text, from string) error {
 type budgetFlag map[string]int
 
 func (b budgetFlag) String() string { return "" }
+
+func (b budgetFlag) wants() (string, string) {
+	return "TOOL=BYTES with BYTES a positive number", "read_file=65536"
+}
 
 func (b budgetFlag) Set(v string) error {
 	k, val, ok := strings.Cut(v, "=")
@@ -117,11 +123,11 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	case (len(c.env) > 0 || c.cwd != "") && c.url != "":
 		return usagef("--env and --cwd apply to an upstream command only, not to --url")
 	case c.maxUp == 0 || c.maxUp < -1:
-		return usagef("--max-upstreams %d: give a positive number, or -1 for no limit", c.maxUp)
+		return badFlag("max-upstreams", "a positive number, or -1 for no limit,", "64", c.maxUp)
 	case c.http == "" && flagSet(fs, "max-upstreams"):
 		return usagef("--max-upstreams applies to --http only: over stdio the proxy has one client and one upstream connection")
 	case c.budget < 1:
-		return usagef("--budget %d: give a positive number of bytes", c.budget)
+		return badFlag("budget", "a positive number of bytes", "32768", c.budget)
 	case c.http != "" && c.session != "":
 		return usagef("--session applies to stdio only: over HTTP a client resumes a session with the %s header", mcpserver.SessionHeader)
 	}

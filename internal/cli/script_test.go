@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -21,7 +22,13 @@ import (
 // scripts of testdata/script, so they run the real command line.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"scrollback": func() { os.Exit(Main(context.Background(), os.Args[1:], Stdio())) },
+		"scrollback": func() {
+			// As cmd/scrollback does, so that scripts can interrupt it.
+			ctx, stop := SignalContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			code := Main(ctx, os.Args[1:], Stdio())
+			stop()
+			os.Exit(code)
+		},
 	})
 }
 

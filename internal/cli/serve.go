@@ -49,6 +49,10 @@ type originFlag []string
 
 func (o *originFlag) String() string { return strings.Join(*o, ",") }
 
+func (o *originFlag) wants() (string, string) {
+	return "an origin (scheme://host[:port])", "https://app.example.com"
+}
+
 func (o *originFlag) Set(v string) error {
 	if err := mcpserver.ValidOrigin(v); err != nil {
 		return errors.New(strings.TrimPrefix(err.Error(), "mcpserver: "))
@@ -78,11 +82,11 @@ func (h *httpServing) addFlags(fs *flag.FlagSet, example string) {
 // checkFlags refuses HTTP-only flags given without --http, and bad values.
 func (h *httpServing) checkFlags(fs *flag.FlagSet) error {
 	if h.logFormat != "text" && h.logFormat != "json" {
-		return usagef("--log-format %q: want text or json", h.logFormat)
+		return badFlag("log-format", "text or json", "", fmt.Sprintf("%q", h.logFormat))
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(h.logLevel)); err != nil {
-		return usagef("--log-level %q: want debug, info, warn or error", h.logLevel)
+		return badFlag("log-level", "debug, info, warn or error", "", fmt.Sprintf("%q", h.logLevel))
 	}
 	if h.http == "" {
 		var bad []string
@@ -99,13 +103,13 @@ func (h *httpServing) checkFlags(fs *flag.FlagSet) error {
 	}
 	switch {
 	case h.maxBody < 1024:
-		return usagef("--max-body %d: give at least 1024 bytes", h.maxBody)
+		return badFlag("max-body", "at least 1024 bytes", "1048576", h.maxBody)
 	case h.maxInFlight == 0 || h.maxInFlight < -1:
-		return usagef("--max-in-flight %d: give a positive number, or -1 for no limit", h.maxInFlight)
+		return badFlag("max-in-flight", "a positive number, or -1 for no limit,", "16", h.maxInFlight)
 	case h.maxSessions == 0 || h.maxSessions < -1:
-		return usagef("--max-sessions %d: give a positive number, or -1 for no limit", h.maxSessions)
+		return badFlag("max-sessions", "a positive number, or -1 for no limit,", "16", h.maxSessions)
 	case h.drain < 0:
-		return usagef("--drain %s: give a duration of 0 or more", h.drain)
+		return badFlag("drain", "a duration of 0 or more", "30s or 2m", h.drain)
 	}
 	return nil
 }
