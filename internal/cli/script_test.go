@@ -41,6 +41,7 @@ func TestScripts(t *testing.T) {
 			"jsonerror":     cmdJSONError,
 			"genfile":       cmdGenFile,
 			"scriptedmodel": cmdScriptedModel,
+			"islink":        cmdIsLink,
 			"setenvout": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 1 {
 					ts.Fatalf("usage: setenvout VAR")
@@ -144,5 +145,17 @@ func cmdGenFile(ts *testscript.TestScript, neg bool, args []string) {
 			continue
 		}
 		fmt.Fprintf(f, "line %07d of the generated file\n", i)
+	}
+}
+
+// cmdIsLink checks that FILE is a symbolic link: islink FILE.
+func cmdIsLink(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: islink FILE")
+	}
+	st, err := os.Lstat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if isLink := st.Mode()&os.ModeSymlink != 0; isLink == neg {
+		ts.Fatalf("%s: symbolic link %v, want %v", args[0], isLink, !neg)
 	}
 }
