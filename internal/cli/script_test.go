@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 		// and CI's end-to-end check cover.
 		if f := flag.Lookup("test.skip"); f != nil && f.Value.String() == "" {
 			flag.Set("test.skip", "^(TestMCPHTTPRetentionKeepsHeldSession|TestMCPServerRetentionKeepsHeldSession)$")
+			os.Stderr.WriteString("skipped on Windows, their commands are sh syntax: TestMCPHTTPRetentionKeepsHeldSession, TestMCPServerRetentionKeepsHeldSession\n")
 		}
 	}
 	testscript.Main(m, map[string]func(){
