@@ -60,8 +60,11 @@ func (c *wrapCmd) Run(ctx context.Context, args []string) error {
 		if opts.Command, err = selfPath(); err != nil {
 			return fmt.Errorf("cannot tell where this scrollback is (%v): give its path with --command", err)
 		}
-		if inTempDir(opts.Command) {
+		switch {
+		case inTempDir(opts.Command):
 			fmt.Fprintf(c.io.Stderr, "note: this scrollback runs from a temporary directory (%s), where the client will not find it later (go run?): install it, or give --command\n", opts.Command)
+		case strings.Contains(filepath.ToSlash(opts.Command), "/_npx/"):
+			fmt.Fprintf(c.io.Stderr, "note: this scrollback runs from npx's cache (%s), which npm may clear: install it (npm install -g scrollback, Homebrew, go install), or give --command\n", opts.Command)
 		}
 	}
 	f := wrap.Wrap
