@@ -1,0 +1,31 @@
+//go:build !linux && !darwin
+
+package sandbox
+
+import (
+	"runtime"
+	"runtime/debug"
+	"time"
+)
+
+// Prepare does nothing here.
+func Prepare() {}
+
+// Apply applies nothing: Windows has no rlimits, and no file or network
+// sandbox is made for the worker. The server holds it in a job object
+// with a memory limit (see package codemode).
+func Apply() []Layer {
+	return []Layer{{Name: "sandbox", Detail: "unavailable on " + runtime.GOOS + ": no file or network sandbox; the job object's memory limit, the server's memory watch and the time limit hold"}}
+}
+
+// LimitRun sets the Go runtime's soft memory limit under bound.
+func LimitRun(bound int64, inUse uint64, cpu time.Duration) string {
+	if bound > 0 {
+		debug.SetMemoryLimit(int64(inUse) + bound - softMargin(bound))
+	}
+	return ""
+}
+
+// softMargin is how far under the bound the Go runtime's soft limit is
+// set: an eighth of the bound, at most 32 MiB.
+func softMargin(bound int64) int64 { return min(bound/8, 32<<20) }
