@@ -53,7 +53,7 @@ func (s *Session) RunCode(ctx context.Context, in RunCodeInput, extra ...codemod
 		return RunCodeResult{}, errorf(op, ErrArgument, "give a positive number of milliseconds, or 0 for the default (30000)", "timeout_ms %d is negative", in.TimeoutMS)
 	}
 	tools := append(s.CodeTools(), extra...)
-	res := codemode.Run(ctx, in.Code, tools, codemode.Options{
+	res := s.e.opts.CodeWorkers.Run(ctx, in.Code, tools, codemode.Options{
 		Save:    s.saveNested,
 		Timeout: time.Duration(in.TimeoutMS) * time.Millisecond,
 		Budget:  s.e.opts.PreviewBudget,

@@ -104,11 +104,6 @@ const (
 	startTimeout = 60 * time.Second
 	// watchEvery is how often the server reads a worker's resident memory.
 	watchEvery = 2 * time.Millisecond
-	// rssSlack is how far past its bound a worker's resident memory may
-	// go before the server kills it: the bound counts the worker's data,
-	// held by the operating system's limit where it has one; resident
-	// memory also counts code pages touched for the first time.
-	rssSlack = 32 << 20
 	// failBackoff is how long after a failed warm start none is tried.
 	failBackoff = time.Second
 )
@@ -669,14 +664,13 @@ func (p *Pool) lost(w *worker, watch *watch, opts Options, res *Result, err erro
 // by the server's watch (detail gives the figures) or by the operating
 // system (detail "os").
 func memoryKilled(bound int64, detail string) *Error {
-	msg := fmt.Sprintf("memory limit exceeded: the script grew its worker process's memory by more than %d MiB", bound>>20)
+	var msg string
 	if detail == "os" {
-		msg += " (the operating system refused it more)"
-	} else if detail != "" {
-		msg += " (" + detail + ")"
+		msg = fmt.Sprintf("memory limit exceeded: the script's data grew past its worker process's hard limit (the %d MiB bound plus up to %d MiB for the worker itself) and the operating system refused it more", bound>>20, sandbox.Headroom>>20)
+	} else {
+		msg = fmt.Sprintf("memory limit exceeded: the script's worker process reached %s, past the %d MiB bound plus %d MiB for the worker itself, and was killed", detail, bound>>20, sandbox.Headroom>>20)
 	}
-	msg += " and was stopped; keep less in memory (slice or filter results as you go)"
-	return &Error{Kind: "memory", Err: ErrMemory, Message: msg}
+	return &Error{Kind: "memory", Err: ErrMemory, Message: msg + "; keep less in memory (slice or filter results as you go)"}
 }
 
 // watch is the server's watch of one run's worker: its resident memory
@@ -725,11 +719,11 @@ func (p *Pool) watch(ctx context.Context, w *worker, opts Options) *watch {
 				wt.cause = "timeout"
 			case <-tick:
 				rss, err := rd.Resident()
-				if err != nil || rss-base <= opts.MaxMemory+rssSlack {
+				if err != nil || rss <= opts.MaxMemory+sandbox.Headroom {
 					continue
 				}
 				wt.cause = "memory"
-				wt.detail = fmt.Sprintf("%d MiB resident, from %d MiB when the script started", rss>>20, base>>20)
+				wt.detail = fmt.Sprintf("%d MiB resident (%d MiB when the script started)", rss>>20, base>>20)
 			}
 			w.kill(wt.cause)
 			return

@@ -46,5 +46,17 @@ func Summary(layers []Layer, inactive bool) string {
 	return strings.Join(parts, "; ")
 }
 
+// Headroom is what a worker's resident memory may hold beyond a run's
+// memory bound: the worker's own (its runtime, the code it runs: about 20
+// MiB) and the script's allocation in flight when it is stopped. The
+// server kills a worker whose resident memory passes bound + Headroom.
+const Headroom = 64 << 20
+
+// HardGrowth is how far a worker holding rss bytes now may grow before the
+// operating system refuses it memory: up to bound + Headroom resident, and
+// at least bound plus 16 MiB, so that the script's own bound (the memory
+// watch in the worker, which stops it with its line) acts first.
+func HardGrowth(bound, rss int64) int64 { return max(bound+Headroom-rss, bound+16<<20) }
+
 // mib formats bytes as MiB.
 func mib(n int64) int64 { return n >> 20 }

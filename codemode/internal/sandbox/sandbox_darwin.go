@@ -59,7 +59,7 @@ func Apply() []Layer {
 func LimitRun(bound int64, inUse uint64, cpu time.Duration) string {
 	var set []string
 	if bound > 0 {
-		debug.SetMemoryLimit(int64(inUse) + bound - softMargin(bound))
+		debug.SetMemoryLimit(int64(inUse) + bound)
 	}
 	if cpu > 0 {
 		var ru unix.Rusage
@@ -72,7 +72,3 @@ func LimitRun(bound int64, inUse uint64, cpu time.Duration) string {
 	}
 	return strings.Join(set, ", ")
 }
-
-// softMargin is how far under the bound the Go runtime's soft limit is
-// set: an eighth of the bound, at most 32 MiB.
-func softMargin(bound int64) int64 { return min(bound/8, 32<<20) }

@@ -288,45 +288,48 @@ func probeSocket() bool {
 	return errors.Is(err, unix.EPERM)
 }
 
-// dataBytes reads the process's data segment (VmData: private writable
-// memory, what RLIMIT_DATA counts) from /proc/self/statm.
-func dataBytes() (int64, error) {
+// statmBytes reads /proc/self/statm: the resident memory and the data
+// segment (VmData: private writable memory, what RLIMIT_DATA counts).
+func statmBytes() (resident, data int64, err error) {
 	if statm == nil {
-		return 0, errors.New("/proc/self/statm is not open")
+		return 0, 0, errors.New("/proc/self/statm is not open")
 	}
 	var buf [256]byte
 	n, err := statm.ReadAt(buf[:], 0)
 	if n == 0 && err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	f := strings.Fields(string(buf[:n]))
 	if len(f) < 6 {
-		return 0, fmt.Errorf("/proc/self/statm: %q", buf[:n])
+		return 0, 0, fmt.Errorf("/proc/self/statm: %q", buf[:n])
 	}
-	pages, err := strconv.ParseInt(f[5], 10, 64)
-	if err != nil {
-		return 0, err
+	res, err1 := strconv.ParseInt(f[1], 10, 64)
+	pages, err2 := strconv.ParseInt(f[5], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("/proc/self/statm: %q", buf[:n])
 	}
-	return pages * int64(os.Getpagesize()), nil
+	page := int64(os.Getpagesize())
+	return res * page, pages * page, nil
 }
 
-// LimitRun sets the limits of one run: the data segment may grow by at
-// most bound bytes from now (RLIMIT_DATA: an allocation past it fails, and
-// the Go runtime ends the worker with "out of memory"), and the Go
-// runtime's soft limit is set under that, so that the collector returns
-// garbage before the bound refuses memory; the CPU time may not pass
-// cpu (RLIMIT_CPU, whole seconds, the worker's start included). bound <= 0
-// sets no memory limit. It returns what it set, for the record.
+// LimitRun sets the limits of one run. Memory (bound > 0): the worker's
+// data segment may grow from now until its resident memory could reach
+// bound plus Headroom (RLIMIT_DATA: an allocation past it fails, and the
+// Go runtime ends the worker with "out of memory"), and the Go runtime's
+// soft limit is set bound above what it holds now, so that the collector
+// returns garbage before the hard limit refuses memory. CPU: the
+// process's CPU time may not pass cpu more than it used so far
+// (RLIMIT_CPU, whole seconds). It returns what it set, for the record.
 func LimitRun(bound int64, inUse uint64, cpu time.Duration) string {
 	var set []string
 	if bound > 0 {
-		if data, err := dataBytes(); err == nil {
-			lim := uint64(data + bound)
+		if rss, data, err := statmBytes(); err == nil {
+			lim := uint64(data + HardGrowth(bound, rss))
 			if err := unix.Setrlimit(unix.RLIMIT_DATA, &unix.Rlimit{Cur: lim, Max: lim}); err == nil {
 				set = append(set, fmt.Sprintf("RLIMIT_DATA %d MiB (%d MiB now)", mib(int64(lim)), mib(data)))
 			}
 		}
-		debug.SetMemoryLimit(int64(inUse) + bound - softMargin(bound))
+		debug.SetMemoryLimit(int64(inUse) + bound)
 	}
 	if cpu > 0 {
 		var ru unix.Rusage
@@ -339,7 +342,3 @@ func LimitRun(bound int64, inUse uint64, cpu time.Duration) string {
 	}
 	return strings.Join(set, ", ")
 }
-
-// softMargin is how far under the hard bound the Go runtime's soft limit
-// is set: an eighth of the bound, at most 32 MiB.
-func softMargin(bound int64) int64 { return min(bound/8, 32<<20) }

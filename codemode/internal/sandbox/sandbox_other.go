@@ -21,11 +21,7 @@ func Apply() []Layer {
 // LimitRun sets the Go runtime's soft memory limit under bound.
 func LimitRun(bound int64, inUse uint64, cpu time.Duration) string {
 	if bound > 0 {
-		debug.SetMemoryLimit(int64(inUse) + bound - softMargin(bound))
+		debug.SetMemoryLimit(int64(inUse) + bound)
 	}
 	return ""
 }
-
-// softMargin is how far under the bound the Go runtime's soft limit is
-// set: an eighth of the bound, at most 32 MiB.
-func softMargin(bound int64) int64 { return min(bound/8, 32<<20) }
