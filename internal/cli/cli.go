@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/codemode"
 )
 
 // IO is where a command reads and writes, and the environment it sees.
@@ -70,6 +71,10 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 // command's own exit code for `run`, 2 for a usage mistake, 1 for any other
 // error (printed to stderr as "scrollback: ...").
 func Main(ctx context.Context, args []string, io IO) int {
+	if len(args) > 0 && args[0] == codemode.WorkerArg {
+		// Not a command: a Code Mode worker, started by --code-workers.
+		return codemode.ServeWorker()
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		if len(args) > 1 {
 			for _, c := range commands {
