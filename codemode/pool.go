@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/scrollback-dev/scrollback/codemode/internal/procmem"
@@ -52,8 +53,10 @@ type PoolOptions struct {
 // WorkerExit is what is known of a worker process once it has ended.
 type WorkerExit struct {
 	PID int
-	// PeakRSS is the process's peak resident memory in bytes, as the
-	// operating system counted it (0 where it does not say).
+	// PeakRSS is the process's peak resident memory in bytes: the most
+	// the server saw (Linux: its VmHWM, read while it ran, and every
+	// reading of its resident memory), else the operating system's
+	// count at its exit (0 where there is none).
 	PeakRSS int64
 	// Cause is why it ended: "done" (its script finished), "memory",
 	// "timeout", "canceled", "died" (it ended by itself before its
@@ -298,6 +301,8 @@ type worker struct {
 	files  []*os.File // the pool's ends of the pipes
 	stderr *headBuffer
 
+	peak atomic.Int64 // the most resident memory seen, or its peak as the OS tells it
+
 	mu      sync.Mutex
 	exited  bool          // the process has exited (it may not be reaped yet)
 	cause   string        // why the pool ended it
@@ -437,7 +442,21 @@ func (w *worker) wait(errR *os.File) {
 		if cause == "" {
 			cause = "died"
 		}
-		w.p.opts.OnExit(WorkerExit{PID: w.pid, PeakRSS: peakRSS(w.state), Cause: cause})
+		peak := w.peak.Load()
+		if peak == 0 {
+			peak = peakRSS(w.state)
+		}
+		w.p.opts.OnExit(WorkerExit{PID: w.pid, PeakRSS: peak, Cause: cause})
+	}
+}
+
+// notePeak records n bytes of resident memory seen.
+func (w *worker) notePeak(n int64) {
+	for {
+		old := w.peak.Load()
+		if n <= old || w.peak.CompareAndSwap(old, n) {
+			return
+		}
 	}
 }
 
@@ -687,23 +706,30 @@ func (p *Pool) watch(ctx context.Context, w *worker, opts Options) *watch {
 	wt := &watch{done: make(chan struct{}), ended: make(chan struct{})}
 	var rd *procmem.Reader
 	var base int64
-	if opts.MaxMemory > 0 {
-		if r, err := procmem.Open(w.pid); err == nil {
-			if b, err := r.Resident(); err == nil {
-				rd, base = r, b
-			} else {
-				r.Close()
-			}
+	if r, err := procmem.Open(w.pid); err == nil {
+		if b, err := r.Resident(); err == nil {
+			rd, base = r, b
+			w.notePeak(b)
+		} else {
+			r.Close()
 		}
 	}
 	go func() {
 		defer close(wt.ended)
 		if rd != nil {
 			defer rd.Close()
+			// The peak so far, once more at the end: while the worker
+			// lives (its script is done) the operating system has it.
+			defer func() {
+				if pk, err := rd.Peak(); err == nil {
+					w.notePeak(pk)
+				}
+			}()
 		}
 		deadline := time.NewTimer(opts.Timeout + killGrace)
 		defer deadline.Stop()
 		var tick <-chan time.Time
+		ticks := 0
 		if rd != nil {
 			t := time.NewTicker(watchEvery)
 			defer t.Stop()
@@ -719,7 +745,16 @@ func (p *Pool) watch(ctx context.Context, w *worker, opts Options) *watch {
 				wt.cause = "timeout"
 			case <-tick:
 				rss, err := rd.Resident()
-				if err != nil || rss <= opts.MaxMemory+sandbox.Headroom {
+				if err != nil {
+					continue
+				}
+				w.notePeak(rss)
+				if ticks++; ticks%5 == 0 {
+					if pk, err := rd.Peak(); err == nil {
+						w.notePeak(pk)
+					}
+				}
+				if opts.MaxMemory <= 0 || rss <= opts.MaxMemory+sandbox.Headroom+sandbox.WatchSlack {
 					continue
 				}
 				wt.cause = "memory"

@@ -66,6 +66,13 @@ func ServeWorker() int {
 	// sandbox layer that can only hold for one thread holds for the
 	// script's.
 	runtime.LockOSThread()
+	// One more P than the CPUs: while a collection's dedicated mark
+	// worker holds one P and the script (inside one long native copy,
+	// which cannot be preempted) the other, the memory watch still gets
+	// one, and can stop the script before its next huge allocation,
+	// which the operating system would refuse, ending the worker without
+	// the script's line.
+	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
 	in, out := bufio.NewReaderSize(os.Stdin, 64<<10), bufio.NewWriterSize(os.Stdout, 64<<10)
 	os.Stdout = os.Stderr // a stray print must not corrupt the protocol
 	sandbox.Prepare()

@@ -25,5 +25,10 @@ func Open(pid int) (*Reader, error) {
 // Resident returns the process's resident memory in bytes.
 func (r *Reader) Resident() (int64, error) { return r.sys.resident() }
 
+// Peak returns the process's peak resident memory so far, in bytes, where
+// the platform tells it while the process runs (Linux: VmHWM); else
+// ErrUnsupported.
+func (r *Reader) Peak() (int64, error) { return r.sys.peak() }
+
 // Close releases what the Reader holds.
 func (r *Reader) Close() error { return r.sys.close() }

@@ -8,9 +8,10 @@ import (
 )
 
 type sysReader struct {
-	f    *os.File
-	page int64
-	buf  [128]byte
+	f, status *os.File
+	page      int64
+	buf       [128]byte
+	sbuf      [4096]byte
 }
 
 func open(pid int) (sysReader, error) {
@@ -18,7 +19,32 @@ func open(pid int) (sysReader, error) {
 	if err != nil {
 		return sysReader{}, err
 	}
-	return sysReader{f: f, page: int64(os.Getpagesize())}, nil
+	status, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		f.Close()
+		return sysReader{}, err
+	}
+	return sysReader{f: f, status: status, page: int64(os.Getpagesize())}, nil
+}
+
+// peak reads VmHWM from /proc/PID/status: the peak of the process's own
+// memory (a child's ru_maxrss is no use here: it starts from the parent's
+// peak when the child is started by vfork, as Go starts processes).
+func (s *sysReader) peak() (int64, error) {
+	n, err := s.status.ReadAt(s.sbuf[:], 0)
+	if n == 0 {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(s.sbuf[:n]), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				return 0, err
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("procmem: no VmHWM (the process has exited)")
 }
 
 // resident reads statm's second field, the resident pages.
@@ -38,4 +64,7 @@ func (s *sysReader) resident() (int64, error) {
 	return pages * s.page, nil
 }
 
-func (s *sysReader) close() error { return s.f.Close() }
+func (s *sysReader) close() error {
+	s.status.Close()
+	return s.f.Close()
+}

@@ -9,3 +9,5 @@ func open(int) (sysReader, error) { return sysReader{}, ErrUnsupported }
 func (s *sysReader) resident() (int64, error) { return 0, ErrUnsupported }
 
 func (s *sysReader) close() error { return nil }
+
+func (s *sysReader) peak() (int64, error) { return 0, ErrUnsupported }

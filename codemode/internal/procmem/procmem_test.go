@@ -34,5 +34,10 @@ func TestResidentGrows(t *testing.T) {
 	if after-before < 60<<20 {
 		t.Errorf("resident %d MiB → %d MiB after touching 64 MiB", before>>20, after>>20)
 	}
+	if peak, err := r.Peak(); err == nil && peak < after {
+		t.Errorf("peak %d MiB under the resident %d MiB", peak>>20, after>>20)
+	} else if err != nil && runtime.GOOS == "linux" {
+		t.Errorf("Peak: %v", err)
+	}
 	runtime.KeepAlive(b)
 }

@@ -52,11 +52,20 @@ func Summary(layers []Layer, inactive bool) string {
 // server kills a worker whose resident memory passes bound + Headroom.
 const Headroom = 64 << 20
 
-// HardGrowth is how far a worker holding rss bytes now may grow before the
-// operating system refuses it memory: up to bound + Headroom resident, and
-// at least bound plus 16 MiB, so that the script's own bound (the memory
-// watch in the worker, which stops it with its line) acts first.
-func HardGrowth(bound, rss int64) int64 { return max(bound+Headroom-rss, bound+16<<20) }
+// WatchSlack is how far past bound + Headroom the server lets a worker's
+// resident memory go before it kills it: where the operating system holds
+// the data segment (RLIMIT_DATA, Linux), the server's watch is a backstop
+// and must not take the place of the worker's own stop, which gives the
+// script's line; elsewhere the watch is the hard bound.
+const WatchSlack = watchSlack
+
+// HardGrowth is how far a worker holding rss bytes now may grow its data
+// before the operating system refuses it memory: to bound + Headroom
+// resident, less 16 MiB for the runtime's own structures that grow with
+// the heap in memory the data segment already counted, and at least
+// bound plus 16 MiB, so that the script's own bound (the memory watch in
+// the worker, which stops it with its line) acts first.
+func HardGrowth(bound, rss int64) int64 { return max(bound+Headroom-rss-16<<20, bound+16<<20) }
 
 // mib formats bytes as MiB.
 func mib(n int64) int64 { return n >> 20 }
