@@ -179,6 +179,10 @@ func (p *Pool) Run(ctx context.Context, code string, tools []Tool, opts Options)
 	}
 	cause := p.session(ctx, w, code, tools, opts, &res)
 	w.end(cause)
+	// The replacement starts once the script is done, not beside it: its
+	// start (a process, and esbuild's and goja's warm-up) would take CPU
+	// from the script.
+	p.refill()
 	return res
 }
 
@@ -190,7 +194,6 @@ func (p *Pool) get(ctx context.Context) (*worker, error) {
 			if w.gone() {
 				continue // it died while it waited
 			}
-			p.refill()
 			return w, nil
 		default:
 		}
@@ -211,7 +214,6 @@ func (p *Pool) get(ctx context.Context) (*worker, error) {
 			if w.gone() {
 				continue
 			}
-			p.refill()
 			return w, nil
 		case <-ctx.Done():
 			p.mu.Lock()

@@ -157,6 +157,12 @@ func (w *workerRun) run(code string, names []string, wo wireOptions) Result {
 	// time plus the start (a backstop: the pool kills the worker at its
 	// time limit).
 	sandbox.LimitRun(bound, inUse(), 2*opts.Timeout+5*time.Second)
+	if bound > 0 {
+		// The worker lives for this one script: collect only near the
+		// memory limit just set (its soft limit), not every time the
+		// small heap doubles.
+		debug.SetGCPercent(-1)
+	}
 	if opts.MaxMemory > 0 {
 		mem = newMemoryWatch(opts.MaxMemory)
 		defer lowerSoftLimit(opts.MaxMemory)()
