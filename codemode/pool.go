@@ -511,7 +511,8 @@ func (w *worker) exitText() string {
 // run's RLIMIT_DATA, a job object's limit).
 func (w *worker) outOfMemory() bool {
 	s := w.stderr.String()
-	return strings.Contains(s, "out of memory") || strings.Contains(s, "cannot allocate memory")
+	// A thread the runtime could not start: its stack is data too.
+	return strings.Contains(s, "out of memory") || strings.Contains(s, "cannot allocate memory") || strings.Contains(s, "failed to create new OS thread")
 }
 
 // session runs one script on w and fills res; it returns why the worker
@@ -610,8 +611,16 @@ func ctxStop(ctx context.Context) string {
 }
 
 // workerPIDKey carries, in the context of a tool call, the pid of the
-// worker that made it (for tests).
+// worker that made it.
 type workerPIDKey struct{}
+
+// WorkerPID returns the pid of the worker process whose script made the
+// tool call ctx belongs to (ok false for a run in this process): for
+// logs, and for benchmarks that watch the worker.
+func WorkerPID(ctx context.Context) (pid int, ok bool) {
+	pid, ok = ctx.Value(workerPIDKey{}).(int)
+	return pid, ok
+}
 
 // sentinel is the sentinel error of an error kind.
 func sentinel(kind string) error {
@@ -687,7 +696,7 @@ func (p *Pool) lost(w *worker, watch *watch, opts Options, res *Result, err erro
 func memoryKilled(bound int64, detail string) *Error {
 	var msg string
 	if detail == "os" {
-		msg = fmt.Sprintf("memory limit exceeded: the script's data grew past its worker process's hard limit (the %d MiB bound plus up to %d MiB for the worker itself) and the operating system refused it more", bound>>20, sandbox.Headroom>>20)
+		msg = fmt.Sprintf("memory limit exceeded: the script's data grew past its worker process's hard limit (the %d MiB bound plus %d MiB) and the operating system refused it more", bound>>20, (sandbox.HardGrowth(bound)-bound)>>20)
 	} else {
 		msg = fmt.Sprintf("memory limit exceeded: the script's worker process reached %s, past the %d MiB bound plus %d MiB for the worker itself, and was killed", detail, bound>>20, sandbox.Headroom>>20)
 	}

@@ -59,13 +59,13 @@ const Headroom = 64 << 20
 // script's line; elsewhere the watch is the hard bound.
 const WatchSlack = watchSlack
 
-// HardGrowth is how far a worker holding rss bytes now may grow its data
-// before the operating system refuses it memory: to bound + Headroom
-// resident, less 16 MiB for the runtime's own structures that grow with
-// the heap in memory the data segment already counted, and at least
-// bound plus 16 MiB, so that the script's own bound (the memory watch in
-// the worker, which stops it with its line) acts first.
-func HardGrowth(bound, rss int64) int64 { return max(bound+Headroom-rss-16<<20, bound+16<<20) }
+// HardGrowth is how far a worker may grow its data segment before the
+// operating system refuses it memory: the bound, plus 16 MiB so that a
+// string doubling to half the bound (its last step, 1 + 2 + ... + 128 MiB
+// of address space never reused) still fits and the memory watch in the
+// worker stops it with its line. Data counts garbage too: the Go runtime's
+// soft limit, set at the bound, has the collector return it first.
+func HardGrowth(bound int64) int64 { return bound + 16<<20 }
 
 // mib formats bytes as MiB.
 func mib(n int64) int64 { return n >> 20 }
