@@ -43,7 +43,8 @@ type RunCodeResult struct {
 // saved as a retained copy of this session before the script
 // receives it, and listed in Retained; so is a nested command's own copy.
 // The return value is previewed like any result. A script that fails is a
-// result with Error set, not an error: an error means bad arguments.
+// result with Error set, not an error: an error means bad arguments. With
+// Options.CodeWorkers the script runs in a worker process (codemode.Pool).
 func (s *Session) RunCode(ctx context.Context, in RunCodeInput, extra ...codemode.Tool) (RunCodeResult, error) {
 	const op = "run_code"
 	if strings.TrimSpace(in.Code) == "" {
