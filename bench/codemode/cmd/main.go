@@ -44,6 +44,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -101,7 +102,9 @@ func main() {
 		log.Fatal(err)
 	}
 	if *load > 0 {
-		defer startLoad(exe, *load)()
+		stopLoad := startLoad(exe, *load)
+		defer stopLoad()
+		exitHook = stopLoad // os.Exit skips deferred calls
 	}
 	const bound = codemode.DefaultMaxMemory
 	exits := make(chan codemode.WorkerExit, 4)
@@ -139,26 +142,34 @@ func main() {
 	}
 	fmt.Printf("load average at the end %s\n", loadAvg())
 	if missed {
+		exitHook()
 		os.Exit(1)
 	}
 }
+
+// exitHook runs before the command exits with a missed target.
+var exitHook = func() {}
 
 // startLoad starts n busy loops and returns the function that ends them.
 func startLoad(exe string, n int) (stop func()) {
 	var cmds []*exec.Cmd
 	for range n {
 		cmd := exec.Command(exe, "-child", "spin")
+		dieWithParent(cmd)
 		if err := cmd.Start(); err != nil {
 			log.Fatal(err)
 		}
 		cmds = append(cmds, cmd)
 	}
 	time.Sleep(2 * time.Second) // let the load average see them
+	var once sync.Once
 	return func() {
-		for _, c := range cmds {
-			c.Process.Kill()
-			c.Wait()
-		}
+		once.Do(func() {
+			for _, c := range cmds {
+				c.Process.Kill()
+				c.Wait()
+			}
+		})
 	}
 }
 
