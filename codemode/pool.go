@@ -107,6 +107,10 @@ const (
 	startTimeout = 60 * time.Second
 	// watchEvery is how often the server reads a worker's resident memory.
 	watchEvery = 2 * time.Millisecond
+	// overSlack and overFor: a worker whose data segment has grown past
+	// the bound plus overSlack, and grown again overFor later, is killed.
+	overSlack = 4 << 20
+	overFor   = 100 * time.Millisecond
 	// failBackoff is how long after a failed warm start none is tried.
 	failBackoff = time.Second
 )
@@ -698,7 +702,7 @@ func memoryKilled(bound int64, detail string) *Error {
 	if detail == "os" {
 		msg = fmt.Sprintf("memory limit exceeded: the script's data grew past its worker process's hard limit (the %d MiB bound plus %d MiB) and the operating system refused it more", bound>>20, (sandbox.HardGrowth(bound)-bound)>>20)
 	} else {
-		msg = fmt.Sprintf("memory limit exceeded: the script's worker process reached %s, past the %d MiB bound plus %d MiB for the worker itself, and was killed", detail, bound>>20, sandbox.Headroom>>20)
+		msg = fmt.Sprintf("memory limit exceeded: the script's worker process went past the %d MiB bound (%s) and was killed", bound>>20, detail)
 	}
 	return &Error{Kind: "memory", Err: ErrMemory, Message: msg + "; keep less in memory (slice or filter results as you go)"}
 }
@@ -716,15 +720,24 @@ type watch struct {
 func (p *Pool) watch(ctx context.Context, w *worker, opts Options) *watch {
 	wt := &watch{done: make(chan struct{}), ended: make(chan struct{})}
 	var rd *procmem.Reader
-	var base int64
+	var base, data0 int64
 	if r, err := procmem.Open(w.pid); err == nil {
 		if b, err := r.Resident(); err == nil {
 			rd, base = r, b
 			w.notePeak(b)
+			data0, _ = r.Data()
 		} else {
 			r.Close()
 		}
 	}
+	// Past the bound, the collector thrashes (the soft limit) and a
+	// script growing small objects reaches the hard limit slowly on a
+	// loaded machine: a data segment past the bound that keeps growing
+	// for overFor is a runaway, and is killed. One huge allocation
+	// (a doubling string's step) grows it once and then not: the worker's
+	// own watch stops that one, with its line.
+	var overAt time.Time
+	var overData int64
 	go func() {
 		defer close(wt.ended)
 		if rd != nil {
@@ -765,7 +778,22 @@ func (p *Pool) watch(ctx context.Context, w *worker, opts Options) *watch {
 						w.notePeak(pk)
 					}
 				}
-				if opts.MaxMemory <= 0 || rss <= opts.MaxMemory+sandbox.Headroom+sandbox.WatchSlack {
+				if opts.MaxMemory <= 0 {
+					continue
+				}
+				if d, err := rd.Data(); err == nil && data0 > 0 && d-data0 > opts.MaxMemory+overSlack {
+					now := time.Now()
+					switch {
+					case overAt.IsZero():
+						overAt, overData = now, d
+					case d > overData && now.Sub(overAt) >= overFor:
+						wt.cause = "memory"
+						wt.detail = fmt.Sprintf("its data grew by %d MiB and kept growing", (d-data0)>>20)
+						w.kill(wt.cause)
+						return
+					}
+				}
+				if rss <= opts.MaxMemory+sandbox.Headroom+sandbox.WatchSlack {
 					continue
 				}
 				wt.cause = "memory"

@@ -25,6 +25,11 @@ func Open(pid int) (*Reader, error) {
 // Resident returns the process's resident memory in bytes.
 func (r *Reader) Resident() (int64, error) { return r.sys.resident() }
 
+// Data returns the process's data segment in bytes (VmData: private
+// writable memory, what RLIMIT_DATA counts) where the platform tells it
+// (Linux); else ErrUnsupported.
+func (r *Reader) Data() (int64, error) { return r.sys.data() }
+
 // Peak returns the process's peak resident memory so far, in bytes, where
 // the platform tells it while the process runs (Linux: VmHWM); else
 // ErrUnsupported.

@@ -37,3 +37,5 @@ func (s *sysReader) resident() (int64, error) {
 func (s *sysReader) close() error { return nil }
 
 func (s *sysReader) peak() (int64, error) { return 0, ErrUnsupported }
+
+func (s *sysReader) data() (int64, error) { return 0, ErrUnsupported }

@@ -48,16 +48,22 @@ func (s *sysReader) peak() (int64, error) {
 }
 
 // resident reads statm's second field, the resident pages.
-func (s *sysReader) resident() (int64, error) {
+func (s *sysReader) resident() (int64, error) { return s.statm(1) }
+
+// data reads statm's sixth field, the data pages.
+func (s *sysReader) data() (int64, error) { return s.statm(5) }
+
+// statm reads field i of /proc/PID/statm, in bytes.
+func (s *sysReader) statm(i int) (int64, error) {
 	n, err := s.f.ReadAt(s.buf[:], 0)
 	if n == 0 {
 		return 0, err
 	}
 	f := strings.Fields(string(s.buf[:n]))
-	if len(f) < 2 {
+	if len(f) <= i {
 		return 0, fmt.Errorf("procmem: statm reads %q", s.buf[:n])
 	}
-	pages, err := strconv.ParseInt(f[1], 10, 64)
+	pages, err := strconv.ParseInt(f[i], 10, 64)
 	if err != nil {
 		return 0, err
 	}
