@@ -16,8 +16,9 @@
 //     timeout.
 //   - macOS: the same rlimits (RLIMIT_DATA is not enforced there);
 //     sandbox_init is not called (see Apply).
-//   - Windows: nothing in the worker; the server puts it in a job object
-//     with a memory limit.
+//   - Windows: nothing in the worker; the server holds it in a job object
+//     (procgroup: killed as a whole) and watches its working set; no
+//     job memory limit is set.
 //
 // Each layer is probed after it is applied: a worker opens /etc/passwd and a
 // TCP socket to see them refused, and reports what it saw.

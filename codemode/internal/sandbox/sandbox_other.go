@@ -13,9 +13,9 @@ func Prepare() {}
 
 // Apply applies nothing: Windows has no rlimits, and no file or network
 // sandbox is made for the worker. The server holds it in a job object
-// with a memory limit (see package codemode).
+// (killed as a whole) and watches its working set.
 func Apply() []Layer {
-	return []Layer{{Name: "sandbox", Detail: "unavailable on " + runtime.GOOS + ": no file or network sandbox; the job object's memory limit, the server's memory watch and the time limit hold"}}
+	return []Layer{{Name: "sandbox", Detail: "unavailable on " + runtime.GOOS + ": no file or network sandbox; the server's memory watch and the time limit hold"}}
 }
 
 // LimitRun sets the Go runtime's soft memory limit under bound.
