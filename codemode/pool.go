@@ -512,7 +512,7 @@ func (w *worker) exitText() string {
 
 // outOfMemory reports whether the worker's standard error says the Go
 // runtime ran out of memory: the operating system refused it more (the
-// run's RLIMIT_DATA, a job object's limit).
+// run's RLIMIT_DATA).
 func (w *worker) outOfMemory() bool {
 	s := w.stderr.String()
 	// A thread the runtime could not start: its stack is data too.
