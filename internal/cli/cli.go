@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/codemode"
 )
 
 // IO is where a command reads and writes, and the environment it sees.
@@ -88,6 +89,10 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 // command or flag, a bad flag value, help for a command that does not
 // exist), 1 for any other error (printed to stderr as "scrollback: ...").
 func Main(ctx context.Context, args []string, io IO) int {
+	if len(args) > 0 && args[0] == codemode.WorkerArg {
+		// Not a command: a Code Mode worker, started by --code-workers.
+		return codemode.ServeWorker()
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		if len(args) > 1 && args[1] != "help" {
 			c, ok := lookup(args[1])

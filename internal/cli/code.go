@@ -29,6 +29,7 @@ func init() {
 type codeCmd struct {
 	base
 	timeout time.Duration
+	workers codeWorkers
 }
 
 // maxScript bounds the script read from a file or stdin.
@@ -37,8 +38,12 @@ const maxScript = 1 << 20
 func (c *codeCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("code", true, true)
 	fs.DurationVar(&c.timeout, "timeout", 0, "stop the script after `DUR`, tool calls included (default 30s)")
+	c.workers.addFlag(fs, true)
 	pos, err := c.parse(args)
 	if err != nil {
+		return err
+	}
+	if err := c.workers.check(); err != nil {
 		return err
 	}
 	if len(pos) != 1 {
@@ -51,6 +56,10 @@ func (c *codeCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// One script: one worker, started for it.
+	workers := c.workers.pool(warnLogger(c.io.Stderr), 0)
+	defer workers.Close()
+	c.codeWorkers = workers
 	sess, st, err := c.useSession(ctx)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/codemode"
 	"github.com/scrollback-dev/scrollback/filepager"
 	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
@@ -28,6 +29,8 @@ type base struct {
 	session string
 	json    bool
 	storageFlags
+	// codeWorkers runs run_code's scripts (nil: in this process).
+	codeWorkers *codemode.Pool
 }
 
 // flags makes the subcommand's flag set with the shared flags on it.
@@ -166,7 +169,7 @@ func (b *base) useSession(ctx context.Context) (*scrollback.Session, store.Store
 
 // newEngine returns an engine over st with the CLI's options.
 func (b *base) newEngine(st store.Store) *scrollback.Engine {
-	return scrollback.New(st, scrollback.Options{File: fileOptions(b.io.Getenv)})
+	return scrollback.New(st, scrollback.Options{File: fileOptions(b.io.Getenv), CodeWorkers: b.codeWorkers})
 }
 
 // fileOptions places the file pager's line index beside the other state.

@@ -26,13 +26,15 @@ func init() {
 type mcpCmd struct {
 	base
 	httpServing
-	root string
+	workers codeWorkers
+	root    string
 }
 
 func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("mcp", true, false)
 	c.addRetentionFlag(fs)
 	fs.StringVar(&c.root, "root", "", "confine read_file to the directory tree `DIR` (default: any file scrollback can read)")
+	c.workers.addFlag(fs, false)
 	c.addFlags(fs, "127.0.0.1:7777")
 	pos, err := c.parse(args)
 	if err != nil {
@@ -42,6 +44,9 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 		return usagef("mcp takes no arguments, got %q", pos)
 	}
 	if err := c.checkFlags(fs); err != nil {
+		return err
+	}
+	if err := c.workers.check(); err != nil {
 		return err
 	}
 	if c.http != "" && c.session != "" {
@@ -67,7 +72,12 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	}
 	fo := fileOptions(c.io.Getenv)
 	fo.Root = c.root
-	eng := scrollback.New(st, scrollback.Options{File: fo})
+	if c.log == nil {
+		c.prepareLog(c.io)
+	}
+	workers := c.workers.pool(c.log, c.workers.n)
+	defer workers.Close()
+	eng := scrollback.New(st, scrollback.Options{File: fo, CodeWorkers: workers})
 	opts := mcpserver.Options{Version: Version()}
 	// Retention spares the sessions connected clients hold (live).
 	live := &mcpserver.Live{}

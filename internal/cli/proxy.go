@@ -41,6 +41,7 @@ type proxyCmd struct {
 	budgetFor   budgetFlag
 	callTimeout time.Duration
 	maxUp       int
+	workers     codeWorkers
 	httpServing
 }
 
@@ -108,6 +109,7 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	fs.Var(c.budgetFor, "budget-for", "the budget of one tool, `TOOL=N` bytes (repeatable; default --budget)")
 	fs.DurationVar(&c.callTimeout, "call-timeout", proxy.DefaultCallTimeout, fmt.Sprintf("give up on an upstream call after `DUR`, e.g. 30s or 2m (default %s)", proxy.DefaultCallTimeout))
 	fs.IntVar(&c.maxUp, "max-upstreams", proxy.DefaultMaxUpstreams, fmt.Sprintf("with --http, hold at most `N` upstream connections at once, one per client session (for a command, one process each), or -1 for no limit (default %d)", proxy.DefaultMaxUpstreams))
+	c.workers.addFlag(fs, false)
 	c.addFlags(fs, "127.0.0.1:7778")
 	pos, err := c.parse(args)
 	if err != nil {
@@ -135,6 +137,9 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	if err := c.checkFlags(fs); err != nil {
 		return err
 	}
+	if err := c.workers.check(); err != nil {
+		return err
+	}
 	retention, err := c.retentionPeriod(c.io.Getenv)
 	if err != nil {
 		return err
@@ -152,7 +157,12 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		st, stopWatch = c.observeStore(ctx, st)
 		defer stopWatch()
 	}
-	eng := scrollback.New(st, scrollback.Options{File: fileOptions(c.io.Getenv)})
+	if c.log == nil {
+		c.prepareLog(c.io)
+	}
+	workers := c.workers.pool(c.log, c.workers.n)
+	defer workers.Close()
+	eng := scrollback.New(st, scrollback.Options{File: fileOptions(c.io.Getenv), CodeWorkers: workers})
 	var env []string
 	for k, v := range c.env {
 		env = append(env, k+"="+v)

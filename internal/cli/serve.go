@@ -132,7 +132,9 @@ func (h *httpServing) prepareLog(std IO) {
 // observeStdio logs and counts the tool calls of srv, served over stdio on
 // sess, as the HTTP server does each session's.
 func (h *httpServing) observeStdio(std IO, srv *mcp.Server, sess *scrollback.Session) {
-	h.prepareLog(std)
+	if h.log == nil {
+		h.prepareLog(std)
+	}
 	srv.AddReceivingMiddleware(h.obs.Middleware(mcpserver.BindSession(sess)))
 }
 
