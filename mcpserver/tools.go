@@ -95,6 +95,7 @@ func register[In, Out any](srv *mcp.Server, b *Binding, t *mcp.Tool,
 		if stopped {
 			res.Content = append(res.Content, &mcp.TextContent{Text: "scrollback: the server is shutting down and stopped this command after its drain period; its process group was killed. Run it again once the server is back."})
 		}
+		appendOutputLink(res, out)
 		return res, out, nil
 	})
 }
