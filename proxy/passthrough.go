@@ -319,6 +319,7 @@ func forward[T any](ctx context.Context, s *server, ss *mcp.ServerSession, f fun
 	if err != nil {
 		return zero, err
 	}
+	defer l.use()()
 	c, err := l.conn(ctx)
 	if err != nil {
 		return zero, err

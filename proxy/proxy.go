@@ -66,6 +66,7 @@ type Proxy struct {
 	snap   snapshot
 	srvs   map[*server]struct{}
 	links  map[*link]bool // client sessions' own links
+	held   map[*link]bool // those holding a connection, at most MaxUpstreams
 
 	restarts atomic.Int64 // connections made after one was lost
 }
@@ -102,7 +103,7 @@ func New(eng *scrollback.Engine, up Upstream, opts Options) (*Proxy, error) {
 	}
 	var nonce [6]byte
 	rand.Read(nonce[:])
-	p := &Proxy{eng: eng, up: up, opts: opts, nonce: hex.EncodeToString(nonce[:]), srvs: map[*server]struct{}{}, links: map[*link]bool{}}
+	p := &Proxy{eng: eng, up: up, opts: opts, nonce: hex.EncodeToString(nonce[:]), srvs: map[*server]struct{}{}, links: map[*link]bool{}, held: map[*link]bool{}}
 	p.log = opts.Logger
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -129,7 +130,7 @@ func (p *Proxy) Close() error {
 	for l := range p.links {
 		links = append(links, l)
 	}
-	p.links = map[*link]bool{}
+	p.links, p.held = map[*link]bool{}, map[*link]bool{}
 	p.mu.Unlock()
 	for _, l := range links {
 		l.close()
@@ -316,6 +317,7 @@ func (p *Proxy) call(ctx context.Context, name string, args json.RawMessage) (*m
 // that error, code and data included.
 func (l *link) call(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	p := l.p
+	defer l.use()()
 	c, err := l.conn(ctx)
 	if err != nil {
 		var pe *Error
