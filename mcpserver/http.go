@@ -355,6 +355,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if sid := r.Header.Get(SessionHeader); sid != "" {
 			b = ResumeBinding(h.eng, owner, sid)
 		}
+		b.perRequest = true
 		hs := &httpSession{b: b, owner: owner, name: name, release: func() {}}
 		h.stateless.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), httpSessionKey{}, hs)))
 		return

@@ -159,7 +159,7 @@ func ReadOutputResource(ctx context.Context, b *Binding, uri string) (*mcp.ReadR
 	if err != nil {
 		return nil, resourceError(uri, fmt.Errorf("%s: %w", op, err))
 	}
-	s, err := b.existing(ctx)
+	s, err := b.Existing(ctx)
 	if err == nil && s == nil {
 		err = &scrollback.Error{Op: op, Err: scrollback.ErrNoOutput, Msg: scrollback.ErrNoOutput.Error() + ": " + quote(ref.ID),
 			Hint: "this session has retained nothing yet"}

@@ -48,6 +48,8 @@ type Binding struct {
 	// makes: open makes a new session, so that asking whether a copy
 	// exists must not call it.
 	makes bool
+	// perRequest: the binding serves one request without an MCP session.
+	perRequest bool
 
 	mu   sync.Mutex
 	sess *scrollback.Session
@@ -102,10 +104,15 @@ func (b *Binding) Session(ctx context.Context) (*scrollback.Session, error) {
 	return b.sess, nil
 }
 
-// existing returns the bound session like Session, except that a binding
+// PerRequest reports whether the binding serves a single request without
+// an MCP session (protocol 2026-07-28 over HTTP): a server made for it
+// lives as long as that request.
+func (b *Binding) PerRequest() bool { return b.perRequest }
+
+// Existing returns the bound session like Session, except that a binding
 // that would make a new session returns nil instead: a session made only
 // to look something up in it would hold nothing.
-func (b *Binding) existing(ctx context.Context) (*scrollback.Session, error) {
+func (b *Binding) Existing(ctx context.Context) (*scrollback.Session, error) {
 	if b.makes {
 		return b.Current(), nil
 	}

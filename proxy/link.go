@@ -30,6 +30,10 @@ type link struct {
 	p     *Proxy
 	owner *server // the client session it serves; nil for the shared link
 	lists bool    // the shared link: lists what the upstream offers on connecting
+	// modern: the link of clients of protocol 2026-07-28, whose client
+	// passes a result that needs input on instead of asking its clients
+	// (Proxy.modern).
+	modern bool
 
 	connMu  sync.Mutex // serialises connecting
 	mu      sync.Mutex // guards what follows
@@ -245,6 +249,9 @@ func (l *link) newClient(caps *mcp.ClientCapabilities) *mcp.Client {
 		},
 	}
 	l.relayOptions(o, caps)
+	if l.modern {
+		o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
+	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "scrollback-proxy", Version: p.opts.Version}, o)
 	c.AddReceivingMiddleware(l.rootsMiddleware)
 	return c

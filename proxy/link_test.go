@@ -62,7 +62,7 @@ func serveHTTP(t *testing.T, up Upstream, opts Options) (*Proxy, string) {
 // connectHTTP connects a client at protocol 2025-11-25, with an MCP
 // session (connectHTTPAt for another version).
 func connectHTTP(t *testing.T, url string, copts *mcp.ClientOptions) *mcp.ClientSession {
-	return connectHTTPAt(t, url, copts, "2025-11-25")
+	return connectHTTPAt(t, url, copts, legacy)
 }
 
 func connectHTTPAt(t *testing.T, url string, copts *mcp.ClientOptions, version string) *mcp.ClientSession {
@@ -416,7 +416,7 @@ func TestRootsListChangedForwarded(t *testing.T) {
 	_, url := serveHTTP(t, Upstream{Dial: dialServer(up)}, Options{})
 	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)
 	client.AddRoots(&mcp.Root{URI: "file:///first"})
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: legacy})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/mcpserver"
 )
 
 // ErrNoCaller is returned to the upstream when it asks for sampling,
@@ -110,18 +112,6 @@ func (l *link) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return ss.ListRoots(ctx, params)
 		})
 	}
-}
-
-// relayVersions are the protocol versions the proxy offers its clients:
-// those under which a server may ask its client during a request.
-func relayVersions() []string {
-	var out []string
-	for _, v := range mcp.SupportedProtocolVersions() {
-		if v < "2026-07-28" {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 func tokenKey(t any) string { return fmt.Sprintf("%T:%v", t, t) }
@@ -273,15 +263,25 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return next(ctx, method, req)
 		case "resources/read":
+			params, _ := req.GetParams().(*mcp.ReadResourceParams)
+			if params == nil {
+				return next(ctx, method, req)
+			}
+			if strings.HasPrefix(params.URI, mcpserver.OutputURIPrefix) {
+				// A retained copy of the proxy's own.
+				return mcpserver.ReadOutputResource(ctx, s.b, params.URI)
+			}
 			if !s.own {
 				defer s.p.main.begin(ss)()
 			}
-			params, _ := req.GetParams().(*mcp.ReadResourceParams)
 			return forward(ctx, s, ss, func(ctx context.Context, c *conn) (*mcp.ReadResourceResult, error) {
-				res, err := c.cs.ReadResource(ctx, params)
+				up := *params
+				up.Meta = upstreamMeta(params.Meta, c)
+				res, err := c.cs.ReadResource(ctx, &up)
 				if err != nil {
 					return nil, err
 				}
+				res = readForClient(res)
 				s.p.mendContents(res.Contents)
 				return s.shapeRead(ctx, params, res), nil
 			})
@@ -290,17 +290,28 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 				defer s.p.main.begin(ss)()
 			}
 			params, _ := req.GetParams().(*mcp.GetPromptParams)
+			if params == nil {
+				return next(ctx, method, req)
+			}
 			return forward(ctx, s, ss, func(ctx context.Context, c *conn) (*mcp.GetPromptResult, error) {
-				res, err := c.cs.GetPrompt(ctx, params)
+				up := *params
+				up.Meta = upstreamMeta(params.Meta, c)
+				res, err := c.cs.GetPrompt(ctx, &up)
 				if err != nil {
 					return nil, err
 				}
+				res = promptForClient(res)
 				return s.shapePrompt(ctx, params, res), nil
 			})
 		case "logging/setLevel":
 			params, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
+			if params == nil {
+				return next(ctx, method, req)
+			}
 			if _, err := forward(ctx, s, ss, func(ctx context.Context, c *conn) (struct{}, error) {
-				return struct{}{}, c.cs.SetLoggingLevel(ctx, params)
+				up := *params
+				up.Meta = upstreamMeta(params.Meta, c)
+				return struct{}{}, c.cs.SetLoggingLevel(ctx, &up)
 			}); err != nil {
 				return nil, err
 			}

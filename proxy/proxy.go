@@ -45,6 +45,11 @@ type Options struct {
 	// DefaultMaxUpstreams, negative = no bound. Over it, a client gets
 	// ErrTooManyUpstreams.
 	MaxUpstreams int
+	// MaxRefBytes bounds the text that references to retained copies
+	// (scrollback://output/ID) put into the arguments of one upstream
+	// call; 0 = DefaultMaxRefBytes, negative = references are not
+	// replaced, and reach the upstream as the strings they are.
+	MaxRefBytes int64
 }
 
 // Proxy stands between MCP clients and one upstream MCP server. It is safe
@@ -60,6 +65,11 @@ type Proxy struct {
 	nonce string // marks strings cut by cutReader
 	log   *slog.Logger
 	main  *link // the shared connection
+	// modern is the shared connection of clients of protocol 2026-07-28:
+	// requests over HTTP without an MCP session, and a stdio client of
+	// that version. A result that needs the client's input (an elicitation,
+	// say) reaches them as it is, for them to answer on their next call.
+	modern *link
 
 	mu     sync.Mutex // guards what follows
 	closed bool
@@ -95,6 +105,9 @@ func New(eng *scrollback.Engine, up Upstream, opts Options) (*Proxy, error) {
 	if opts.CallTimeout == 0 {
 		opts.CallTimeout = DefaultCallTimeout
 	}
+	if opts.MaxRefBytes == 0 {
+		opts.MaxRefBytes = DefaultMaxRefBytes
+	}
 	if opts.MaxUpstreams == 0 {
 		opts.MaxUpstreams = DefaultMaxUpstreams
 	}
@@ -109,6 +122,8 @@ func New(eng *scrollback.Engine, up Upstream, opts Options) (*Proxy, error) {
 		p.log = slog.New(slog.DiscardHandler)
 	}
 	p.main = p.newLink(nil, nil)
+	p.modern = p.newLink(nil, nil)
+	p.modern.lists, p.modern.modern = false, true
 	return p, nil
 }
 
@@ -135,6 +150,7 @@ func (p *Proxy) Close() error {
 	for _, l := range links {
 		l.close()
 	}
+	p.modern.close()
 	return p.main.close()
 }
 
@@ -309,13 +325,16 @@ func collect[T any](seq func(func(*T, error) bool)) ([]*T, error) {
 
 // call calls an upstream tool over the shared link.
 func (p *Proxy) call(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	return p.main.call(ctx, name, args)
+	return p.main.call(ctx, name, args, nil)
 }
 
-// call calls an upstream tool with args passed through untouched. An
-// upstream JSON-RPC error is an *Error of ErrUpstreamError whose RPC is
-// that error, code and data included.
-func (l *link) call(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+// call calls an upstream tool with args passed through untouched, and
+// from the client's request (nil for a script's call) its _meta (see
+// upstreamMeta) and, retrying a call that needed the client's input, its
+// input responses and request state. An upstream JSON-RPC error is an
+// *Error of ErrUpstreamError whose RPC is that error, code and data
+// included.
+func (l *link) call(ctx context.Context, name string, args json.RawMessage, from *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
 	p := l.p
 	defer l.use()()
 	c, err := l.conn(ctx)
@@ -336,6 +355,10 @@ func (l *link) call(ctx context.Context, name string, args json.RawMessage) (*mc
 		arg = map[string]any{}
 	}
 	params := &mcp.CallToolParams{Name: name, Arguments: arg}
+	if from != nil {
+		params.Meta = upstreamMeta(from.Meta, c)
+		params.InputResponses, params.RequestState = from.InputResponses, from.RequestState
+	}
 	if tok := ctx.Value(progressKey{}); tok != nil {
 		params.SetProgressToken(tok)
 	}
@@ -344,7 +367,7 @@ func (l *link) call(ctx context.Context, name string, args json.RawMessage) (*mc
 		if res == nil {
 			res = &mcp.CallToolResult{}
 		}
-		return res, nil
+		return toolResultForClient(res), nil
 	}
 	switch {
 	case ctx.Err() != nil:

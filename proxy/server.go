@@ -22,7 +22,7 @@ func (p *Proxy) Instructions() string {
 	p.mu.Lock()
 	up, name, version := p.snap.instructions, p.snap.upName, p.snap.upVersion
 	p.mu.Unlock()
-	s := mcpserver.Instructions + "\n\nThis server is a scrollback proxy: the other tools belong to the upstream MCP server behind it. A result of one of them larger than the history budget reaches you as a head-and-tail preview, and its _meta carries scrollback/output_id."
+	s := mcpserver.Instructions + "\n\nThis server is a scrollback proxy: the other tools belong to the upstream MCP server behind it. A result of one of them larger than the history budget reaches you as a head-and-tail preview, and its _meta carries scrollback/output_id. To give a retained copy to one of those tools without reading it, pass the string scrollback://output/ID (or scrollback://output/ID#bytes=A-B for the bytes from offset A to offset B) as the argument: the proxy puts the copy's text there before calling the tool."
 	if name != "" {
 		s += "\n\nThe upstream server is " + strings.TrimSpace(name+" "+version) + "."
 	}
@@ -42,6 +42,10 @@ type server struct {
 	// own: the server's client gets an upstream connection of its own
 	// (over HTTP); else it uses the proxy's shared one.
 	own bool
+	// perRequest: the server serves one request of protocol 2026-07-28
+	// over HTTP, which has no MCP session; it uses the proxy's modern
+	// link and is not kept after the request.
+	perRequest bool
 
 	lnMu sync.Mutex // guards what follows
 	ss   *mcp.ServerSession
@@ -73,7 +77,9 @@ func (p *Proxy) Server(sess *scrollback.Session) *mcp.Server {
 }
 
 func (p *Proxy) newServer(b *mcpserver.Binding, own bool) *server {
-	s := &server{p: p, b: b, own: own, tools: map[string]bool{}, toolDefs: map[string]string{}, prompts: map[string]bool{}, resources: map[string]bool{}, templates: map[string]bool{}}
+	perRequest := b.PerRequest()
+	own = own && !perRequest
+	s := &server{p: p, b: b, own: own, perRequest: perRequest, tools: map[string]bool{}, toolDefs: map[string]string{}, prompts: map[string]bool{}, resources: map[string]bool{}, templates: map[string]bool{}}
 	p.mu.Lock()
 	snap := p.snap
 	p.mu.Unlock()
@@ -104,15 +110,16 @@ func (p *Proxy) newServer(b *mcpserver.Binding, own bool) *server {
 		opts.Capabilities.Logging = &mcp.LoggingCapabilities{}
 	}
 	// The proxy relays the upstream's requests (sampling, elicitation,
-	// roots) to the client while the client's call is in flight, which
-	// protocol 2026-07-28 forbids (it wants multi round-trip results), so
-	// the proxy speaks the versions before it to its clients.
-	opts.SupportedProtocolVersions = relayVersions()
+	// roots) to a client of a version before 2026-07-28 while its call is
+	// in flight; a client of 2026-07-28, which a server may not ask during
+	// a call, gets the upstream's result that needs its input instead
+	// (multi round-trip), over the modern link.
 	if snap.subscribe {
 		opts.SubscribeHandler, opts.UnsubscribeHandler = s.subscribe, s.unsubscribe
 	}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "scrollback-proxy", Title: "scrollback proxy", Version: p.opts.Version}, opts)
 	s.addOwnTools()
+	mcpserver.AddOutputResources(s.srv, s.b)
 	s.syncTools(snap.tools)
 	s.syncPrompts(snap.prompts)
 	s.syncResources(snap.resources, snap.templates)
@@ -120,6 +127,9 @@ func (p *Proxy) newServer(b *mcpserver.Binding, own bool) *server {
 	// the proxy does not list is finished like any other result.
 	s.srv.AddReceivingMiddleware(s.passThrough)
 	s.srv.AddReceivingMiddleware(mcpserver.FinishResults(s.b, s.toolNames, s.upstreamTool))
+	if perRequest {
+		return s // made from the latest snapshot, gone with its request
+	}
 	p.mu.Lock()
 	p.srvs[s] = struct{}{}
 	p.mu.Unlock()
@@ -180,6 +190,9 @@ func (s *server) session() *mcp.ServerSession {
 // or its own, opened on first use declaring the capabilities the client
 // declared. ss is the client's session, when the caller has it.
 func (s *server) link(ss *mcp.ServerSession) (*link, error) {
+	if s.perRequest || modernCaller(ss) {
+		return s.p.modern, nil
+	}
 	if !s.own {
 		return s.p.main, nil
 	}
@@ -208,8 +221,14 @@ func (s *server) usesUpstream(name string) bool {
 	return name == codemode.Name || s.upstreamTool(name)
 }
 
-// call calls an upstream tool over the server's link.
-func (s *server) call(ctx context.Context, ss *mcp.ServerSession, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+// call calls an upstream tool over the server's link, the references to
+// retained copies in its arguments replaced by their text (resolveRefs);
+// from is the client's request, nil for a script's call.
+func (s *server) call(ctx context.Context, ss *mcp.ServerSession, name string, args json.RawMessage, from *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
+	args, err := s.p.resolveRefs(ctx, s.b, args)
+	if err != nil {
+		return nil, err
+	}
 	l, err := s.link(ss)
 	if err != nil {
 		var pe *Error
@@ -218,7 +237,7 @@ func (s *server) call(ctx context.Context, ss *mcp.ServerSession, name string, a
 		}
 		return nil, err
 	}
-	return l.call(ctx, name, args)
+	return l.call(ctx, name, args, from)
 }
 
 // ownTools are the proxy's own tools; an upstream tool of the same name is
@@ -310,7 +329,7 @@ func (s *server) upstreamHandler(name string) mcp.ToolHandler {
 		if req.Params != nil {
 			args = req.Params.Arguments
 		}
-		res, err := s.call(ctx, req.Session, name, args)
+		res, err := s.call(ctx, req.Session, name, args, req.Params)
 		if err != nil {
 			var pe *Error
 			if errors.As(err, &pe) && pe.RPC != nil {
