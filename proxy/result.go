@@ -20,11 +20,11 @@ import (
 
 // The _meta keys of a previewed result: its recovery reference.
 const (
-	MetaSession    = mcpserver.MetaSession   // the session holding the copy
-	MetaOutputID   = "scrollback/output_id"  // the copy's id, for read_tool_output
+	MetaSession    = mcpserver.MetaSession    // the session holding the copy
+	MetaOutputID   = "scrollback/output_id"   // the copy's id, for read_tool_output
 	MetaTotalBytes = mcpserver.MetaTotalBytes // the copy's length
 	MetaComplete   = mcpserver.MetaComplete   // whether the copy holds the whole text
-	MetaRecovery   = "scrollback/recovery"   // "available" or "unavailable"
+	MetaRecovery   = "scrollback/recovery"    // "available" or "unavailable"
 )
 
 // copyText is the text of a result as the proxy retains it.
