@@ -253,7 +253,7 @@ func (l *link) newClient(caps *mcp.ClientCapabilities) *mcp.Client {
 		o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "scrollback-proxy", Version: p.opts.Version}, o)
-	c.AddReceivingMiddleware(l.rootsMiddleware)
+	c.AddReceivingMiddleware(l.relayMiddleware(caps != nil && caps.Elicitation != nil))
 	return c
 }
 

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -88,4 +90,77 @@ func modernCaller(ss *mcp.ServerSession) bool {
 	}
 	ip := ss.InitializeParams()
 	return ip != nil && ip.ProtocolVersion >= mcpserver.StatelessVersion
+}
+
+// A client of protocol 2026-07-28 wants each resources/read and
+// prompts/get result to say whether it is complete or needs the client's
+// input (resultType). The SDK's server says so only on the results of its
+// own handlers, and the proxy answers these two requests itself, in a
+// middleware; these wrappers say it for the SDK.
+
+// typedRead returns a function that passes a resources/read answer on,
+// with its resultType when ss's client wants one.
+func typedRead(ss *mcp.ServerSession) func(*mcp.ReadResourceResult, error) (mcp.Result, error) {
+	return func(r *mcp.ReadResourceResult, err error) (mcp.Result, error) {
+		if err != nil {
+			return nil, err
+		}
+		if !modernCaller(ss) {
+			return r, nil
+		}
+		return readWithType{r, resultTypeOf(r.InputRequests)}, nil
+	}
+}
+
+// typedPrompt is typedRead for prompts/get.
+func typedPrompt(ss *mcp.ServerSession) func(*mcp.GetPromptResult, error) (mcp.Result, error) {
+	return func(r *mcp.GetPromptResult, err error) (mcp.Result, error) {
+		if err != nil {
+			return nil, err
+		}
+		if !modernCaller(ss) {
+			return r, nil
+		}
+		return promptWithType{r, resultTypeOf(r.InputRequests)}, nil
+	}
+}
+
+func resultTypeOf(in mcp.InputRequestMap) string {
+	if in != nil {
+		return "input_required"
+	}
+	return "complete"
+}
+
+type readWithType struct {
+	*mcp.ReadResourceResult
+	resultType string
+}
+
+func (r readWithType) MarshalJSON() ([]byte, error) {
+	return withResultType(r.ReadResourceResult, r.resultType)
+}
+
+type promptWithType struct {
+	*mcp.GetPromptResult
+	resultType string
+}
+
+func (r promptWithType) MarshalJSON() ([]byte, error) {
+	return withResultType(r.GetPromptResult, r.resultType)
+}
+
+// withResultType is the JSON of v, an object, with "resultType" first.
+func withResultType(v any, rt string) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil || len(b) < 2 || b[0] != '{' {
+		return b, err
+	}
+	out := make([]byte, 0, len(b)+32)
+	out = append(out, `{"resultType":`...)
+	out = strconv.AppendQuote(out, rt)
+	if len(b) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, b[1:]...), nil
 }

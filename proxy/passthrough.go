@@ -25,6 +25,11 @@ var ErrNoCaller = errors.New("proxy: the proxy cannot tell which of its clients 
 type progressRoute struct {
 	ss    *mcp.ServerSession
 	token any // the client's own token
+	// ctx is the client's request's, without its cancellation: a
+	// notification sent with it goes out on that request's own stream,
+	// before its answer, which is the only way to a client of 2026-07-28
+	// over HTTP (it opens no other stream) and keeps the order for others.
+	ctx context.Context
 }
 
 // relayOptions adds the upstream client's handlers that relay what the
@@ -41,7 +46,7 @@ func (l *link) relayOptions(o *mcp.ClientOptions, caps *mcp.ClientCapabilities) 
 		r, ok := l.relay.progress[tokenKey(pr.ProgressToken)]
 		l.relay.mu.Unlock()
 		if ok {
-			r.ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{Meta: pr.Meta, ProgressToken: r.token,
+			r.ss.NotifyProgress(r.ctx, &mcp.ProgressNotificationParams{Meta: pr.Meta, ProgressToken: r.token,
 				Progress: pr.Progress, Total: pr.Total, Message: pr.Message})
 		}
 	}
@@ -100,17 +105,31 @@ func relayTo[T any](ctx context.Context, l *link, method string, f func(context.
 	return res, err
 }
 
-// rootsMiddleware answers the upstream's roots/list with the roots of the
-// client the request is for.
-func (l *link) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "roots/list" {
+// relayMiddleware answers the upstream's roots/list with the roots of the
+// client the request is for, and passes its elicitation/create, when the
+// client declared elicitation, to that client as it came: the SDK's client
+// would first check its schema against the schemas it knows, and refuse
+// some that the client and the upstream take (titled multi-select enums,
+// in v1.8.0); the client checks it, and the SDK's server checks the
+// answer against it.
+func (l *link) relayMiddleware(elicits bool) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "roots/list":
+				params, _ := req.GetParams().(*mcp.ListRootsParams)
+				return relayTo(ctx, l, method, func(ctx context.Context, ss *mcp.ServerSession) (*mcp.ListRootsResult, error) {
+					return ss.ListRoots(ctx, params)
+				})
+			case "elicitation/create":
+				if params, ok := req.GetParams().(*mcp.ElicitParams); ok && params != nil && elicits {
+					return relayTo(ctx, l, method, func(ctx context.Context, ss *mcp.ServerSession) (*mcp.ElicitResult, error) {
+						return ss.Elicit(ctx, params)
+					})
+				}
+			}
 			return next(ctx, method, req)
 		}
-		params, _ := req.GetParams().(*mcp.ListRootsParams)
-		return relayTo(ctx, l, method, func(ctx context.Context, ss *mcp.ServerSession) (*mcp.ListRootsResult, error) {
-			return ss.ListRoots(ctx, params)
-		})
 	}
 }
 
@@ -194,7 +213,7 @@ func (l *link) routeProgress(ctx context.Context, ss *mcp.ServerSession, token a
 	l.relay.mu.Lock()
 	l.relay.next++
 	up := "scrollback-" + l.p.nonce + "-" + strconv.FormatInt(l.relay.next, 10)
-	l.relay.progress[tokenKey(up)] = progressRoute{ss: ss, token: token}
+	l.relay.progress[tokenKey(up)] = progressRoute{ss: ss, token: token, ctx: context.WithoutCancel(ctx)}
 	l.relay.mu.Unlock()
 	return context.WithValue(ctx, progressKey{}, up), func() {
 		// The SDK may hand over a notification the upstream sent just
@@ -269,12 +288,12 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			if strings.HasPrefix(params.URI, mcpserver.OutputURIPrefix) {
 				// A retained copy of the proxy's own.
-				return mcpserver.ReadOutputResource(ctx, s.b, params.URI)
+				return typedRead(ss)(mcpserver.ReadOutputResource(ctx, s.b, params.URI))
 			}
 			if !s.own {
 				defer s.p.main.begin(ss)()
 			}
-			return forward(ctx, s, ss, func(ctx context.Context, c *conn) (*mcp.ReadResourceResult, error) {
+			return typedRead(ss)(forward(ctx, s, ss, func(ctx context.Context, c *conn) (*mcp.ReadResourceResult, error) {
 				up := *params
 				up.Meta = upstreamMeta(params.Meta, c)
 				res, err := c.cs.ReadResource(ctx, &up)
@@ -284,7 +303,7 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 				res = readForClient(res)
 				s.p.mendContents(res.Contents)
 				return s.shapeRead(ctx, params, res), nil
-			})
+			}))
 		case "prompts/get":
 			if !s.own {
 				defer s.p.main.begin(ss)()
@@ -293,7 +312,7 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 			if params == nil {
 				return next(ctx, method, req)
 			}
-			return forward(ctx, s, ss, func(ctx context.Context, c *conn) (*mcp.GetPromptResult, error) {
+			return typedPrompt(ss)(forward(ctx, s, ss, func(ctx context.Context, c *conn) (*mcp.GetPromptResult, error) {
 				up := *params
 				up.Meta = upstreamMeta(params.Meta, c)
 				res, err := c.cs.GetPrompt(ctx, &up)
@@ -302,7 +321,22 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 				res = promptForClient(res)
 				return s.shapePrompt(ctx, params, res), nil
-			})
+			}))
+		case "subscriptions/listen":
+			if s.perRequest {
+				// A client of 2026-07-28 listening for list changes: the
+				// server serving its listen is told of the upstream's
+				// changes while it lasts.
+				s.p.mu.Lock()
+				s.p.srvs[s] = struct{}{}
+				s.p.mu.Unlock()
+				defer func() {
+					s.p.mu.Lock()
+					delete(s.p.srvs, s)
+					s.p.mu.Unlock()
+				}()
+			}
+			return next(ctx, method, req)
 		case "logging/setLevel":
 			params, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
 			if params == nil {
@@ -366,7 +400,9 @@ func (s *server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
 	l.relay.mu.Unlock()
 	if first {
 		if _, err := forward(ctx, s, req.Session, func(ctx context.Context, c *conn) (struct{}, error) {
-			return struct{}{}, c.cs.Subscribe(ctx, req.Params)
+			up := *req.Params
+			up.Meta = upstreamMeta(req.Params.Meta, c)
+			return struct{}{}, c.cs.Subscribe(ctx, &up)
 		}); err != nil {
 			return err
 		}

@@ -287,6 +287,7 @@ func (p *Proxy) list(ctx context.Context, c *conn, what int) error {
 			}
 		}
 	}
+	defer c.listed.Store(true)
 	key, _ := json.Marshal(snap.tools)
 	toolsChanged := string(key) != snap.toolsKey
 	snap.toolsKey = string(key)
@@ -299,8 +300,14 @@ func (p *Proxy) list(ctx context.Context, c *conn, what int) error {
 	}
 	p.mu.Unlock()
 	for _, s := range srvs {
-		if what&listTools != 0 && toolsChanged {
+		switch {
+		case what&listTools != 0 && toolsChanged:
 			s.syncTools(snap.tools)
+		case what&listTools != 0 && c.listed.Load():
+			// The upstream said its tools changed, yet they list the same
+			// (it added one it had): its clients are told all the same, as
+			// they would be without the proxy.
+			s.toolsChanged(snap.tools)
 		}
 		if what&listPrompts != 0 {
 			s.syncPrompts(snap.prompts)

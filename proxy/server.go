@@ -102,7 +102,9 @@ func (p *Proxy) newServer(b *mcpserver.Binding, own bool) *server {
 	if snap.completions {
 		opts.CompletionHandler = func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			return forward(ctx, s, req.Session, func(ctx context.Context, c *conn) (*mcp.CompleteResult, error) {
-				return c.cs.Complete(ctx, req.Params)
+				up := *req.Params
+				up.Meta = upstreamMeta(req.Params.Meta, c)
+				return c.cs.Complete(ctx, &up)
 			})
 		}
 	}
@@ -307,6 +309,15 @@ func (s *server) syncTools(tools []*mcp.Tool) {
 		}
 	}
 	s.tools = want
+	s.addRunCode(tools)
+}
+
+// toolsChanged tells the server's clients that its tools changed when
+// they did not (see Proxy.list). The SDK tells them only when a tool is
+// added or removed: run_code, added again unchanged, is that tool.
+func (s *server) toolsChanged(tools []*mcp.Tool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.addRunCode(tools)
 }
 
