@@ -11,7 +11,8 @@ import (
 // A Principal is who an HTTP request acts for: the owner of every
 // scrollback session it makes or resumes, and the name logs and metrics
 // give it. Without tokens every request is LocalPrincipal's; with static
-// tokens, each token is a principal of its own (TokenOwner). Other ways of
+// tokens, each token's name is a principal (NamedOwner), a bare token's
+// hash for a token given without a name (TokenOwner). Other ways of
 // telling who calls (OAuth, say) add their principals here.
 type Principal struct {
 	// Owner owns the principal's sessions in the store: a session of

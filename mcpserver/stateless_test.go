@@ -262,3 +262,31 @@ func TestStdio2026(t *testing.T) {
 		t.Errorf("templates: %v %+v", err, tpl)
 	}
 }
+
+// TestNamedTokenPrincipal: a named token's principal is its name, so that
+// its default session outlives a rotation of the secret; a bare token's
+// is its hash, which no other token shares.
+func TestNamedTokenPrincipal(t *testing.T) {
+	eng, _ := newEngine(t, filepager.Options{})
+	set := NewTokenSet([]Token{{Name: "alice", Secret: "alice-old-0123456789"}, {Name: unnamed("bare-0123456789"), Secret: "bare-0123456789"}})
+	ts := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{TokenSet: set}))
+	t.Cleanup(ts.Close)
+	run := func(tok string) string {
+		res := rawStateless(t, ts.URL, "tools/call", map[string]any{"name": "run_command", "arguments": map[string]any{"command": "echo hi"}},
+			map[string]string{"Authorization": "Bearer " + tok}).toolResult(t)
+		s, _ := res.Meta[MetaSession].(string)
+		return s
+	}
+	before := run("alice-old-0123456789")
+	set.Replace([]Token{{Name: "alice", Secret: "alice-new-9876543210"}, {Name: unnamed("bare-0123456789"), Secret: "bare-0123456789"}})
+	if after := run("alice-new-9876543210"); after != before || before == "" {
+		t.Errorf("alice's default session %q became %q with her new secret", before, after)
+	}
+	if _, err := eng.Session(context.Background(), NamedOwner("alice"), before); err != nil {
+		t.Errorf("alice's session is not owned by her name: %v", err)
+	}
+	bare := run("bare-0123456789")
+	if _, err := eng.Session(context.Background(), TokenOwner("bare-0123456789"), bare); err != nil || bare == before {
+		t.Errorf("the bare token's session %q is not owned by its hash: %v", bare, err)
+	}
+}
