@@ -64,11 +64,13 @@ func TestConformanceThroughProxy(t *testing.T) {
 			}
 			out := filepath.Join(dir, strings.ReplaceAll(s.name, " ", "_"))
 			direct := runSuite(t, node, s.pkg, up, out+"-direct", s.args...)
-			compareSuites(t, direct, runSuite(t, node, s.pkg, px, out+"-proxied", s.args...), nil)
+			proxied := runSuite(t, node, s.pkg, px, out+"-proxied", s.args...)
+			compareSuites(t, direct, rerunLate(t, node, s.pkg, px, out, direct, proxied, nil, s.args), nil)
 			if len(s.args) > 0 {
 				t.Run("upstream of 2025-11-25", func(t *testing.T) {
-					compareSuites(t, direct, runSuite(t, node, s.pkg, legacyProxy, out+"-translated", s.args...),
-						regexp.MustCompile(`^server-input-required-result-`))
+					exempt := regexp.MustCompile(`^server-input-required-result-`)
+					translated := runSuite(t, node, s.pkg, legacyProxy, out+"-translated", s.args...)
+					compareSuites(t, direct, rerunLate(t, node, s.pkg, legacyProxy, out+"-translated", direct, translated, exempt, s.args), exempt)
 				})
 			}
 		})
@@ -153,6 +155,36 @@ func listenHTTP(t *testing.T, dir, exe string, args ...string) string {
 	start(t, cmd)
 	waitListening(t, port)
 	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+}
+
+// rerunLate runs once more, alone, each scenario with a check that passed
+// directly and only warned through the proxy: a SHOULD the suite checks
+// within a time limit (a list change noticed within 1.5 s, say), which a
+// machine loaded enough (2 cores shared by the whole test suite) can
+// miss. A check that fails, or warns again, still fails the test.
+func rerunLate(t *testing.T, node, pkg, url, out string, direct, proxied map[string]string, exempt *regexp.Regexp, args []string) map[string]string {
+	t.Helper()
+	late := map[string]bool{}
+	for k, d := range direct {
+		if d == "SUCCESS" && proxied[k] == "WARNING" && (exempt == nil || !exempt.MatchString(k)) {
+			scenario, _, _ := strings.Cut(k, "/")
+			late[strings.TrimPrefix(scenario, "server-")] = true
+		}
+	}
+	// One scenario at the same protocol version: --requirements picks a
+	// set of scenarios, so it becomes --spec-version.
+	version := []string{}
+	if len(args) == 2 && args[0] == "--requirements" {
+		version = []string{"--spec-version", args[1]}
+	}
+	for scenario := range late {
+		t.Logf("%s only warned through the proxy: running it again", scenario)
+		again := runSuite(t, node, pkg, url, out+"-again-"+scenario, append([]string{"--scenario", scenario}, version...)...)
+		for k, v := range again {
+			proxied[k] = v
+		}
+	}
+	return proxied
 }
 
 // compareSuites fails for each check that passes in direct but not in

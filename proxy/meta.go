@@ -2,11 +2,14 @@ package proxy
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/mcpserver"
 )
 
@@ -163,4 +166,18 @@ func withResultType(v any, rt string) ([]byte, error) {
 		out = append(out, ',')
 	}
 	return append(out, b[1:]...), nil
+}
+
+// resourceErr is the error a resources/read answer of the proxy's own
+// copies stands for: its kind is in the data (mcpserver.MetaErrorKind).
+func resourceErr(err error) error {
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) {
+		return err
+	}
+	var data map[string]string
+	if json.Unmarshal(je.Data, &data) == nil && data[mcpserver.MetaErrorKind] == scrollback.KindNotFound {
+		return scrollback.ErrNotFound
+	}
+	return err
 }

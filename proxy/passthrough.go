@@ -287,8 +287,16 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 				return next(ctx, method, req)
 			}
 			if strings.HasPrefix(params.URI, mcpserver.OutputURIPrefix) {
-				// A retained copy of the proxy's own.
-				return typedRead(ss)(mcpserver.ReadOutputResource(ctx, s.b, params.URI))
+				// A retained copy of the proxy's own, or, when the upstream
+				// is a scrollback server too and the proxy holds no such
+				// copy, of the upstream's.
+				res, err := mcpserver.ReadOutputResource(ctx, s.b, params.URI)
+				s.mu.Lock()
+				up := s.upstreamOutputs
+				s.mu.Unlock()
+				if !up || scrollback.ErrorKind(resourceErr(err)) != scrollback.KindNotFound {
+					return typedRead(ss)(res, err)
+				}
 			}
 			if !s.own {
 				defer s.p.main.begin(ss)()

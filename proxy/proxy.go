@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,6 +80,10 @@ type Proxy struct {
 	held   map[*link]bool // those holding a connection, at most MaxUpstreams
 
 	restarts atomic.Int64 // connections made after one was lost
+
+	refreshMu   sync.Mutex // guards what follows
+	refreshing  bool       // a re-list runs
+	refreshWant int        // what the notices since it began asked for
 }
 
 // snapshot is what the upstream offers, as last listed.
@@ -226,16 +231,38 @@ const (
 	listAll = listTools | listPrompts | listResources
 )
 
-// refresh re-lists what changed upstream and updates every server.
+// refresh re-lists what changed upstream and updates every server. The
+// upstream tells each of its connections of a change (one per client
+// session over HTTP): the notices that arrive while a re-list runs make
+// one more, not one each.
 func (p *Proxy) refresh(what int) {
-	c := p.main.live()
-	if c == nil {
+	p.refreshMu.Lock()
+	p.refreshWant |= what
+	if p.refreshing {
+		p.refreshMu.Unlock()
 		return
 	}
-	ctx, cancel := p.withTimeout(context.Background())
-	defer cancel()
-	if err := p.list(ctx, c, what); err != nil {
-		p.log.Warn("proxy: re-listing the upstream's features failed", "err", err)
+	p.refreshing = true
+	p.refreshMu.Unlock()
+	for {
+		p.refreshMu.Lock()
+		what := p.refreshWant
+		p.refreshWant = 0
+		if what == 0 {
+			p.refreshing = false
+			p.refreshMu.Unlock()
+			return
+		}
+		p.refreshMu.Unlock()
+		c := p.main.live()
+		if c == nil {
+			continue
+		}
+		ctx, cancel := p.withTimeout(context.Background())
+		if err := p.list(ctx, c, what); err != nil {
+			p.log.Warn("proxy: re-listing the upstream's features failed", "err", err)
+		}
+		cancel()
 	}
 }
 
@@ -299,6 +326,18 @@ func (p *Proxy) list(ctx context.Context, c *conn, what int) error {
 		srvs = append(srvs, s)
 	}
 	p.mu.Unlock()
+	// Clients listening for changes (protocol 2026-07-28) first: they are
+	// waiting for the news, while each of the other servers (one per MCP
+	// session, many of them idle) takes its time to update.
+	slices.SortStableFunc(srvs, func(a, b *server) int {
+		switch {
+		case a.perRequest == b.perRequest:
+			return 0
+		case a.perRequest:
+			return -1
+		}
+		return 1
+	})
 	for _, s := range srvs {
 		switch {
 		case what&listTools != 0 && toolsChanged:

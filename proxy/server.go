@@ -59,6 +59,10 @@ type server struct {
 	prompts   map[string]bool
 	resources map[string]bool
 	templates map[string]bool
+	// upstreamOutputs: the upstream offers retained copies of its own
+	// (scrollback://output/{id}): one the proxy does not hold is read
+	// there.
+	upstreamOutputs bool
 }
 
 // Server returns an MCP server offering the upstream's tools (results
@@ -395,7 +399,14 @@ func (s *server) syncResources(resources []*mcp.Resource, templates []*mcp.Resou
 	s.resources = want
 
 	wantT := map[string]bool{}
+	s.upstreamOutputs = false
 	for _, t := range templates {
+		if t != nil && t.URITemplate == mcpserver.OutputURITemplate {
+			// The upstream is a scrollback server too: the proxy's own
+			// template stands for both (see passThrough).
+			s.upstreamOutputs = true
+			continue
+		}
 		if t == nil || !s.try(func() { s.srv.AddResourceTemplate(t, read) }) {
 			continue
 		}
