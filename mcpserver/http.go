@@ -233,7 +233,8 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 	if ready == nil {
 		ready = func(ctx context.Context) error { return StoreReady(ctx, eng.Store()) }
 	}
-	mcpHandler := &httpHandler{eng: eng, sdk: sdk, stateless: stateless, limits: limits, obs: obs, maxBody: maxBody, live: opts.Live}
+	mcpHandler := &httpHandler{eng: eng, sdk: sdk, stateless: stateless, requests: &requestServers{live: opts.Live},
+		limits: limits, obs: obs, maxBody: maxBody, live: opts.Live}
 	open := http.NewServeMux() // no token needed
 	open.Handle("GET /healthz", HealthHandler())
 	open.Handle("GET /readyz", ReadyHandler(ready))
@@ -320,6 +321,7 @@ type httpHandler struct {
 	eng       *scrollback.Engine
 	sdk       *mcp.StreamableHTTPHandler
 	stateless *mcp.StreamableHTTPHandler // for requests of protocol 2026-07-28
+	requests  *requestServers            // their servers
 	limits    *Limits
 	obs       *Observer
 	maxBody   int64
@@ -351,12 +353,15 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// names, found when a tool first needs it (one the caller does
 		// not own is the tools' not_found error), else on the principal's
 		// default session.
-		b := DefaultBinding(h.eng, owner)
-		if sid := r.Header.Get(SessionHeader); sid != "" {
-			b = ResumeBinding(h.eng, owner, sid)
-		}
-		b.perRequest = true
-		hs := &httpSession{b: b, owner: owner, name: name, release: func() {}}
+		sid := r.Header.Get(SessionHeader)
+		hs := h.requests.get(owner+"\x00"+sid, func() *httpSession {
+			b := DefaultBinding(h.eng, owner)
+			if sid != "" {
+				b = ResumeBinding(h.eng, owner, sid)
+			}
+			b.perRequest, b.done = true, make(chan struct{})
+			return &httpSession{b: b, owner: owner, name: name, release: func() {}}
+		})
 		h.stateless.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), httpSessionKey{}, hs)))
 		return
 	}

@@ -48,8 +48,10 @@ type Binding struct {
 	// makes: open makes a new session, so that asking whether a copy
 	// exists must not call it.
 	makes bool
-	// perRequest: the binding serves one request without an MCP session.
+	// perRequest: the binding serves requests without an MCP session;
+	// done is closed when it serves no more.
 	perRequest bool
+	done       chan struct{}
 
 	mu   sync.Mutex
 	sess *scrollback.Session
@@ -104,10 +106,15 @@ func (b *Binding) Session(ctx context.Context) (*scrollback.Session, error) {
 	return b.sess, nil
 }
 
-// PerRequest reports whether the binding serves a single request without
-// an MCP session (protocol 2026-07-28 over HTTP): a server made for it
-// lives as long as that request.
+// PerRequest reports whether the binding serves requests without an MCP
+// session (protocol 2026-07-28 over HTTP): those of one principal and one
+// Scrollback-Session header (or none), on a server made for the first and
+// kept while they keep coming, until Done.
 func (b *Binding) PerRequest() bool { return b.perRequest }
+
+// Done is closed when a PerRequest binding's server is no longer used;
+// nil (never closed) for the others.
+func (b *Binding) Done() <-chan struct{} { return b.done }
 
 // Existing returns the bound session like Session, except that a binding
 // that would make a new session returns nil instead: a session made only

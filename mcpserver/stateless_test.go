@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -288,5 +289,37 @@ func TestNamedTokenPrincipal(t *testing.T) {
 	bare := run("bare-0123456789")
 	if _, err := eng.Session(context.Background(), TokenOwner("bare-0123456789"), bare); err != nil || bare == before {
 		t.Errorf("the bare token's session %q is not owned by its hash: %v", bare, err)
+	}
+}
+
+// TestRequestServersKept: the server of a principal's requests without an
+// MCP session is made once and kept; past the bound, the one unused
+// longest is dropped and its binding is done.
+func TestRequestServersKept(t *testing.T) {
+	eng, _ := newEngine(t, filepager.Options{})
+	c := &requestServers{live: &Live{}}
+	made := 0
+	mk := func(owner string) func() *httpSession {
+		return func() *httpSession {
+			made++
+			b := DefaultBinding(eng, owner)
+			b.perRequest, b.done = true, make(chan struct{})
+			return &httpSession{b: b, owner: owner}
+		}
+	}
+	first := c.get("alice\x00", mk("alice"))
+	if again := c.get("alice\x00", mk("alice")); again != first || made != 1 {
+		t.Fatalf("a second request made another server (%d made)", made)
+	}
+	for i := range maxRequestServers {
+		c.get(fmt.Sprintf("p%d\x00", i), mk(fmt.Sprintf("p%d", i)))
+	}
+	select {
+	case <-first.b.Done():
+	default:
+		t.Error("the server unused longest was kept past the bound")
+	}
+	if n := len(c.m); n != maxRequestServers {
+		t.Errorf("%d servers kept, want %d", n, maxRequestServers)
 	}
 }

@@ -330,21 +330,6 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 				res = promptForClient(res)
 				return s.shapePrompt(ctx, params, res), nil
 			}))
-		case "subscriptions/listen":
-			if s.perRequest {
-				// A client of 2026-07-28 listening for list changes: the
-				// server serving its listen is told of the upstream's
-				// changes while it lasts.
-				s.p.mu.Lock()
-				s.p.srvs[s] = struct{}{}
-				s.p.mu.Unlock()
-				defer func() {
-					s.p.mu.Lock()
-					delete(s.p.srvs, s)
-					s.p.mu.Unlock()
-				}()
-			}
-			return next(ctx, method, req)
 		case "logging/setLevel":
 			params, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
 			if params == nil {

@@ -42,9 +42,9 @@ type server struct {
 	// own: the server's client gets an upstream connection of its own
 	// (over HTTP); else it uses the proxy's shared one.
 	own bool
-	// perRequest: the server serves one request of protocol 2026-07-28
-	// over HTTP, which has no MCP session; it uses the proxy's modern
-	// link and is not kept after the request.
+	// perRequest: the server serves the requests of protocol 2026-07-28
+	// over HTTP of one principal, which have no MCP session; it uses the
+	// proxy's modern link.
 	perRequest bool
 
 	lnMu sync.Mutex // guards what follows
@@ -133,12 +133,19 @@ func (p *Proxy) newServer(b *mcpserver.Binding, own bool) *server {
 	// the proxy does not list is finished like any other result.
 	s.srv.AddReceivingMiddleware(s.passThrough)
 	s.srv.AddReceivingMiddleware(mcpserver.FinishResults(s.b, s.toolNames, s.upstreamTool))
-	if perRequest {
-		return s // made from the latest snapshot, gone with its request
-	}
 	p.mu.Lock()
 	p.srvs[s] = struct{}{}
 	p.mu.Unlock()
+	if perRequest {
+		// Kept for the requests of one principal while they come, and
+		// kept in step with the upstream meanwhile.
+		go func() {
+			<-b.Done()
+			p.mu.Lock()
+			delete(p.srvs, s)
+			p.mu.Unlock()
+		}()
+	}
 	return s
 }
 
