@@ -137,13 +137,19 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// connectHTTP connects a Go SDK client to a streamable HTTP endpoint.
+// connectHTTP connects a Go SDK client to a streamable HTTP endpoint, at
+// protocol 2025-11-25: an MCP session of its own.
 func connectHTTP(t *testing.T, endpoint string, headers map[string]string) *mcp.ClientSession {
+	return connectHTTPAt(t, endpoint, headers, "2025-11-25")
+}
+
+// connectHTTPAt connects a Go SDK client asking for protocol version.
+func connectHTTPAt(t *testing.T, endpoint string, headers map[string]string, version string) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	tr := &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: headerTransport(headers)}}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, nil).Connect(ctx, tr, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, nil).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connecting to %s: %v", endpoint, err)
 	}

@@ -24,7 +24,8 @@ const Path = "/mcp"
 
 // SessionHeader names the scrollback session an MCP client resumes over
 // HTTP. It is read on the request that starts an MCP session (the one
-// without an Mcp-Session-Id); the session must belong to the caller.
+// without an Mcp-Session-Id), and on every request of protocol 2026-07-28,
+// which has no MCP session; the session must belong to the caller.
 const SessionHeader = "Scrollback-Session"
 
 // Limits of the HTTP transport.
@@ -151,9 +152,13 @@ func checkLoopback(ctx context.Context, host string) error {
 // scrollback session of eng, created on its first tool call, unless the
 // request that starts it names one of the caller's sessions in the
 // Scrollback-Session header; a session that does not exist or belongs to
-// another token gets the same 404. With tokens configured, a request
-// without a valid bearer token gets 401 and touches nothing (the health
-// checks need none).
+// another token gets the same 404. A request of protocol 2026-07-28 has no
+// MCP session: it acts on the session its Scrollback-Session header names
+// (one the caller does not own is the tools' not_found error), else on its
+// principal's default session, made on first use and found again by every
+// later request, on any server sharing the store. With tokens configured,
+// a request without a valid bearer token gets 401 and touches nothing
+// (the health checks need none).
 func NewHTTPHandler(eng *scrollback.Engine, opts HTTPOptions) http.Handler {
 	return NewSessionHandler(eng, opts, func(b *Binding) *mcp.Server { return newServer(b, opts.Options) })
 }
@@ -189,9 +194,10 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 	}
 	obs := opts.Observer
 	proto := mcp.NewServer(&mcp.Implementation{Name: "scrollback", Version: opts.Version}, nil)
-	sdk := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+	getServer := func(r *http.Request) *mcp.Server {
 		// The SDK asks for a server on every request; only the request that
-		// starts a session carries a binding, and its server is made once.
+		// starts a session, or a request served without one, carries a
+		// binding, and its server is made once.
 		hs, ok := r.Context().Value(httpSessionKey{}).(*httpSession)
 		if !ok {
 			return proto
@@ -203,9 +209,21 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 			hs.srv.AddReceivingMiddleware(obs.middleware(hs.b), limits.middleware(hs))
 		})
 		return hs.srv
-	}, &mcp.StreamableHTTPOptions{
+	}
+	sdk := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Logger:                       opts.Logger,
 		SessionTimeout:               idle,
+		MaxRequestBodyBytes:          maxBody,
+		PropagateRequestCancellation: true,
+		JSONResponse:                 opts.JSONResponse,
+	})
+	// Protocol 2026-07-28 has no MCP session: each request is served on
+	// its own, by the SDK's stateless handler, and acts on its
+	// principal's default scrollback session (or the one its
+	// Scrollback-Session header names).
+	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Logger:                       opts.Logger,
+		Stateless:                    true,
 		MaxRequestBodyBytes:          maxBody,
 		PropagateRequestCancellation: true,
 		JSONResponse:                 opts.JSONResponse,
@@ -215,7 +233,8 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 	if ready == nil {
 		ready = func(ctx context.Context) error { return StoreReady(ctx, eng.Store()) }
 	}
-	mcpHandler := &httpHandler{eng: eng, sdk: sdk, limits: limits, obs: obs, maxBody: maxBody, live: opts.Live}
+	mcpHandler := &httpHandler{eng: eng, sdk: sdk, stateless: stateless, requests: &requestServers{live: opts.Live},
+		limits: limits, obs: obs, maxBody: maxBody, live: opts.Live}
 	open := http.NewServeMux() // no token needed
 	open.Handle("GET /healthz", HealthHandler())
 	open.Handle("GET /readyz", ReadyHandler(ready))
@@ -299,12 +318,14 @@ type httpSession struct {
 // scrollback session within its token's limit, then hands the request to
 // the SDK's handler.
 type httpHandler struct {
-	eng     *scrollback.Engine
-	sdk     *mcp.StreamableHTTPHandler
-	limits  *Limits
-	obs     *Observer
-	maxBody int64
-	live    *Live
+	eng       *scrollback.Engine
+	sdk       *mcp.StreamableHTTPHandler
+	stateless *mcp.StreamableHTTPHandler // for requests of protocol 2026-07-28
+	requests  *requestServers            // their servers
+	limits    *Limits
+	obs       *Observer
+	maxBody   int64
+	live      *Live
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -325,9 +346,24 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, method := messageHead(body)
-	owner, name := scrollback.LocalOwner, "local"
-	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
-		owner, name = ti.UserID, TokenName(ti)
+	p := RequestPrincipal(r.Context())
+	owner, name := p.Owner, p.Name
+	if statelessRequest(r, method) {
+		// No MCP session: the request acts on the session its header
+		// names, found when a tool first needs it (one the caller does
+		// not own is the tools' not_found error), else on the principal's
+		// default session.
+		sid := r.Header.Get(SessionHeader)
+		hs := h.requests.get(owner+"\x00"+sid, func() *httpSession {
+			b := DefaultBinding(h.eng, owner)
+			if sid != "" {
+				b = ResumeBinding(h.eng, owner, sid)
+			}
+			b.perRequest, b.done = true, make(chan struct{})
+			return &httpSession{b: b, owner: owner, name: name, release: func() {}}
+		})
+		h.stateless.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), httpSessionKey{}, hs)))
+		return
 	}
 	b := NewBinding(h.eng, owner)
 	if sid := r.Header.Get(SessionHeader); sid != "" {
@@ -365,3 +401,15 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		hs.release() // the SDK made no session of it
 	}
 }
+
+// statelessRequest reports whether a POST without an MCP session is of
+// protocol 2026-07-28 or later (its MCP-Protocol-Version header says so,
+// as that protocol requires) or is its server/discover, which a client
+// sends before it knows which protocol the server speaks.
+func statelessRequest(r *http.Request, method string) bool {
+	return method == "server/discover" || r.Header.Get("Mcp-Protocol-Version") >= StatelessVersion
+}
+
+// StatelessVersion is the first MCP protocol version without sessions:
+// each request carries its version and capabilities in its _meta.
+const StatelessVersion = "2026-07-28"

@@ -95,6 +95,7 @@ func register[In, Out any](srv *mcp.Server, b *Binding, t *mcp.Tool,
 		if stopped {
 			res.Content = append(res.Content, &mcp.TextContent{Text: "scrollback: the server is shutting down and stopped this command after its drain period; its process group was killed. Run it again once the server is back."})
 		}
+		appendOutputLink(res, out)
 		return res, out, nil
 	})
 }
@@ -113,7 +114,7 @@ const readToolOutputDoc = `Read one page (at most 4096 bytes) of a retained copy
 
 hasMore=true: more text follows at nextOffset. hasMore=false: you reached the end of the saved text. complete is a different question: complete=false means the saved text itself may lack part of what the tool produced (a cap was crossed), so something you did not find in it may still have existed: say that it is uncertain rather than absent.
 
-Ids are valid only in the session that made them. An offset inside a multi-byte character is refused with the nearest valid offsets.`
+Ids are valid only in the session that made them. A copy lives until its session has gone unused for the retention period (30 days by default), or until a storage quota evicts it first (least recently read first): reading it then is an error of kind not_found (retention) or evicted (quota), and only running the source again shows it. An offset inside a multi-byte character is refused with the nearest valid offsets.`
 
 const readFileDoc = `Read one page of a text file: up to limit lines (default 2000) and at most 24 KiB, starting at a 1-based line or at an absolute byte_offset (which wins over line). The line is located in the whole file, however large. A line longer than the page is cut at a character boundary and continues at nextByteOffset.
 

@@ -20,7 +20,7 @@ import (
 
 func init() {
 	register(commandInfo{name: "proxy", order: 85,
-		usage:   "proxy [--session ID] [--db PATH] [--budget N] [--budget-for TOOL=N] [--call-timeout DUR] [--http ADDR [--max-upstreams N]] ([--env K=V] [--cwd DIR] -- COMMAND... | --url URL [--header 'K: V'] [--header-file FILE])",
+		usage:   "proxy [--session ID] [--db PATH] [--budget N] [--budget-for TOOL=N] [--call-timeout DUR] [--max-ref-bytes N] [--http ADDR [--max-upstreams N]] ([--env K=V] [--cwd DIR] -- COMMAND... | --url URL [--header 'K: V'] [--header-file FILE])",
 		summary: "serve an upstream MCP server's tools with large results previewed and retained",
 		examples: []example{
 			{"preview and retain the large results of a filesystem MCP server", "scrollback proxy -- npx -y @modelcontextprotocol/server-filesystem /data"},
@@ -42,6 +42,7 @@ type proxyCmd struct {
 	callTimeout time.Duration
 	maxUp       int
 	workers     codeWorkers
+	maxRefBytes int64
 	httpServing
 }
 
@@ -108,7 +109,8 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	fs.IntVar(&c.budget, "budget", scrollback.HistoryBudget, fmt.Sprintf("show results up to `N` bytes whole and preview larger ones (default %d bytes)", scrollback.HistoryBudget))
 	fs.Var(c.budgetFor, "budget-for", "the budget of one tool, `TOOL=N` bytes (repeatable; default --budget)")
 	fs.DurationVar(&c.callTimeout, "call-timeout", proxy.DefaultCallTimeout, fmt.Sprintf("give up on an upstream call after `DUR`, e.g. 30s or 2m (default %s)", proxy.DefaultCallTimeout))
-	fs.IntVar(&c.maxUp, "max-upstreams", proxy.DefaultMaxUpstreams, fmt.Sprintf("with --http, hold at most `N` upstream connections at once, one per client session (for a command, one process each), or -1 for no limit (default %d)", proxy.DefaultMaxUpstreams))
+	fs.Int64Var(&c.maxRefBytes, "max-ref-bytes", proxy.DefaultMaxRefBytes, fmt.Sprintf("replace references to retained copies (scrollback://output/ID) in an upstream call's arguments with at most `N` bytes of their text in all, or -1 to pass them on as they are (default %d)", proxy.DefaultMaxRefBytes))
+	fs.IntVar(&c.maxUp, "max-upstreams", proxy.DefaultMaxUpstreams, fmt.Sprintf("with --http, hold at most `N` upstream connections at once, one per client session (for a command, one process each): the one idle longest closes to make room, and connects again when its client next calls; -1 for no limit (default %d)", proxy.DefaultMaxUpstreams))
 	c.workers.addFlag(fs, false)
 	c.addFlags(fs, "127.0.0.1:7778")
 	pos, err := c.parse(args)
@@ -128,6 +130,8 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		return badFlag("max-upstreams", "a positive number, or -1 for no limit,", "64", c.maxUp)
 	case c.http == "" && flagSet(fs, "max-upstreams"):
 		return usagef("--max-upstreams applies to --http only: over stdio the proxy has one client and one upstream connection")
+	case c.maxRefBytes == 0 || c.maxRefBytes < -1:
+		return badFlag("max-ref-bytes", "a positive number of bytes, or -1 to leave references as they are,", "8388608", c.maxRefBytes)
 	case c.budget < 1:
 		return badFlag("budget", "a positive number of bytes", "32768", c.budget)
 	case c.http != "" && c.session != "":
@@ -186,7 +190,7 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		}
 		up = proxy.Upstream{URL: c.url, Header: http.Header(c.headers)}
 	}
-	p, err := proxy.New(eng, up, proxy.Options{Budget: c.budget, ToolBudgets: c.budgetFor, CallTimeout: c.callTimeout, MaxUpstreams: c.maxUp, Version: Version()})
+	p, err := proxy.New(eng, up, proxy.Options{Budget: c.budget, ToolBudgets: c.budgetFor, CallTimeout: c.callTimeout, MaxUpstreams: c.maxUp, MaxRefBytes: c.maxRefBytes, Version: Version()})
 	if err != nil {
 		return err
 	}

@@ -464,7 +464,10 @@ func TestMCPHTTPRetentionKeepsHeldSession(t *testing.T) {
 			t.Fatalf("the server did not start; stderr %q", stderr.String())
 		}
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	// An MCP session (2025-11-25) holds its scrollback session; a request
+	// of 2026-07-28 holds none, and its default session lives by its use.
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
