@@ -19,12 +19,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http/httptest"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
 	"github.com/scrollback-dev/scrollback/eval"
+	"github.com/scrollback-dev/scrollback/eval/evaltest"
 )
 
 func main() {
@@ -34,7 +36,7 @@ func main() {
 	os.Exit(code)
 }
 
-const usage = `usage: scrollback-eval --base-url URL --model NAME [--provider openai|anthropic] [--api-key-env VAR] [--scenario NAME,...] [--mode scrollback,spill,truncate] [--runs N] [--json] [--out DIR] [--html FILE] | --list`
+const usage = `usage: scrollback-eval --base-url URL --model NAME [--provider openai|anthropic] [--api-key-env VAR] [--scenario NAME,...] [--mode scrollback,spill,truncate] [--runs N] [--json] [--out DIR] [--html FILE] | --scripted POLICY [...] | --list`
 
 const about = `scrollback-eval runs the scenario suite (see --list, and docs/eval.md) against a model
 endpoint, in up to three modes side by side: scrollback (the tools as scrollback mcp and
@@ -54,6 +56,8 @@ Examples:
   scrollback-eval --base-url https://api.openai.com/v1 --model gpt-x --runs 5 --json --out results/ --html results/report.html
   # one scenario through Anthropic's Messages API, scrollback beside spill
   scrollback-eval --provider anthropic --model claude-x --scenario trailing-field --mode scrollback,spill --runs 3
+  # the whole suite with the scripted diligent model: input tokens per correct answer per mode
+  scrollback-eval --scripted diligent
 
 Flags:
 `
@@ -106,6 +110,7 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	html := fs.String("html", "", "also write a self-contained report page, the modes side by side, to `FILE` (default: none)")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of Markdown")
 	list := fs.Bool("list", false, "list the scenarios, one line each, and exit")
+	scripted := fs.String("scripted", "", "answer with a scripted `POLICY` instead of a model endpoint: diligent (follows what the tools say), lazy, tee (a careful shell agent) or twice; it checks the harness and what the tools cost a model that follows them")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usage+"\n\n"+about)
@@ -147,12 +152,22 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if *runs < 1 || *turns < 1 || *tokens < 1 {
 		return usagef("--runs, --max-turns and --max-tokens must be at least 1")
 	}
-	if *model == "" {
-		return usagef("give the model with --model NAME (and its endpoint with --base-url URL)")
+	var m eval.Model
+	if *scripted != "" {
+		p, ok := evaltest.Policies[*scripted]
+		if !ok {
+			return usagef("--scripted %q: want diligent, lazy, tee or twice", *scripted)
+		}
+		hs := httptest.NewServer(evaltest.NewServer(p, all))
+		defer hs.Close()
+		m = eval.NewOpenAI(hs.URL+"/v1", "", "scripted-"+*scripted)
+		*provider = "scripted"
+	} else if *model == "" {
+		return usagef("give the model with --model NAME (and its endpoint with --base-url URL), or --scripted POLICY")
 	}
 	keyEnv := *apiKeyEnv
-	var m eval.Model
 	switch *provider {
+	case "scripted":
 	case "openai":
 		if *baseURL == "" {
 			return usagef("give the endpoint with --base-url URL, e.g. http://localhost:11434/v1 for ollama")
