@@ -54,6 +54,12 @@ func TestSuite(t *testing.T) {
 		if sc.About == "" {
 			t.Errorf("%s: every scenario says what it is about", sc.Name)
 		}
+		// The checker accepts the true value, as a model would phrase it.
+		if truth := sc.Answer.Exact + sc.Answer.Number; truth != "" {
+			if ok, why := sc.Answer.Check("The answer is " + truth + "."); !ok {
+				t.Errorf("%s: the checker refuses the true value %s: %s", sc.Name, truth, why)
+			}
+		}
 		if !slices.ContainsFunc(sc.Policy.Start, func(c eval.Call) bool { return c.Tool != "read_file" && c.Tool != "read_tool_output" }) {
 			t.Errorf("%s: every scenario runs a source: a command, a script or an upstream tool", sc.Name)
 		}

@@ -3,6 +3,7 @@ package eval
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io/fs"
 	"os"
@@ -191,5 +192,52 @@ func TestSpill(t *testing.T) {
 	}
 	if text, _ := w.runShell(context.Background(), "echo small", "", 0); text != "small\n" {
 		t.Errorf("a small result: %q", text)
+	}
+}
+
+// Generation is deterministic: the same scenario gives the same bytes, on
+// every machine (the hashes were taken when the scenarios were written).
+func TestGeneratedBytes(t *testing.T) {
+	all, err := Scenarios()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"pods-crashloop/pods":             "76af1f00efe4c7b398e4f9f24043341a03781d1d22f993d3f2dcc262efa977c9",
+		"fetch-csv-once/orders-csv":       "d5b4c7f13383bb701bb5394320772e66c6e868c1c0dc2dea94a160824adee7e9",
+		"ci-job-log/pytest-log":           "bfc757722c2f97a68a34987796a7b392488af96bed95686290ddcf3d98378ac0",
+		"terraform-plan/plan":             "e8cb674b154d25d92ef40da0a5347d58e8115fb5dbd80dbc32f548d6771cb87d",
+		"order-timeline-oneline/timeline": "70432460a30ef47d2eccc3249e0b74ae016ad2d0c61c62c224e481576ba62541",
+		"unicode-boundary/orders-jp.txt":  "46f5d3afb351741679cd0c354496bcce646cd32d80a663df300e00b05bb28115",
+	}
+	for _, sc := range all {
+		specs := append([]FileSpec{}, sc.Setup.Files...)
+		specs = append(specs, sc.Setup.Outputs...)
+		for _, f := range specs {
+			key := sc.Name + "/" + f.Name + f.Path
+			golden, ok := want[key]
+			if !ok {
+				continue
+			}
+			var sums []string
+			for range 2 {
+				dir := t.TempDir()
+				if err := writeFiles(dir, []FileSpec{{Path: "f", Gen: f.Gen, Args: f.Args}}); err != nil {
+					t.Fatal(err)
+				}
+				data, _ := os.ReadFile(filepath.Join(dir, "f"))
+				sums = append(sums, fmt.Sprintf("%x", sha256.Sum256(data)))
+			}
+			if sums[0] != sums[1] {
+				t.Errorf("%s: two generations differ", key)
+			}
+			if sums[0] != golden {
+				t.Errorf("%s: sha256 %s, want %s", key, sums[0], golden)
+			}
+			delete(want, key)
+		}
+	}
+	for key := range want {
+		t.Errorf("%s: no such scenario file or output", key)
 	}
 }
