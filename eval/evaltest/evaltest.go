@@ -153,6 +153,22 @@ func (s *state) start() (eval.Reply, bool) {
 	return eval.Reply{}, false
 }
 
+// opening is how the policies that look begin: the start calls, then an
+// answer as soon as a whole result (not a preview) shows the target, then
+// the source's pages.
+func (s *state) opening() (eval.Reply, bool) {
+	p := s.t.Scenario.Policy
+	if r, ok := s.start(); ok {
+		return r, true
+	}
+	if !p.Count {
+		if f, ok := s.find(false); ok {
+			return answer(say(p, f)), true
+		}
+	}
+	return s.next()
+}
+
 // todo returns the call if it was not made yet.
 func (s *state) todo(name string, args map[string]any) (eval.Reply, bool) {
 	if s.made[key(name, args)] > 0 {
@@ -273,15 +289,7 @@ type Diligent struct{}
 func (Diligent) Next(t Turn) eval.Reply {
 	s := analyze(t)
 	p := t.Scenario.Policy
-	if r, ok := s.start(); ok {
-		return r
-	}
-	if !p.Count {
-		if f, ok := s.find(false); ok {
-			return answer(say(p, f))
-		}
-	}
-	if r, ok := s.next(); ok {
+	if r, ok := s.opening(); ok {
 		return r
 	}
 	if p.Query != "" && s.hasTool("query_tool_output") {
@@ -480,15 +488,7 @@ var catRE = regexp.MustCompile(`(?m)(?:^|[;&|]\s*|\)\s*)cat ([^\s;|&]+)`)
 func (Tee) Next(t Turn) eval.Reply {
 	s := analyze(t)
 	p := t.Scenario.Policy
-	if r, ok := s.start(); ok {
-		return r
-	}
-	if !p.Count {
-		if f, ok := s.find(false); ok {
-			return answer(say(p, f))
-		}
-	}
-	if r, ok := s.next(); ok {
+	if r, ok := s.opening(); ok {
 		return r
 	}
 	if r, ok := s.shellSearch(s.spilled()...); ok {
