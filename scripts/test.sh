@@ -62,6 +62,13 @@ if command -v chromium >/dev/null; then
 	export SCROLLBACK_REQUIRE_CHROMIUM=1
 fi
 
+if ! command -v curl >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+	# The eval suite's sealed scenarios fetch their one-shot outputs with curl.
+	step "curl for the eval suite's sealed scenarios"
+	apt-get update -qq >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends curl >/dev/null
+fi
+
 step "gofmt and go vet"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './e2e/node_modules/*'))
 if [ -n "$unformatted" ]; then

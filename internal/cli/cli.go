@@ -41,6 +41,7 @@ type commandInfo struct {
 	about                string    // optional: a paragraph more, after the usage line
 	examples             []example // one or two, shown last in the help
 	order                int       // place in the help listing
+	passthrough          bool      // its arguments, --help too, go to another program: help shows no flags
 	make                 func(io IO) command
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,8 +14,6 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/scrollback-dev/scrollback/eval"
-	"github.com/scrollback-dev/scrollback/eval/evaltest"
 	"github.com/scrollback-dev/scrollback/grep/greptest"
 )
 
@@ -63,12 +60,12 @@ func TestScripts(t *testing.T) {
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"setjson":       cmdSetJSON,
-			"jsonerror":     cmdJSONError,
-			"genfile":       cmdGenFile,
-			"genjson":       cmdGenJSON,
-			"scriptedmodel": cmdScriptedModel,
-			"islink":        cmdIsLink,
+			"setjson":           cmdSetJSON,
+			"jsonerror":         cmdJSONError,
+			"genfile":           cmdGenFile,
+			"genjson":           cmdGenJSON,
+			"islink":            cmdIsLink,
+			"installscrollback": cmdInstallScrollback,
 			"setenvout": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 1 {
 					ts.Fatalf("usage: setenvout VAR")
@@ -79,31 +76,26 @@ func TestScripts(t *testing.T) {
 	})
 }
 
-// cmdScriptedModel starts a scripted model (package evaltest) for the
-// script's life and sets VAR to its base URL; with STATUS, every request
-// fails with that HTTP status:
+// cmdInstallScrollback copies the scrollback command (this test binary,
+// which acts as scrollback under that name) into DIR, so that a script can
+// put other programs beside it:
 //
-//	scriptedmodel POLICY VAR [STATUS]
-func cmdScriptedModel(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 2 || len(args) > 3 {
-		ts.Fatalf("usage: scriptedmodel POLICY VAR [STATUS]")
+//	installscrollback DIR
+func cmdInstallScrollback(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: installscrollback DIR")
 	}
-	p, ok := evaltest.Policies[args[0]]
-	if !ok {
-		ts.Fatalf("no policy %q", args[0])
-	}
-	all, err := eval.Scenarios()
+	self, err := os.Executable()
 	ts.Check(err)
-	s := evaltest.NewServer(p, all)
-	if len(args) == 3 {
-		var status int
-		_, err := fmt.Sscan(args[2], &status)
-		ts.Check(err)
-		s.Fail(status, `{"error":{"message":"scripted failure"}}`)
+	data, err := os.ReadFile(self)
+	ts.Check(err)
+	dir := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(dir, 0o755))
+	name := "scrollback"
+	if runtime.GOOS == "windows" {
+		name += ".exe"
 	}
-	hs := httptest.NewServer(s)
-	ts.Defer(hs.Close)
-	ts.Setenv(args[1], hs.URL+"/v1")
+	ts.Check(os.WriteFile(filepath.Join(dir, name), data, 0o755))
 }
 
 // cmdSetJSON sets an environment variable from a field of a JSON object:
