@@ -191,7 +191,7 @@ func (o *OAuth) Verify(ctx context.Context, raw string) (*auth.TokenInfo, error)
 		return nil, fmt.Errorf("%w: %s", auth.ErrInvalidToken, o.explain(raw, err))
 	}
 	var claims struct {
-		Scope string          `json:"scope"`
+		Scope string     `json:"scope"`
 		Scp   stringList `json:"scp"`
 	}
 	if err := tok.Claims(&claims); err != nil {
