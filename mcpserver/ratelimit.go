@@ -53,11 +53,15 @@ func ParseRateLimit(s string) (*RateLimit, error) {
 	if !ok || err != nil || n <= 0 || math.IsInf(n, 0) || math.IsNaN(n) {
 		return nil, fmt.Errorf("%q is not a rate: want requests per second, minute or hour, such as 20/s or 600/m", s)
 	}
-	return NewRateLimit(rate.Limit(n/per.Seconds()), fmt.Sprintf("%s requests a %s", num, word)), nil
+	noun := "requests"
+	if n == 1 {
+		noun = "request"
+	}
+	return NewRateLimit(rate.Limit(n/per.Seconds()), fmt.Sprintf("%s %s per %s", num, noun, word)), nil
 }
 
 // NewRateLimit returns a limit of per requests a second for each
-// principal; desc is how messages name it ("20 requests a second").
+// principal; desc is how messages name it ("20 requests per second").
 func NewRateLimit(per rate.Limit, desc string) *RateLimit {
 	burst := int(math.Ceil(float64(per)))
 	if burst < 1 {
@@ -66,7 +70,7 @@ func NewRateLimit(per rate.Limit, desc string) *RateLimit {
 	return &RateLimit{per: per, burst: burst, desc: desc, limiters: map[string]*rate.Limiter{}}
 }
 
-// String describes the limit ("20 requests a second").
+// String describes the limit ("20 requests per second").
 func (l *RateLimit) String() string { return l.desc }
 
 // reserve takes a request's place in principal's bucket, or says how long
