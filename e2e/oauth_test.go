@@ -117,7 +117,9 @@ func (p *provider) token(t *testing.T, user, resource string) string {
 	return tok.AccessToken
 }
 
-func bearerHeader(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
+func bearerHeader(tok string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + tok}
+}
 
 // TestOAuthTwoServersOnePostgres: two servers on one PostgreSQL accept
 // the provider's tokens for their shared resource; discovery leads from
