@@ -94,6 +94,18 @@ type HTTPOptions struct {
 	// session, from its initialize until it ends (closed by the client or
 	// idle past IdleTimeout), for retention to keep.
 	Live *Live
+	// OAuth, when set, makes the server an OAuth 2.1 resource server
+	// besides any static tokens: it accepts the issuer's JWT access tokens
+	// for its audience, each user (issuer and subject) owning their
+	// sessions; it serves Protected Resource Metadata (RFC 9728) at
+	// /.well-known/oauth-protected-resource (and the same followed by the
+	// audience's path), names it in the WWW-Authenticate header of every
+	// 401, and answers a token that lacks the scope a request needs with
+	// 403 insufficient_scope.
+	OAuth *OAuth
+	// RateLimit, when set, bounds the requests each principal sends to
+	// Path; one over it gets 429 with Retry-After.
+	RateLimit *RateLimit
 }
 
 // Listen opens a TCP listener for the HTTP server. Unless tokens is true
@@ -234,7 +246,7 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 		ready = func(ctx context.Context) error { return StoreReady(ctx, eng.Store()) }
 	}
 	mcpHandler := &httpHandler{eng: eng, sdk: sdk, stateless: stateless, requests: &requestServers{live: opts.Live},
-		limits: limits, obs: obs, maxBody: maxBody, live: opts.Live}
+		limits: limits, obs: obs, maxBody: maxBody, live: opts.Live, rate: opts.RateLimit}
 	open := http.NewServeMux() // no token needed
 	open.Handle("GET /healthz", HealthHandler())
 	open.Handle("GET /readyz", ReadyHandler(ready))
@@ -247,30 +259,26 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 		http.Error(w, "scrollback: not found: the MCP endpoint is "+Path, http.StatusNotFound)
 	})
 	var authed http.Handler = guarded
-	if tokens != nil {
-		verify := tokens.verifier()
-		sdkAuth := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(guarded)
-		authed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			// Refuse here, before the SDK's middleware, to add the challenge
-			// RFC 6750 wants on a 401 (the SDK names none without OAuth
-			// metadata). The SDK's middleware then puts the owner in the
-			// context, which also keeps one token out of another's MCP
-			// session. The set is read on every request, so a token taken
-			// out of it is refused from its next request on.
-			token, ok := bearer(r)
-			if !ok {
-				unauthorized(w, "scrollback: this server requires \"Authorization: Bearer TOKEN\"")
-				return
-			}
-			if _, err := verify(r.Context(), token, r); err != nil {
-				unauthorized(w, "scrollback: the bearer token is not one this server accepts")
-				return
-			}
-			sdkAuth.ServeHTTP(w, r)
-		})
+	if tokens != nil || opts.OAuth != nil {
+		authed = newAuthenticator(tokens, opts.OAuth, guarded)
+	}
+	authed = obs.traceHTTP(authed)
+	// Protected Resource Metadata is public and read by browser-based
+	// clients from any origin (RFC 9728 §3): it is served before the origin
+	// check, with the SDK's handler (CORS for any origin).
+	public := http.NewServeMux()
+	if opts.OAuth != nil {
+		prm := auth.ProtectedResourceMetadataHandler(opts.OAuth.Metadata())
+		for _, p := range metadataPaths(opts.OAuth.Audience()) {
+			public.Handle(p, prm)
+		}
 	}
 	origins := newOriginCheck(opts.AllowOrigins)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h, pattern := public.Handler(r); pattern != "" {
+			h.ServeHTTP(w, r)
+			return
+		}
 		if err := origins.check(r); err != nil {
 			http.Error(w, err.Error(), http.StatusForbidden)
 			return
@@ -281,11 +289,6 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 		}
 		authed.ServeHTTP(w, r)
 	})
-}
-
-func unauthorized(w http.ResponseWriter, msg string) {
-	w.Header().Set("WWW-Authenticate", `Bearer realm="scrollback"`)
-	http.Error(w, msg, http.StatusUnauthorized)
 }
 
 // bearer returns the request's bearer token.
@@ -326,15 +329,25 @@ type httpHandler struct {
 	obs       *Observer
 	maxBody   int64
 	live      *Live
+	rate      *RateLimit
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
+		if h.limited(w, r, nil) {
+			return
+		}
 		h.sdk.ServeHTTP(w, r)
 		return
 	}
 	body, ok := readMessage(w, r, h.maxBody)
 	if !ok {
+		return
+	}
+	if h.limited(w, r, body) {
+		return
+	}
+	if !checkScope(w, r, body) {
 		return
 	}
 	rw := &rpcErrorWriter{ResponseWriter: w, body: body}
@@ -413,3 +426,20 @@ func statelessRequest(r *http.Request, method string) bool {
 // StatelessVersion is the first MCP protocol version without sessions:
 // each request carries its version and capabilities in its _meta.
 const StatelessVersion = "2026-07-28"
+
+// limited answers 429 and reports true when the request's principal is
+// over the rate limit.
+func (h *httpHandler) limited(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	if h.rate == nil {
+		return false
+	}
+	p := RequestPrincipal(r.Context())
+	wait := h.rate.reserve(p.Owner, time.Now())
+	if wait <= 0 {
+		return false
+	}
+	id, _ := messageHead(body)
+	h.rate.refuse(w, id, p.Name, wait)
+	h.obs.rateLimited(p.Name)
+	return true
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"sort"
@@ -148,22 +149,21 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	flush, err := c.startTracing(ctx)
+	if err != nil {
+		return err
+	}
+	defer flush()
 	st, err := c.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if c.http != "" {
-		if err := c.prepare(c.io); err != nil {
-			return err
-		}
-		var stopWatch func()
-		st, stopWatch = c.observeStore(ctx, st)
-		defer stopWatch()
+	st, stopWatch, err := c.prepareStore(ctx, c.io, st)
+	if err != nil {
+		return err
 	}
-	if c.log == nil {
-		c.prepareLog(c.io)
-	}
+	defer stopWatch()
 	workers := c.workers.pool(c.log, c.workers.n)
 	defer workers.Close()
 	eng := scrollback.New(st, scrollback.Options{File: fileOptions(c.io.Getenv), CodeWorkers: workers})
@@ -201,7 +201,7 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	// Retention spares the sessions connected clients hold (live).
 	live := &mcpserver.Live{}
 	if c.http != "" {
-		defer startRetention(ctx, st, retention, c.io.Stderr, live.Sessions)()
+		defer c.startRetention(ctx, c.io, st, retention, live)()
 		return c.serveHTTP(ctx, p, eng, live)
 	}
 
@@ -211,10 +211,10 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	live.Hold(mcpserver.BindSession(sess))
-	defer startRetention(ctx, st, retention, c.io.Stderr, live.Sessions)()
-	fmt.Fprintf(c.io.Stderr, "scrollback proxy: serving %d upstream tools on stdio, session %s\n", len(p.Tools()), sess.ID())
+	defer c.startRetention(ctx, c.io, st, retention, live)()
 	srv := p.Server(sess)
 	c.observeStdio(c.io, srv, sess)
+	c.say(c.io, slog.LevelInfo, fmt.Sprintf("scrollback proxy: serving %d upstream tools on stdio, session %s", len(p.Tools()), sess.ID()), "session", sess.ID())
 	return serveStdio(ctx, srv, c.io)
 }
 
