@@ -68,8 +68,14 @@ func startServer(t *testing.T, bin, dir string, args ...string) *server {
 // proxy --http), and waits for it to print its address(es).
 func startServing(t *testing.T, bin, dir string, args ...string) *server {
 	t.Helper()
+	return startServingEnv(t, bin, dir, nil, args...)
+}
+
+// startServingEnv is startServing with extraEnv added to its environment.
+func startServingEnv(t *testing.T, bin, dir string, extraEnv []string, args ...string) *server {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = env(dir)
+	cmd.Env = env(dir, extraEnv...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -95,6 +95,7 @@ func register[In, Out any](srv *mcp.Server, b *Binding, t *mcp.Tool,
 		if stopped {
 			res.Content = append(res.Content, &mcp.TextContent{Text: present.Stopped})
 		}
+		appendOutputLink(res, out)
 		return res, out, nil
 	})
 }
@@ -148,6 +149,9 @@ func AddRunCode(srv *mcp.Server, b *Binding, extra ...codemode.Tool) {
 // grepText lists the matches as "LINE:OFFSET: text", context lines with
 // "-", then where the search continues (present.MatchLine, GrepEnd).
 func grepText(in scrollback.GrepInput, r scrollback.GrepResult) []string {
+	if r.Matches == nil {
+		return grepCountText(in, r)
+	}
 	var b strings.Builder
 	for _, m := range r.Matches {
 		for _, c := range m.Before {
@@ -162,6 +166,13 @@ func grepText(in scrollback.GrepInput, r scrollback.GrepResult) []string {
 		b.WriteString(present.NoMatches + "\n")
 	}
 	return []string{b.String(), present.GrepEnd(present.MCP, len(r.Matches), r.NextOffset, r.TotalBytes, r.HasMore, r.Complete)}
+}
+
+// grepCountText says how many lines match, then whether that is all of
+// them (present.Count).
+func grepCountText(in scrollback.GrepInput, r scrollback.GrepResult) []string {
+	count, end := present.Count(present.MCP, r.Count, in.Offset, r.TotalBytes, r.Complete)
+	return []string{count, end}
 }
 
 // runCodeText is the return value's preview, then the script's error, its

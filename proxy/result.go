@@ -254,6 +254,9 @@ func (s *server) shape(ctx context.Context, b *mcpserver.Binding, tool string, a
 	if shown.Recovery == scrollback.RecoveryUnavailable {
 		out.Content = append(out.Content, &mcp.TextContent{Text: present.Unsaved(shown.RecoveryError)})
 	}
+	if shown.OutputID != "" {
+		out.Content = append(out.Content, mcpserver.OutputLink(shown.OutputID, shown.TotalBytes))
+	}
 	return out
 }
 

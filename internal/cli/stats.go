@@ -32,6 +32,9 @@ type statsCmd struct{ base }
 type statsJSON struct {
 	store.Stats
 	CompressionRatio float64 `json:"compressionRatio"`
+	// VacuumBlocked says why PostgreSQL's background VACUUM cannot run
+	// (see postgres.DB.VacuumBlocked); absent when it can.
+	VacuumBlocked string `json:"vacuumBlocked,omitempty"`
 }
 
 func (c *statsCmd) Run(ctx context.Context, args []string) error {
@@ -60,8 +63,12 @@ func (c *statsCmd) Run(ctx context.Context, args []string) error {
 		}
 		return err
 	}
+	var vacuum string
+	if v, ok := st.(interface{ VacuumBlocked() string }); ok {
+		vacuum = v.VacuumBlocked()
+	}
 	if c.json {
-		return printJSON(c.io.Stdout, statsJSON{s, s.CompressionRatio()})
+		return printJSON(c.io.Stdout, statsJSON{s, s.CompressionRatio(), vacuum})
 	}
 	limit := func(n int64) string {
 		if n == 0 {
@@ -86,5 +93,8 @@ func (c *statsCmd) Run(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(tw, "session quota\t%s\n", limit(s.Limits.SessionQuota))
 	fmt.Fprintf(tw, "database cap\t%s\n", limit(s.Limits.DBCap))
+	if vacuum != "" {
+		fmt.Fprintf(tw, "background VACUUM\tcannot run: %s\n", vacuum)
+	}
 	return tw.Flush()
 }
