@@ -68,11 +68,11 @@ func (l Limits) withDefaults() Limits {
 
 // runOne runs sc once in mode against m. Its error is a failure of the
 // endpoint or of the harness, never of the model's answer.
-func runOne(ctx context.Context, m Model, sc *Scenario, mode Mode, n int, lim Limits) (RunResult, error) {
+func runOne(ctx context.Context, m Model, sc *Scenario, mode Mode, n int, lim Limits, shown int) (RunResult, error) {
 	lim = lim.withDefaults()
 	start := time.Now()
 	res := RunResult{Scenario: sc.Name, Mode: mode, Run: n}
-	w, err := newWorld(ctx, sc, mode)
+	w, err := newWorld(ctx, sc, mode, shown)
 	if err != nil {
 		return res, fmt.Errorf("setting up scenario %s: %w", sc.Name, err)
 	}

@@ -100,7 +100,8 @@ func runPolicy(t *testing.T, p evaltest.Policy, mode eval.Mode, scs []*eval.Scen
 //     is correct where the evidence is not past the cut (truncate) or was
 //     saved to a file (spill, for an agent), and otherwise uncertain where
 //     the evidence is lost and wrong where it was there to be found;
-//   - lazy, which answers from the first screen, is never correct;
+//   - lazy, which answers from the first screen, is correct only where a
+//     retained result's footer names the evidence (an error-like line);
 //   - tee, the careful shell agent, passes every file-backed scenario in
 //     truncate mode and no sealed one;
 //   - twice, which runs each source twice, is wrong with a re-run counted
@@ -120,6 +121,15 @@ func TestPoliciesAgainstTheSuite(t *testing.T) {
 		"json-byte-offset": "the evidence is in a file, one line of 2 MB, past the baseline read_file's 2,000-character line cut",
 		"code-slice":       "there is no run_code outside scrollback, and diligent does not work around it",
 		"code-second-id":   "there is no run_code outside scrollback, and diligent does not work around it",
+	}
+	// A retained result's footer lists the first error-like lines it does
+	// not show, with their offsets: where the evidence is such a line, even
+	// the lazy policy, which answers from what it was first shown, has it.
+	footerNames := map[string]bool{
+		"build-first-error":    true,
+		"ci-build-first-error": true,
+		"ci-job-log":           true,
+		"container-logs":       true,
 	}
 	diligent := func(mode eval.Mode) func(*eval.Scenario) eval.Outcome {
 		return func(sc *eval.Scenario) eval.Outcome {
@@ -142,7 +152,12 @@ func TestPoliciesAgainstTheSuite(t *testing.T) {
 		{"diligent", eval.ModeScrollback, diligent(eval.ModeScrollback)},
 		{"diligent", eval.ModeSpill, diligent(eval.ModeSpill)},
 		{"diligent", eval.ModeTruncate, diligent(eval.ModeTruncate)},
-		{"lazy", eval.ModeScrollback, func(*eval.Scenario) eval.Outcome { return eval.Wrong }},
+		{"lazy", eval.ModeScrollback, func(sc *eval.Scenario) eval.Outcome {
+			if footerNames[sc.Name] {
+				return eval.Correct
+			}
+			return eval.Wrong
+		}},
 		{"lazy", eval.ModeSpill, func(*eval.Scenario) eval.Outcome { return eval.Wrong }},
 		{"lazy", eval.ModeTruncate, func(*eval.Scenario) eval.Outcome { return eval.Wrong }},
 		{"tee", eval.ModeTruncate, func(sc *eval.Scenario) eval.Outcome {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/scrollback-dev/scrollback"
 )
 
 // Config is one evaluation: which model, which scenarios, how often.
@@ -24,6 +26,10 @@ type Config struct {
 	Progress io.Writer
 	// OutDir, when set, receives each run's transcript as JSON Lines.
 	OutDir string
+	// PreviewBytes is what a result too large to show whole shows in
+	// scrollback mode once retained (head, footer and tail), as
+	// scrollback mcp --preview-bytes sets it; 0 = the product's default.
+	PreviewBytes int
 }
 
 // Report is what an evaluation measured.
@@ -42,6 +48,8 @@ type Settings struct {
 	Modes  []Mode `json:"modes"`
 	Turns  int    `json:"max_turns"`
 	Tokens int64  `json:"max_tokens"`
+	// PreviewBytes is what a retained result showed in scrollback mode.
+	PreviewBytes int `json:"preview_bytes"`
 }
 
 // Row sums the runs of one scenario in one mode (or, in Totals, of every
@@ -114,10 +122,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	cfg.Runs = max(cfg.Runs, 1)
 	lim := cfg.Limits.withDefaults()
+	if cfg.PreviewBytes <= 0 {
+		cfg.PreviewBytes = scrollback.ShownBudget
+	}
 	rep := &Report{
 		Model:    cfg.Model.Name(),
 		Date:     time.Now().UTC().Format(time.RFC3339),
-		Settings: Settings{Runs: cfg.Runs, Modes: cfg.Modes, Turns: lim.Turns, Tokens: lim.Tokens},
+		Settings: Settings{Runs: cfg.Runs, Modes: cfg.Modes, Turns: lim.Turns, Tokens: lim.Tokens, PreviewBytes: cfg.PreviewBytes},
 	}
 	if cfg.OutDir != "" {
 		if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
@@ -129,7 +140,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	for _, sc := range cfg.Scenarios {
 		for _, mode := range cfg.Modes {
 			for n := 1; n <= cfg.Runs; n++ {
-				r, err := runOne(ctx, cfg.Model, sc, mode, n, lim)
+				r, err := runOne(ctx, cfg.Model, sc, mode, n, lim, cfg.PreviewBytes)
 				if err != nil {
 					return nil, err
 				}

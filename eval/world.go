@@ -59,7 +59,7 @@ type sealedOutput struct {
 
 // newWorld sets up sc for one run in mode. Its errors are the harness's
 // own faults (a scenario that cannot be set up), not the model's.
-func newWorld(ctx context.Context, sc *Scenario, mode Mode) (w *world, err error) {
+func newWorld(ctx context.Context, sc *Scenario, mode Mode, shown int) (w *world, err error) {
 	if !slices.Contains(AllModes, mode) {
 		return nil, fmt.Errorf("no mode %q: the modes are %s", mode, modeList(AllModes))
 	}
@@ -96,7 +96,7 @@ func newWorld(ctx context.Context, sc *Scenario, mode Mode) (w *world, err error
 		return nil, err
 	}
 	w.closers = append(w.closers, func() { st.Close() })
-	eng := scrollback.New(st, scrollback.Options{})
+	eng := scrollback.New(st, scrollback.Options{ShownBytes: shown})
 	sess, err := eng.NewSession(ctx, scrollback.LocalOwner)
 	if err != nil {
 		return nil, err

@@ -82,7 +82,7 @@ func TestStoreOutsideTheWorkingDirectory(t *testing.T) {
 	}
 	for _, sc := range scs {
 		for _, mode := range AllModes {
-			w, err := newWorld(context.Background(), sc, mode)
+			w, err := newWorld(context.Background(), sc, mode, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,7 +170,7 @@ func TestJudge(t *testing.T) {
 func TestSpill(t *testing.T) {
 	all, _ := Scenarios()
 	scs, _ := Select(all, []string{"paginated-source"})
-	w, err := newWorld(context.Background(), scs[0], ModeSpill)
+	w, err := newWorld(context.Background(), scs[0], ModeSpill, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

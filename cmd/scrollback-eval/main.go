@@ -25,6 +25,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/eval"
 	"github.com/scrollback-dev/scrollback/eval/evaltest"
 )
@@ -110,6 +111,7 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	html := fs.String("html", "", "also write a self-contained report page, the modes side by side, to `FILE` (default: none)")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of Markdown")
 	list := fs.Bool("list", false, "list the scenarios, one line each, and exit")
+	previewBytes := fs.Int("preview-bytes", scrollback.ShownBudget, "in scrollback mode, show at most `N` bytes (head, footer and tail) of a result too large to show whole, as scrollback mcp --preview-bytes does; compare sizes by running the suite at each")
 	scripted := fs.String("scripted", "", "answer with a scripted `POLICY` instead of a model endpoint: diligent (follows what the tools say), lazy, tee (a careful shell agent) or twice; it checks the harness and what the tools cost a model that follows them")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -148,6 +150,9 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	modes, err := eval.ParseModes(*modeFlag)
 	if err != nil {
 		return usagef("--mode %q: %v", *modeFlag, err)
+	}
+	if *previewBytes < 512 {
+		return usagef("--preview-bytes %d: give at least 512 bytes, room for a head, a tail and the footer that leads to the rest", *previewBytes)
 	}
 	if *runs < 1 || *turns < 1 || *tokens < 1 {
 		return usagef("--runs, --max-turns and --max-tokens must be at least 1")
@@ -197,7 +202,7 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		defer cancel()
 	}
 	rep, err := eval.Run(ctx, eval.Config{Model: m, Scenarios: scs, Modes: modes, Runs: *runs,
-		Limits: eval.Limits{Turns: *turns, Tokens: *tokens}, Progress: stderr, OutDir: *out})
+		Limits: eval.Limits{Turns: *turns, Tokens: *tokens}, Progress: stderr, OutDir: *out, PreviewBytes: *previewBytes})
 	if err != nil {
 		return err
 	}

@@ -306,7 +306,8 @@ func (Diligent) Next(t Turn) eval.Reply {
 		for _, id := range s.ids() {
 			args := map[string]any{"id": id, "pattern": s.pattern()}
 			if p.Count {
-				args["max"] = float64(1000)
+				// The tool counts on its own: the lines themselves are not needed.
+				args["count"] = true
 			}
 			if r, ok := s.todo("grep_tool_output", args); ok {
 				return r
@@ -375,7 +376,9 @@ func (s *state) conclude() eval.Reply {
 var (
 	// matchRE is a match line of grep_tool_output's text: LINE:OFFSET: text.
 	matchRE = regexp.MustCompile(`(?m)^(\d+):(\d+): (.*)$`)
-	moreRE  = regexp.MustCompile(`More may follow: call grep_tool_output with the same pattern and "offset": (\d+)`)
+	// countedRE is grep_tool_output's answer to count=true.
+	countedRE = regexp.MustCompile(`^(\d+) lines? match`)
+	moreRE    = regexp.MustCompile(`More may follow: call grep_tool_output with the same pattern and "offset": (\d+)`)
 )
 
 // ids are the output ids the tool results named, in order.
@@ -400,6 +403,11 @@ func (s *state) count() (int, bool) {
 	for _, e := range s.ex {
 		if e.call.Name == "grep_tool_output" && !e.isErr {
 			id, _ := e.args["id"].(string)
+			if m := countedRE.FindStringSubmatch(e.result); m != nil {
+				n, _ := strconv.Atoi(m[1])
+				per[id] += n
+				continue
+			}
 			per[id] += len(matchRE.FindAllString(e.result, -1))
 		}
 	}
