@@ -275,7 +275,7 @@ func (s *Session) Retain(ctx context.Context, in RetainInput) Shown {
 
 // History shows an ordinary tool result entering a conversation history:
 // whole up to the history budget (32 KiB), else its head and tail with the
-// footer (within the shown size, 8 KiB), the whole text retained first in
+// footer (within the shown size, 2 KiB by default), the whole text retained first in
 // this session. It is Retain with
 // the engine's history budget, for agents that put tool results into the
 // model's context themselves.

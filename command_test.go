@@ -18,6 +18,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/preview"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
@@ -480,10 +481,12 @@ func TestRunCommandPreviewShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The tail gets what the head leaves of the default head and tail
-	// (5 KiB of the 8 KiB shown).
+	// (ShownHead+ShownTail of ShownBudget), less at most a quarter to end
+	// on a line.
+	wantTail := preview.ShownHead + preview.ShownTail - 2000
 	if i := strings.Index(res.Preview, "[..."); !strings.HasPrefix(res.Preview, "1\n2\n") || !strings.HasSuffix(res.Preview, "100000\n") ||
-		len(res.Preview) > scrollback.ShownBudget || i < 1800 || i > 2000 || len(res.Preview)-strings.Index(res.Preview, "]\n") < 2900 {
-		t.Errorf("a 2000-byte head should leave the rest of 5 KiB to the tail: %d bytes:\n%s", len(res.Preview), res.Preview)
+		len(res.Preview) > scrollback.ShownBudget || i < 1800 || i > 2000 || len(res.Preview)-strings.Index(res.Preview, "]\n")-2 < wantTail*3/4 {
+		t.Errorf("a 2000-byte head should leave the rest of %d bytes to the tail: %d bytes:\n%s", preview.ShownHead+preview.ShownTail, len(res.Preview), res.Preview)
 	}
 	for _, shape := range []scrollback.PreviewShape{
 		{HeadBytes: intp(-1)},

@@ -17,7 +17,7 @@ import (
 const (
 	PreviewBudget = preview.Budget             // 24 KiB: run_command and run_code show an output up to this whole
 	HistoryBudget = preview.HistoryBudget      // 32 KiB: results entering a history are shown whole up to this
-	ShownBudget   = preview.ShownBudget        // 8 KiB: what a result over its budget shows once retained, head, footer and tail
+	ShownBudget   = preview.ShownBudget        // 2 KiB: what a result over its budget shows once retained, head, footer and tail
 	PageLimit     = 4096                       // most bytes one read_tool_output call returns
 	CopyCap       = capture.DefaultCopy        // 8 MiB: the most one retained copy holds
 	FilePageBytes = filepager.DefaultPageBytes // 24 KiB: the most one read_file page holds

@@ -19,7 +19,7 @@ import (
 	"github.com/scrollback-dev/scrollback/codemode/internal/procmem"
 	"github.com/scrollback-dev/scrollback/codemode/internal/sandbox"
 	"github.com/scrollback-dev/scrollback/internal/procgroup"
-	"github.com/scrollback-dev/scrollback/internal/utf8x"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // ErrWorker: the script's worker process ended before the script did, for
@@ -842,7 +842,7 @@ func (h *headBuffer) String() string {
 func (h *headBuffer) firstLine() string {
 	for _, l := range strings.Split(h.String(), "\n") {
 		if l = strings.TrimSpace(l); l != "" {
-			return utf8x.Cut(l, 300)
+			return present.OneLine(l, 300)
 		}
 	}
 	return ""

@@ -12,37 +12,38 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
-	"github.com/scrollback-dev/scrollback/internal/utf8x"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // Retained copies as MCP resources: each copy is the resource
 // scrollback://output/ID of the session that made it.
 
 // OutputURIPrefix starts the URI of every retained copy:
-// scrollback://output/ID.
-const OutputURIPrefix = "scrollback://output/"
+// scrollback://output/ID (package present's, as is every word here).
+const OutputURIPrefix = present.OutputURIPrefix
 
 // OutputURITemplate is the resource template of the retained copies, as
 // resources/templates/list shows it.
-const OutputURITemplate = OutputURIPrefix + "{id}"
+const OutputURITemplate = present.OutputURITemplate
 
 // The _meta keys of a copy's state, on a resources/read of a copy and on a
 // result the proxy previewed.
 const (
-	MetaTotalBytes = "scrollback/totalBytes" // the copy's length
-	MetaComplete   = "scrollback/complete"   // whether the copy holds the whole text
+	MetaTotalBytes = present.MetaTotalBytes // the copy's length
+	MetaComplete   = present.MetaComplete   // whether the copy holds the whole text
 )
 
 // OutputURI is the URI of retained copy id.
-func OutputURI(id string) string { return OutputURIPrefix + id }
+func OutputURI(id string) string { return present.OutputURI(id) }
 
 // OutputLink is the resource_link block a result that retained a copy
-// carries after its text blocks: the copy's URI, its id as name, its MIME
-// type and its size in bytes (totalBytes). A client that reads resources
-// gets the whole copy with resources/read, without the model paging it.
+// carries after its text blocks (present.OutputLink): the copy's URI, its
+// id as name, its MIME type and its size in bytes (totalBytes). A client
+// that reads resources gets the whole copy with resources/read, without
+// the model paging it.
 func OutputLink(id string, totalBytes int64) *mcp.ResourceLink {
-	size := totalBytes
-	return &mcp.ResourceLink{URI: OutputURI(id), Name: id, MIMEType: "text/plain", Size: &size}
+	l := present.OutputLink(id, totalBytes)
+	return &mcp.ResourceLink{URI: l.URI, Name: l.Name, MIMEType: l.MIMEType, Size: &l.Size}
 }
 
 // appendOutputLink adds the resource_link of out's retained copy, when
@@ -117,20 +118,15 @@ func ParseOutputRef(s string) (ref OutputRef, ok bool, err error) {
 	return ref, true, nil
 }
 
-// quote quotes a caller's string for a message, cut short.
-func quote(s string) string {
-	if len(s) > 120 {
-		return strconv.Quote(utf8x.Cut(s, 120)) + "…"
-	}
-	return strconv.Quote(s)
-}
+// quote quotes a caller's string for a message, cut short (present.Clip).
+func quote(s string) string { return strconv.Quote(present.Clip(s, 120)) }
 
 // outputTemplate is the resource template of the retained copies.
 var outputTemplate = &mcp.ResourceTemplate{
 	URITemplate: OutputURITemplate,
-	Name:        "retained_output",
-	Title:       "Retained tool output",
-	Description: "The whole text of a retained copy of this session, by its output_id (a result that retained one links to it).",
+	Name:        present.OutputTemplateName,
+	Title:       present.OutputTemplateTitle,
+	Description: present.OutputTemplateDoc,
 	MIMEType:    "text/plain",
 }
 
@@ -162,7 +158,7 @@ func ReadOutputResource(ctx context.Context, b *Binding, uri string) (*mcp.ReadR
 	s, err := b.Existing(ctx)
 	if err == nil && s == nil {
 		err = &scrollback.Error{Op: op, Err: scrollback.ErrNoOutput, Msg: scrollback.ErrNoOutput.Error() + ": " + quote(ref.ID),
-			Hint: "this session has retained nothing yet"}
+			Hint: present.NothingRetainedHint}
 	}
 	if err != nil {
 		return nil, resourceError(uri, err)

@@ -18,19 +18,33 @@ func TestContractNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, got := range map[string]int{
-		"shown when retained":    preview.ShownBudget,
-		"what the model is told": present.ToldBudget,
-	} {
-		m := regexp.MustCompile(`(?m)^\| ` + name + ` \| at most (\d+) KiB`).FindSubmatch(doc)
+	row := func(name string) string {
+		m := regexp.MustCompile(`(?m)^\| ` + name + ` \|.*$`).Find(doc)
 		if m == nil {
-			t.Errorf("the contract has no row %q", name)
-			continue
+			t.Fatalf("the contract has no row %q", name)
 		}
-		kib, _ := strconv.Atoi(string(m[1]))
-		if got != kib<<10 {
-			t.Errorf("%s: the code says %d bytes, the contract %d KiB", name, got, kib)
+		return string(m)
+	}
+	kib := func(re, line string) int {
+		m := regexp.MustCompile(re).FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("no %s in the contract's row %q", re, line)
 		}
+		n, _ := strconv.Atoi(m[1])
+		return n << 10
+	}
+	// What the model is told is a hard limit the code keeps.
+	if told := row("what the model is told"); present.ToldBudget != kib(`at most (\d+) KiB`, told) {
+		t.Errorf("what the model is told: the code's budget is %d bytes, the contract's row says %q", present.ToldBudget, told)
+	}
+	// What a retained result shows has a contract maximum and a default
+	// chosen by scrollback eval, which the row names.
+	shown := row("shown when retained")
+	if most := kib(`at most (\d+) KiB`, shown); preview.ShownBudget > most {
+		t.Errorf("shown when retained: the default %d bytes is over the contract's %d", preview.ShownBudget, most)
+	}
+	if def := kib(`(\d+) KiB by default`, shown); preview.ShownBudget != def {
+		t.Errorf("shown when retained: the code's default is %d bytes, the contract's row says %q", preview.ShownBudget, shown)
 	}
 	if preview.ShownHead+preview.ShownTail >= preview.ShownBudget {
 		t.Errorf("the default head (%d) and tail (%d) leave no room for the footer in %d bytes", preview.ShownHead, preview.ShownTail, preview.ShownBudget)

@@ -4,7 +4,7 @@
 // When a result fits its budget it is shown whole (Fits, then Render returns
 // it unchanged but for invalid UTF-8 bytes, each shown as U+FFFD). When it
 // does not, Render cuts it to the shown size (Options.Shown: ShownBudget,
-// 8 KiB, once the result is retained; the whole budget when no copy could be
+// 2 KiB, once the result is retained; the whole budget when no copy could be
 // saved): by default 3/8 of it for the head, 1/4 for the tail and the rest
 // for the footer, never splitting a UTF-8 character (the rules of
 // internal/utf8x) and preferring to cut at line ends. Between the two it
@@ -18,7 +18,7 @@
 // Two budgets come from the product contract: Budget (24 KiB) for what
 // run_command and run_code show at once, and HistoryBudget (32 KiB) for
 // results entering a conversation history, which History applies; and one
-// shown size, ShownBudget (8 KiB), for what a result over either shows once
+// shown size, ShownBudget (2 KiB), for what a result over either shows once
 // it is retained.
 //
 // Render works on a copy held in memory (at most the copy cap, 8 MiB);

@@ -19,12 +19,13 @@ const (
 	// history (proxied tools, the Go history helper): 32 KiB.
 	HistoryBudget = 32768
 	// ShownBudget is the most a result over its budget shows once it is
-	// retained: head, footer and tail together, 8 KiB ("shown when
-	// retained" in the contract). Its default split is ShownHead bytes of
-	// head and ShownTail of tail, the rest left to the footer.
-	ShownBudget = 8192
-	ShownHead   = 3072
-	ShownTail   = 2048
+	// retained: head, footer and tail together, 2 KiB (the contract's
+	// "shown when retained" is at most 8 KiB, the size chosen by scrollback
+	// eval: docs/eval.md). Its default split is ShownHead bytes of head and
+	// ShownTail of tail, the rest left to the footer.
+	ShownBudget = 4096
+	ShownHead   = 1536
+	ShownTail   = 1024
 )
 
 // Options sets the budgets of a preview and how it is split. The zero value

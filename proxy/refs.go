@@ -10,6 +10,7 @@ import (
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/mcpserver"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // DefaultMaxRefBytes bounds the text that references put into the
@@ -122,7 +123,7 @@ func (r *refResolver) text(ref mcpserver.OutputRef, s, path string) (string, err
 	sess, err := r.b.Existing(r.ctx)
 	if err == nil && sess == nil {
 		err = &scrollback.Error{Op: op, Err: scrollback.ErrNoOutput, Msg: scrollback.ErrNoOutput.Error() + ": " + strconv.Quote(ref.ID),
-			Hint: "this session has retained nothing yet"}
+			Hint: present.NothingRetainedHint}
 	}
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", where, err)
@@ -137,8 +138,7 @@ func (r *refResolver) text(ref mcpserver.OutputRef, s, path string) (string, err
 		return "", fmt.Errorf("%s: %w", where, err)
 	}
 	if !info.Complete && !ref.AllowIncomplete {
-		return "", fmt.Errorf("%w: %s: that copy is incomplete (complete=false: it lacks part of what its tool produced, a cap was crossed), so the tool would get less than the whole result; end the reference with #allow-incomplete to pass it anyway",
-			scrollback.ErrArgument, where)
+		return "", fmt.Errorf("%w: %s: %s", scrollback.ErrArgument, where, present.RefIncomplete)
 	}
 	r.room -= int64(buf.Len())
 	return buf.String(), nil
