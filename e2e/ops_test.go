@@ -94,8 +94,8 @@ func startServingEnv(t *testing.T, bin, dir string, extraEnv []string, args ...s
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(nil, 1<<20)
-		mcpRE := regexp.MustCompile(`serving .* on (http://\S+)/mcp \(`)
-		metricsRE := regexp.MustCompile(`metrics on (http://\S+)/metrics`)
+		mcpRE := regexp.MustCompile(`serving .* on (http://[^\s"]+)/mcp \(`)
+		metricsRE := regexp.MustCompile(`metrics on (http://[^\s"]+)/metrics`)
 		signalled := false
 		for sc.Scan() {
 			line := sc.Text()
