@@ -171,8 +171,11 @@ func TestDeleteReclaimsSpace(t *testing.T) {
 				t.Fatal(err)
 			}
 			big, _ := db.CreateSession(ctx, "me")
+			// Random bytes, stored raw, so that the copies take 16 MiB.
+			data := make([]byte, 8<<20+17)
+			rand.NewChaCha8([32]byte{2}).Read(data)
 			for range 2 {
-				if _, err := db.SaveCopy(ctx, big.ID, store.CopyMeta{}, bytes.NewReader(payload(2, 8<<20+17))); err != nil {
+				if _, err := db.SaveCopy(ctx, big.ID, store.CopyMeta{}, bytes.NewReader(data)); err != nil {
 					t.Fatal(err)
 				}
 			}
