@@ -93,6 +93,9 @@ type DB struct {
 	// write transaction (a save, housekeeping, Close) stores it: marking
 	// every page read in the file would make each read a write.
 	reads readlog.Log
+
+	// fails keeps the latest failed save until it is written down.
+	fails failures
 }
 
 var _ store.Store = (*DB)(nil)
@@ -262,6 +265,11 @@ func (d *DB) Close() error {
 		d.write(ctx, "record reads", func(tx *sql.Tx) error { return d.flushReads(ctx, tx) })
 		cancel()
 	}
+	// A failed save that could not be written down when it failed: one
+	// more try, so that the stats of later processes know of it.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	d.writeFailure(ctx)
+	cancel()
 	if d.readChunks != nil {
 		d.readChunks.Close()
 	}
@@ -536,13 +544,14 @@ func (d *DB) SaveCopy(ctx context.Context, session string, meta store.CopyMeta, 
 		if err != nil {
 			return err
 		}
-		w := &chunkWriter{pk: pk, raw: d.raw}
+		w := &chunkWriter{pk: pk, raw: d.raw, dir: filepath.Dir(d.path)}
 		if err := w.copyFrom(ctx, tx, r); err != nil {
 			return err
 		}
 		return d.finish(ctx, tx, w, &info)
 	})
 	if err != nil {
+		d.saveFailed(ctx, session, 0, err)
 		return store.CopyInfo{}, err
 	}
 	return info, nil
@@ -574,7 +583,8 @@ func insertCopy(ctx context.Context, tx *sql.Tx, info *store.CopyInfo, pending b
 // and counts what it wrote; a pending copy keeps one across its appends.
 type chunkWriter struct {
 	pk    int64
-	raw   bool // Options.RawChunks
+	raw   bool   // Options.RawChunks
+	dir   string // the database's directory, whose free space bounds the writes (checkRoom)
 	tally chunkcodec.Tally
 	zbuf  []byte
 }
@@ -590,6 +600,9 @@ func (w *chunkWriter) write(ctx context.Context, insert *sql.Stmt, chunk []byte)
 			w.zbuf = make([]byte, 0, store.ChunkSize)
 		}
 		data, codec = chunkcodec.Encode(w.zbuf, chunk)
+	}
+	if err := checkRoom(w.dir, len(data)); err != nil {
+		return err
 	}
 	if _, err := insert.ExecContext(ctx, w.pk, w.tally.Chunks, codec, data); err != nil {
 		return err
