@@ -154,23 +154,43 @@ const diskReserve = 1 << 20
 type lowDiskError struct{ free, need int64 }
 
 func (e *lowDiskError) Error() string {
-	return fmt.Sprintf("its file system has %d bytes free, and a save leaves %d of them free (room to give back the space of a failed save)",
-		e.free, int64(diskReserve))
+	return fmt.Sprintf("its file system has %d bytes free, the save needs more than %d of them, and saves leave %d free (room to give back the space of a failed save)",
+		e.free, e.need, int64(diskReserve))
 }
 
-// checkRoom returns a *lowDiskError when writing n more bytes into the
-// database in directory dir would leave less than diskReserve free; nil
-// when it would not, or when dir is "" or the free space is not known.
-func checkRoom(dir string, n int) error {
-	if dir == "" {
+// room bounds what one write transaction of a save adds to the file
+// system: it reads the free space once, when the transaction writes its
+// first chunk, and counts every chunk written since, since SQLite writes
+// them when its cache spills or the transaction commits, not as they are
+// inserted.
+type room struct {
+	dir      string // the database's directory; "" for no bound
+	measured bool
+	free     int64 // when the transaction began writing; -1: not known
+	need     int64 // what its chunks take so far, with their overhead
+}
+
+// begin starts counting for a new transaction.
+func (r *room) begin() { r.measured, r.need = false, 0 }
+
+// take counts n more bytes of chunk, and returns a *lowDiskError when the
+// transaction would leave less than diskReserve free; nil when it would
+// not, or when the free space is not known.
+func (r *room) take(n int) error {
+	if r.dir == "" {
 		return nil
 	}
-	free, ok := diskFree(dir)
-	// A chunk takes its bytes in the log, and a few pages more of b-tree
+	if !r.measured {
+		r.measured, r.free = true, -1
+		if free, ok := diskFree(r.dir); ok {
+			r.free = free
+		}
+	}
+	// A chunk takes its bytes in the log, and some more in b-tree pages
 	// and frame headers.
-	need := int64(n) + int64(n)/32 + 16<<10
-	if ok && free-need < diskReserve {
-		return &lowDiskError{free: free, need: need}
+	r.need += int64(n) + int64(n)/32 + 4<<10
+	if r.free >= 0 && r.free-r.need < diskReserve {
+		return &lowDiskError{free: r.free, need: r.need}
 	}
 	return nil
 }

@@ -34,7 +34,7 @@ func (d *DB) BeginCopy(ctx context.Context, session string) (store.PendingCopy, 
 		d.saveFailed(ctx, session, 0, err)
 		return nil, err
 	}
-	p.w.raw, p.w.dir = d.raw, filepath.Dir(d.path)
+	p.w.raw, p.w.room = d.raw, room{dir: filepath.Dir(d.path)}
 	return p, nil
 }
 
@@ -76,6 +76,7 @@ func (p *pendingCopy) Append(ctx context.Context, b []byte) error {
 			return err
 		}
 		defer insert.Close()
+		w.room.begin()
 		for off := 0; off < len(b); off += store.ChunkSize {
 			if err := w.write(ctx, insert, b[off:off+store.ChunkSize]); err != nil {
 				return err

@@ -544,7 +544,7 @@ func (d *DB) SaveCopy(ctx context.Context, session string, meta store.CopyMeta, 
 		if err != nil {
 			return err
 		}
-		w := &chunkWriter{pk: pk, raw: d.raw, dir: filepath.Dir(d.path)}
+		w := &chunkWriter{pk: pk, raw: d.raw, room: room{dir: filepath.Dir(d.path)}}
 		if err := w.copyFrom(ctx, tx, r); err != nil {
 			return err
 		}
@@ -583,8 +583,8 @@ func insertCopy(ctx context.Context, tx *sql.Tx, info *store.CopyInfo, pending b
 // and counts what it wrote; a pending copy keeps one across its appends.
 type chunkWriter struct {
 	pk    int64
-	raw   bool   // Options.RawChunks
-	dir   string // the database's directory, whose free space bounds the writes (checkRoom)
+	raw   bool // Options.RawChunks
+	room  room // what the current transaction's chunks take of the file system
 	tally chunkcodec.Tally
 	zbuf  []byte
 }
@@ -601,7 +601,7 @@ func (w *chunkWriter) write(ctx context.Context, insert *sql.Stmt, chunk []byte)
 		}
 		data, codec = chunkcodec.Encode(w.zbuf, chunk)
 	}
-	if err := checkRoom(w.dir, len(data)); err != nil {
+	if err := w.room.take(len(data)); err != nil {
 		return err
 	}
 	if _, err := insert.ExecContext(ctx, w.pk, w.tally.Chunks, codec, data); err != nil {
@@ -618,6 +618,7 @@ func prepareInsert(ctx context.Context, tx *sql.Tx) (*sql.Stmt, error) {
 // copyFrom streams r into chunks, one reused buffer at a time, so memory
 // does not grow with the copy.
 func (w *chunkWriter) copyFrom(ctx context.Context, tx *sql.Tx, r io.Reader) error {
+	w.room.begin()
 	insert, err := prepareInsert(ctx, tx)
 	if err != nil {
 		return err
