@@ -388,7 +388,7 @@ type chunkWriter struct {
 // copyFrom streams r into the copy's next chunks, one reused buffer at a
 // time.
 func (w *chunkWriter) copyFrom(ctx context.Context, tx pgx.Tx, r io.Reader) error {
-	src := &chunkSource{ctx: ctx, r: r, copy: w.pk, raw: w.raw, first: w.tally.Chunks, buf: make([]byte, store.ChunkSize), zbuf: make([]byte, 0, store.ChunkSize)}
+	src := &chunkSource{ctx: ctx, r: r, copy: w.pk, raw: w.raw, first: w.tally.Chunks, buf: make([]byte, store.ChunkSize), zbuf: make([]byte, 0, chunkcodec.DstSize(store.ChunkSize))}
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, []string{"copy", "seq", "codec", "data"}, src)
 	if src.err != nil {
 		// The reader failed or ctx ended; COPY was aborted because of it.

@@ -597,7 +597,7 @@ func (w *chunkWriter) write(ctx context.Context, insert *sql.Stmt, chunk []byte)
 	data, codec := chunk, chunkcodec.Raw
 	if !w.raw {
 		if w.zbuf == nil {
-			w.zbuf = make([]byte, 0, store.ChunkSize)
+			w.zbuf = make([]byte, 0, chunkcodec.DstSize(store.ChunkSize))
 		}
 		data, codec = chunkcodec.Encode(w.zbuf, chunk)
 	}

@@ -103,11 +103,17 @@ func Encode(dst, src []byte) ([]byte, int) {
 	// written just before them.
 	room := 1 + n*binary.MaxVarintLen32
 	out := append(dst[:0], make([]byte, room)...)
+	limit := len(src) - len(src)/16 // the most a chunk stored compressed takes
 	var sizes [maxFrames]int
 	for i := range n {
 		before := len(out)
 		out = encoder().EncodeAll(src[i*FrameSize:min(len(src), (i+1)*FrameSize)], out)
 		sizes[i] = len(out) - before
+		if len(out)-room > limit {
+			// It cannot save enough now, whatever the frames left: raw,
+			// before out outgrows DstSize (random data, mostly).
+			return src, Raw
+		}
 	}
 	var index [1 + maxFrames*binary.MaxVarintLen32]byte
 	k := binary.PutUvarint(index[:], uint64(n))
@@ -117,10 +123,19 @@ func Encode(dst, src []byte) ([]byte, int) {
 	start := room - k
 	copy(out[start:], index[:k])
 	c := out[start:]
-	if len(c) <= len(src)-len(src)/16 {
+	if len(c) <= limit {
 		return c, ZstdFrames
 	}
 	return src, Raw
+}
+
+// DstSize is the capacity of a dst that Encode never outgrows for a chunk
+// of n bytes: Encode gives up on compressing once its frames take more
+// than the chunk, so what it writes is the room for the index, at most n
+// bytes of frames, and one more frame of at most FrameSize bytes and its
+// headers.
+func DstSize(n int) int {
+	return 1 + maxFrames*binary.MaxVarintLen32 + n + FrameSize + 64
 }
 
 // maxFrames bounds the frames of one chunk: maxChunk's worth.

@@ -209,18 +209,50 @@ func TestCachePartial(t *testing.T) {
 	}
 }
 
-// FuzzRoundTrip: whatever the chunk, what Encode stores decodes to it.
+// FuzzRoundTrip: whatever the chunk, what Encode stores decodes to it,
+// and a compressed chunk is written into a dst of DstSize, never past it.
 func FuzzRoundTrip(f *testing.F) {
 	f.Add([]byte("hello\nworld\n"))
 	f.Add(text(5000))
 	f.Add(noise(300))
+	f.Add(append(text(40000), noise(24000)...))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		stored, codec := Encode(nil, data)
+		if len(data) > 64<<10 {
+			data = data[:64<<10]
+		}
+		dst := make([]byte, 0, DstSize(len(data)))
+		stored, codec := Encode(dst, data)
 		got, err := Decode(nil, stored, codec)
 		if err != nil || !bytes.Equal(got, data) {
 			t.Fatalf("round trip of %d bytes (codec %d): %d bytes, %v", len(data), codec, len(got), err)
 		}
+		if codec != Raw && &stored[:cap(stored)][cap(stored)-1] != &dst[:cap(dst)][cap(dst)-1] {
+			t.Fatalf("%d bytes compressed outside the dst of DstSize (%d)", len(data), cap(dst))
+		}
 	})
+}
+
+// TestEncodeDoesNotAllocate: with a dst of DstSize, Encode allocates
+// nothing, whatever the chunk; random chunks used to grow dst (their
+// frames take more than the chunk) by a new buffer each, 13 MB of garbage
+// for an 8 MiB copy.
+func TestEncodeDoesNotAllocate(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{
+		{"text", text(64 << 10)},
+		{"random", noise(64 << 10)},
+		{"digits", seq(20000)[:64<<10]},
+		{"text then random", append(text(40000), noise(24000+1536)...)},
+		{"a short random chunk", noise(5000)},
+	} {
+		dst := make([]byte, 0, DstSize(len(c.data)))
+		Encode(dst, c.data) // the encoder's own state, once
+		if n := testing.AllocsPerRun(20, func() { Encode(dst, c.data) }); n != 0 {
+			t.Errorf("%s: %v allocations per Encode, want 0", c.name, n)
+		}
+	}
 }
 
 // FuzzDecode: damaged stored bytes give an error or a chunk, never a
@@ -289,11 +321,18 @@ func BenchmarkDecodeRange4KiB(b *testing.B) {
 }
 
 func BenchmarkEncode64KiB(b *testing.B) {
-	data := text(64 << 10)
-	dst := make([]byte, 0, 64<<10)
-	b.SetBytes(64 << 10)
-	for b.Loop() {
-		Encode(dst, data)
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{{"text", text(64 << 10)}, {"digits", seq(20000)[:64<<10]}, {"random", noise(64 << 10)}} {
+		b.Run(c.name, func(b *testing.B) {
+			dst := make([]byte, 0, DstSize(len(c.data)))
+			b.SetBytes(int64(len(c.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				Encode(dst, c.data)
+			}
+		})
 	}
 }
 
