@@ -2,6 +2,7 @@ package chunkcodec
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -123,7 +124,8 @@ func TestDecodeErrors(t *testing.T) {
 // still decode, whole and through the cache.
 func TestDecodeZstd(t *testing.T) {
 	chunk := text(64 << 10)
-	stored := encoder().EncodeAll(chunk, nil)
+	fast, _ := encoders()
+	stored := fast.EncodeAll(chunk, nil)
 	if got, err := Decode(nil, stored, Zstd); err != nil || !bytes.Equal(got, chunk) {
 		t.Fatalf("Decode = %d bytes, %v; want the chunk", len(got), err)
 	}
@@ -576,5 +578,29 @@ func TestCacheHitRate(t *testing.T) {
 				t.Errorf("hit rate %.3f, want %.2f to %.2f", rate, tt.minHit, tt.maxHit)
 			}
 		})
+	}
+}
+
+// TestFewSymbols: the frames worth entropy coding when no match was found
+// are told from random ones by their bytes.
+func TestFewSymbols(t *testing.T) {
+	hexDigits := []byte(fmt.Sprintf("%x", noise(FrameSize/2)))
+	b64 := make([]byte, base64.StdEncoding.EncodedLen(FrameSize))
+	base64.StdEncoding.Encode(b64, noise(FrameSize))
+	for _, c := range []struct {
+		name  string
+		frame []byte
+		want  bool
+	}{
+		{"text", text(FrameSize), true},
+		{"digits", seq(5000)[:FrameSize], true},
+		{"hex", hexDigits, true},
+		{"base64", b64[:FrameSize], true},
+		{"random", noise(FrameSize), false},
+		{"a few random bytes", noise(100), true}, // too few to tell: try
+	} {
+		if got := fewSymbols(c.frame); got != c.want {
+			t.Errorf("%s: fewSymbols = %v, want %v", c.name, got, c.want)
+		}
 	}
 }
