@@ -160,6 +160,12 @@ type Capture struct {
 	newlines int64 // newlines written to both streams
 	streams  [2]int64
 	errTail  tailRing // the last bytes of stderr alone
+
+	// watch, when not nil, is signalled each time the settled prefix
+	// passes another multiple of watchStep bytes (see Watch).
+	watch     chan struct{}
+	watchStep int
+	watched   int // multiples of watchStep signalled so far
 }
 
 // New returns a Capture with the given limits (zero fields take defaults).
@@ -224,11 +230,40 @@ func (c *Capture) write(stream int, p []byte) (int, error) {
 	}
 	if int64(n) <= room {
 		c.appendHead(p)
+		c.signal()
 		return n, nil
 	}
 	c.appendHead(p[:int(room)])
 	c.overflow(cause, p[int(room):])
+	c.signal()
 	return n, nil
+}
+
+// Watch returns a channel that receives a value each time the settled
+// prefix (see Settled) passes another multiple of step bytes, so that a
+// caller storing it a chunk at a time wakes when there is a chunk to
+// store, not on a timer. Signals that the receiver has not taken yet
+// merge into one. Call it before the first write.
+func (c *Capture) Watch(step int) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watch, c.watchStep = make(chan struct{}, 1), max(step, 1)
+	return c.watch
+}
+
+// signal signals watch when the settled prefix has passed another
+// multiple of watchStep. c.mu is held.
+func (c *Capture) signal() {
+	if c.watch == nil {
+		return
+	}
+	if k := c.settled() / c.watchStep; k > c.watched {
+		c.watched = k
+		select {
+		case c.watch <- struct{}{}:
+		default: // one is waiting already
+		}
+	}
 }
 
 var newline = []byte{'\n'}
@@ -308,8 +343,13 @@ func (c *Capture) overflow(cause string, rest []byte) {
 func (c *Capture) Settled() []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.buf[:c.settled()]
+}
+
+// settled is the length of Settled's prefix. c.mu is held.
+func (c *Capture) settled() int {
 	k := max(min(len(c.buf), c.headMax), 0)
-	return c.buf[:k-near(k)]
+	return k - near(k)
 }
 
 // Result returns the retained copy and the counts. Call it once every write

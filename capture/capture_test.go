@@ -513,3 +513,47 @@ func TestParseMarker(t *testing.T) {
 		}
 	}
 }
+
+// TestWatch: the watch channel is signalled whenever the settled prefix
+// passes another multiple of the step, and only then; signals the
+// receiver has not taken merge into one; crossing a cap settles the head
+// and signals too.
+func TestWatch(t *testing.T) {
+	c := New(Limits{Copy: 64 << 10, Tail: 4 << 10})
+	ch := c.Watch(4096)
+	signalled := func() bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	line := []byte(strings.Repeat("x", 99) + "\n")
+	passed := 0
+	for i := range 300 {
+		c.Stdout().Write(line)
+		k := len(c.Settled()) / 4096
+		got := signalled()
+		if want := k > passed; got != want {
+			t.Fatalf("write %d: settled %d bytes (%d steps, %d signalled before): signal %v, want %v", i, len(c.Settled()), k, passed, got, want)
+		}
+		passed = k
+	}
+	// Many steps at once, untaken: one signal.
+	c2 := New(Limits{})
+	ch2 := c2.Watch(1024)
+	for range 100 {
+		c2.Stdout().Write(bytes.Repeat(line, 20))
+	}
+	if n := len(ch2); n != 1 {
+		t.Errorf("%d signals waiting, want them merged into 1", n)
+	}
+	// Past the copy cap the head is final and settles at once.
+	c3 := New(Limits{Copy: 16 << 10, Tail: 2 << 10})
+	ch3 := c3.Watch(1 << 10)
+	c3.Stdout().Write(bytes.Repeat(line, 200))
+	if len(ch3) != 1 || len(c3.Settled()) < 8<<10 {
+		t.Errorf("past the cap: %d signals, %d bytes settled; want a signal and the head settled", len(ch3), len(c3.Settled()))
+	}
+}
