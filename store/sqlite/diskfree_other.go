@@ -4,6 +4,3 @@ package sqlite
 
 // diskFree is not known here (Windows, and the rest): Stats leaves it out.
 func diskFree(dir string) (int64, bool) { return 0, false }
-
-// diskSize is not known here either.
-func diskSize(dir string) (int64, bool) { return 0, false }

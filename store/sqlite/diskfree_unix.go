@@ -13,12 +13,3 @@ func diskFree(dir string) (int64, bool) {
 	}
 	return int64(st.Bavail) * int64(st.Bsize), true //nolint:unconvert // the fields' types differ by platform
 }
-
-// diskSize returns the size of the file system holding dir.
-func diskSize(dir string) (int64, bool) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		return 0, false
-	}
-	return int64(st.Blocks) * int64(st.Bsize), true //nolint:unconvert // the fields' types differ by platform
-}

@@ -152,27 +152,6 @@ func checkSchema(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-// walMode switches the file to WAL mode, which it keeps (readers never
-// wait for the writer), unless it is in it already. Open runs it after
-// incrementalVacuum, whose VACUUM of a new file gives it the page size of
-// the connection string (see PageSize).
-func walMode(ctx context.Context, db *sql.DB) error {
-	var mode string
-	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		return err
-	}
-	if mode == "wal" {
-		return nil
-	}
-	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
-		return err
-	}
-	if mode != "wal" {
-		return fmt.Errorf("cannot switch the database to WAL mode (it stays in %s mode)", mode)
-	}
-	return nil
-}
-
 // incrementalVacuum turns on incremental auto-vacuum, which lets
 // DeleteSession give freed pages back to the file system. The setting
 // only takes effect through a VACUUM once the file has pages (switching to

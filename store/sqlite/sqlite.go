@@ -124,7 +124,7 @@ func Open(path string, opts *Options) (*DB, error) {
 		return nil, err
 	}
 
-	db, err := sql.Open("sqlite", dsn(abs, o, pageSize(filepath.Dir(abs))))
+	db, err := sql.Open("sqlite", dsn(abs, o))
 	if err != nil {
 		return nil, &Error{Op: "open", Path: abs, Err: err}
 	}
@@ -167,42 +167,13 @@ func checkPath(abs string, readOnly bool) error {
 	return nil
 }
 
-// PageSize is the page size of the database files Open creates, on a file
-// system of at least 1 GiB: 64 KiB, SQLite's largest, so that a 64 KiB
-// chunk (store.ChunkSize) takes a page or two instead of a chain of
-// sixteen 4 KiB overflow pages, each its own log frame, checksum, system
-// call and pointer-map entry. Saving an 8 MiB copy of random bytes and
-// checkpointing it took 35 ms with 64 KiB pages against 57 ms with 4 KiB
-// ones (73 against 18 ms without the checkpoint), same runs; random 4 KiB
-// page reads took the same (35-40 us). The price is a larger least file:
-// each table and index takes at least a page, 1.5 MB for an empty
-// database. On a smaller file system (a nearly full laptop's is large;
-// a test's tmpfs is not) new files keep SQLite's 4 KiB, and so do files
-// made before: SQLite fixes a file's page size once it is in WAL mode.
-const PageSize = 64 << 10
-
-// smallPageSize is SQLite's default page size, for small file systems.
-const smallPageSize = 4 << 10
-
-// pageSize is the page size for a new database file in dir.
-func pageSize(dir string) int {
-	if size, ok := diskSize(dir); ok && size < 1<<30 {
-		return smallPageSize
-	}
-	return PageSize
-}
-
 // dsn builds the driver's connection string. The pragmas are part of it so
 // that every pooled connection gets them, not only the first.
-func dsn(abs string, o Options, pageSize int) string {
+func dsn(abs string, o Options) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(o.BusyTimeout.Milliseconds(), 10)+")")
-	// The page size of a new file (of an existing one it changes
-	// nothing). The file is switched to WAL mode by init, once the page
-	// size has taken effect: SQLite fixes it for a file in WAL mode, and a
-	// journal_mode(wal) here ran first, whatever the order.
-	q.Add("_pragma", "page_size("+strconv.Itoa(pageSize)+")")
 	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "journal_mode(wal)")
 	q.Add("_pragma", "synchronous(normal)")
 	// Truncate the WAL back to 4 MiB once checkpointed, rather than keeping
 	// it at its high-water mark after a big save.
@@ -224,9 +195,6 @@ func (d *DB) init(busyTimeout time.Duration) error {
 			return checkSchema(ctx, d.db)
 		}
 		if err := incrementalVacuum(ctx, d.db); err != nil {
-			return err
-		}
-		if err := walMode(ctx, d.db); err != nil {
 			return err
 		}
 		if err := migrate(ctx, d.db); err != nil {
