@@ -43,7 +43,8 @@ type RunCodeResult struct {
 // saved as a retained copy of this session before the script
 // receives it, and listed in Retained; so is a nested command's own copy.
 // The return value is previewed like any result. A script that fails is a
-// result with Error set, not an error: an error means bad arguments.
+// result with Error set, not an error: an error means bad arguments. With
+// Options.CodeWorkers the script runs in a worker process (codemode.Pool).
 func (s *Session) RunCode(ctx context.Context, in RunCodeInput, extra ...codemode.Tool) (RunCodeResult, error) {
 	const op = "run_code"
 	if strings.TrimSpace(in.Code) == "" {
@@ -53,7 +54,7 @@ func (s *Session) RunCode(ctx context.Context, in RunCodeInput, extra ...codemod
 		return RunCodeResult{}, errorf(op, ErrArgument, "give a positive number of milliseconds, or 0 for the default (30000)", "timeout_ms %d is negative", in.TimeoutMS)
 	}
 	tools := append(s.CodeTools(), extra...)
-	res := codemode.Run(ctx, in.Code, tools, codemode.Options{
+	res := s.e.opts.CodeWorkers.Run(ctx, in.Code, tools, codemode.Options{
 		Save:    s.saveNested,
 		Timeout: time.Duration(in.TimeoutMS) * time.Millisecond,
 		Budget:  s.e.opts.PreviewBudget,

@@ -61,8 +61,9 @@ func loadCorpus(t *testing.T) []corpusCase {
 
 // TestCodeCorpus runs each corpus script through RunCode with a real
 // SQLite store and real commands.
-func TestCodeCorpus(t *testing.T) {
-	sess := codeSession(t)
+func TestCodeCorpus(t *testing.T) { codeModes(t, testCodeCorpus) }
+
+func testCodeCorpus(t *testing.T, sess *scrollback.Session) {
 	for _, c := range loadCorpus(t) {
 		t.Run(c.Name, func(t *testing.T) {
 			t.Parallel()

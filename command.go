@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"al.essio.dev/pkg/shellescape"
+
 	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
 	"github.com/scrollback-dev/scrollback/jsonq"
@@ -31,6 +33,14 @@ type RunCommandInput struct {
 	Env       map[string]string `json:"env,omitempty" jsonschema:"environment variables to add or override"`
 	Stdin     string            `json:"stdin,omitempty" jsonschema:"text given on standard input (default: none)"`
 	Preview   *PreviewShape     `json:"preview,omitempty" jsonschema:"how to split the preview between head and tail, when the output does not fit (default: about two thirds head, one third tail)"`
+
+	// Args, for Go callers only, runs a program with exactly these
+	// arguments and no shell, instead of Command (give one or the other):
+	// Args[0] is found on the PATH the command gets, a program not found
+	// ends with exit code 127 and one that cannot run with 126, as
+	// package runner says. It is how `scrollback run -- ARG ARG...` runs;
+	// run_command over MCP takes only Command.
+	Args []string `json:"-"`
 }
 
 // PreviewShape lets the caller choose how a preview that does not fit
@@ -65,7 +75,8 @@ type RunCommandResult struct {
 type GapRef = preview.Gap
 
 // RunCommand runs in.Command with /bin/sh -c in its own process group
-// (cmd.exe /d /s /c in a job object on Windows: see package runner),
+// (cmd.exe /d /s /c in a job object on Windows: see package runner), or
+// in.Args as an argument vector, without a shell, in the same way;
 // captures stdout and stderr merged in arrival order, and returns a preview.
 // When the output does not fit the preview budget it is saved as a retained
 // copy of this session first. A non-zero exit, a signal and a timeout are
@@ -73,7 +84,10 @@ type GapRef = preview.Gap
 // (bad arguments, a missing working directory).
 func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunCommandResult, error) {
 	const op = "run_command"
-	if strings.TrimSpace(in.Command) == "" {
+	switch {
+	case len(in.Args) > 0 && in.Command != "":
+		return RunCommandResult{}, errorf(op, ErrArgument, "give a shell command line in Command or an argument vector in Args, not both", "both command and args are given")
+	case len(in.Args) == 0 && strings.TrimSpace(in.Command) == "":
 		return RunCommandResult{}, errorf(op, ErrArgument, `pass the shell command to run, e.g. {"command": "ls -la"}`, "command is empty")
 	}
 	if in.TimeoutMS < 0 {
@@ -91,6 +105,7 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 	sp := s.startSpill(ctx, cp)
 	res, err := runner.Run(ctx, runner.Command{
 		Command: in.Command,
+		Args:    in.Args,
 		Dir:     in.Cwd,
 		Env:     in.Env,
 		Stdin:   in.Stdin,
@@ -127,7 +142,7 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 	}
 	shown := s.retain(ctx, retainRequest{
 		tool:     op,
-		source:   in.Command,
+		source:   in.source(),
 		data:     got.Copy,
 		complete: got.Complete,
 		budget:   s.e.opts.PreviewBudget,
@@ -146,6 +161,15 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 		return out, &Error{Op: op, Err: err, Msg: err.Error()}
 	}
 	return out, nil
+}
+
+// source is what ran, for people listing copies: the command line, or the
+// argument vector quoted as a POSIX shell would need it to run the same.
+func (in RunCommandInput) source() string {
+	if len(in.Args) > 0 {
+		return shellescape.QuoteCommand(in.Args)
+	}
+	return in.Command
 }
 
 // previewShape checks a caller's head and tail request against the budget

@@ -8,11 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
@@ -98,6 +101,12 @@ func TestRunCommand(t *testing.T) {
 			complete: true, stdout: 3, contains: []string{"a\x00b"}},
 		{name: "invalid UTF-8 shown as U+FFFD", in: scrollback.RunCommandInput{Command: `printf 'a\377b'`},
 			complete: true, stdout: 3, contains: []string{"a\uFFFDb"}},
+		{name: "args run as they are", in: scrollback.RunCommandInput{Args: []string{"printf", "%s|", "a b", "$FOO", "c"}, Env: map[string]string{"FOO": "no"}},
+			complete: true, stdout: 11, contains: []string{"a b|$FOO|c|"}},
+		{name: "args exit status", in: scrollback.RunCommandInput{Args: []string{"sh", "-c", "echo failing; exit 3"}},
+			exit: 3, complete: true, stdout: 8, contains: []string{"failing"}},
+		{name: "args program not found", in: scrollback.RunCommandInput{Args: []string{"no-such-command-xyz", "a"}},
+			exit: 127, complete: true, contains: []string{"scrollback: no-such-command-xyz: command not found"}},
 	}
 	sess := newSession(t, scrollback.Options{})
 	for _, tt := range tests {
@@ -150,6 +159,9 @@ func TestRunCommandBadInput(t *testing.T) {
 		{Command: "true", TimeoutMS: -1},
 		{Command: "true", Cwd: "/does/not/exist"},
 		{Command: "true", Env: map[string]string{"A=B": "c"}},
+		{Command: "true", Args: []string{"true"}},
+		{Args: []string{"", "x"}},
+		{Args: []string{"echo", "a\x00"}},
 	} {
 		_, err := sess.RunCommand(context.Background(), in)
 		if !errors.Is(err, scrollback.ErrArgument) {
@@ -158,6 +170,47 @@ func TestRunCommandBadInput(t *testing.T) {
 	}
 	if copies, _ := sess.Copies(context.Background()); len(copies) != 0 {
 		t.Errorf("bad input left %d copies", len(copies))
+	}
+}
+
+// A retained copy of an argument vector is listed with the command line a
+// POSIX shell would need to run the same, and MCP never sees Args: the
+// run_command tool takes one command line, per the contract.
+func TestRunCommandArgsSource(t *testing.T) {
+	sess := newSession(t, scrollback.Options{})
+	ctx := context.Background()
+	res, err := sess.RunCommand(ctx, scrollback.RunCommandInput{Args: []string{"seq", "1", "100000"}})
+	if err != nil || res.OutputID == "" {
+		t.Fatalf("RunCommand = %+v, %v; want a retained copy", res.ShownCopy, err)
+	}
+	res, err = sess.RunCommand(ctx, scrollback.RunCommandInput{Args: []string{"sh", "-c", "seq 1 100000 # it's", "my name"}})
+	if err != nil || res.OutputID == "" {
+		t.Fatalf("RunCommand = %+v, %v; want a retained copy", res.ShownCopy, err)
+	}
+	copies, err := sess.Copies(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sources []string
+	for _, c := range copies {
+		sources = append(sources, c.Source)
+	}
+	slices.Sort(sources)
+	want := []string{`seq 1 100000`, `sh -c 'seq 1 100000 # it'"'"'s' 'my name'`}
+	if !slices.Equal(sources, want) {
+		t.Errorf("sources = %q, want %q", sources, want)
+	}
+	schema, err := jsonschema.For[scrollback.RunCommandInput](nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range schema.Properties {
+		if strings.EqualFold(name, "args") {
+			t.Errorf("run_command's input schema has %q: Args is for Go callers only", name)
+		}
+	}
+	if _, ok := schema.Properties["command"]; !ok {
+		t.Errorf("run_command's input schema lacks command: %v", schema.Properties)
 	}
 }
 

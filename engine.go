@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/scrollback-dev/scrollback/capture"
+	"github.com/scrollback-dev/scrollback/codemode"
 	"github.com/scrollback-dev/scrollback/filepager"
 	"github.com/scrollback-dev/scrollback/preview"
 	"github.com/scrollback-dev/scrollback/store"
@@ -39,6 +40,11 @@ type Options struct {
 	// QueryMaxMemory bounds the heap's growth while a filter runs; 0 =
 	// jsonq.DefaultMaxMemory (512 MiB), < 0 = no limit.
 	QueryMaxMemory int64
+	// CodeWorkers runs run_code's scripts in worker processes, each
+	// under the operating system's limits and sandbox (see
+	// codemode.Pool); nil runs them in this process. The Engine does not
+	// own it: close it yourself when done.
+	CodeWorkers *codemode.Pool
 }
 
 // Engine runs tools and keeps their retained copies in a Store. It is safe

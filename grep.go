@@ -2,6 +2,7 @@ package scrollback
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +19,7 @@ const (
 	GrepDefaultMax = 50       // matches per call when max is not given
 	GrepMaxMax     = 1000     // the most matches one call may ask for
 	GrepMaxContext = 20       // the most context lines before and after a match
-	GrepLineBytes  = 2 << 10  // the most bytes of one line a result shows
+	GrepLineBytes  = 1 << 10  // the most bytes of one line a result shows: a longer line shows a window around its match
 	GrepBudget     = 32 << 10 // the most bytes of text one result holds (the first match is always whole)
 )
 
@@ -36,14 +37,16 @@ type GrepInput struct {
 	Max int `json:"max,omitempty" jsonschema:"most matches to return, 1 to 1000 (default 50)"`
 	// Offset is the byte offset to search from: 0, or a nextOffset.
 	Offset int64 `json:"offset,omitempty" jsonschema:"UTF-8 byte offset to search from (default 0); use nextOffset from the previous result"`
+	// Count asks only for the number of matching lines from Offset on.
+	Count bool `json:"count,omitempty" jsonschema:"only the count"`
 }
 
 // GrepMatch is one matching line of a retained copy.
 type GrepMatch struct {
 	Line      int64         `json:"line"`             // 1-based line number in the copy
-	Offset    int64         `json:"offset"`           // byte offset of the line's start: a read_tool_output offset
-	Text      string        `json:"text"`             // the line without its line ending; invalid bytes as U+FFFD
-	Truncated bool          `json:"truncated"`        // Text is cut (at a UTF-8 boundary): read the rest from Offset
+	Offset    int64         `json:"offset"`           // where Text starts (the line's start, or its window's in a long line): a read_tool_output offset
+	Text      string        `json:"text"`             // the line without its line ending, or a window of at most 1 KiB around the match; invalid bytes as U+FFFD
+	Truncated bool          `json:"truncated"`        // Text is not the whole line: read around it from Offset
 	Before    []ContextLine `json:"before,omitempty"` // up to context lines before it, oldest first
 	After     []ContextLine `json:"after,omitempty"`  // up to context lines after it
 }
@@ -58,27 +61,56 @@ type ContextLine struct {
 	Truncated bool   `json:"truncated,omitempty"`
 }
 
-// GrepResult is the result of grep_tool_output.
+// GrepResult is the result of grep_tool_output: the matches or, when the
+// input asked for count, only how many lines match.
 type GrepResult struct {
-	Matches    []GrepMatch `json:"matches"`    // in copy order; never null
-	NextOffset int64       `json:"nextOffset"` // where to continue: the next match's line when hasMore, else totalBytes
-	HasMore    bool        `json:"hasMore"`    // another match starts at nextOffset
-	TotalBytes int64       `json:"totalBytes"` // length of the retained copy
-	Complete   bool        `json:"complete"`   // the copy holds everything the tool produced
+	// Matches are in copy order. They are nil exactly when the input asked
+	// for count: then Matches, NextOffset and HasMore are not set and not
+	// in the JSON, and Count is.
+	Matches    []GrepMatch `json:"matches,omitzero"`
+	NextOffset int64       `json:"nextOffset,omitzero"` // where to continue: the next match's line when hasMore, else totalBytes
+	HasMore    bool        `json:"hasMore,omitzero"`    // another match starts at nextOffset
+	Count      int64       `json:"count,omitzero"`      // with count: the number of matching lines from the input's offset on
+	TotalBytes int64       `json:"totalBytes"`          // length of the retained copy
+	Complete   bool        `json:"complete"`            // the copy holds everything the tool produced
+}
+
+// MarshalJSON writes the contract's object: matches, nextOffset and
+// hasMore (each always present) or, for count (Matches nil), count in their
+// place.
+func (r GrepResult) MarshalJSON() ([]byte, error) {
+	if r.Matches == nil {
+		return json.Marshal(struct {
+			Count      int64 `json:"count"`
+			TotalBytes int64 `json:"totalBytes"`
+			Complete   bool  `json:"complete"`
+		}{r.Count, r.TotalBytes, r.Complete})
+	}
+	return json.Marshal(struct {
+		Matches    []GrepMatch `json:"matches"`
+		NextOffset int64       `json:"nextOffset"`
+		HasMore    bool        `json:"hasMore"`
+		TotalBytes int64       `json:"totalBytes"`
+		Complete   bool        `json:"complete"`
+	}{r.Matches, r.NextOffset, r.HasMore, r.TotalBytes, r.Complete})
 }
 
 // GrepToolOutput searches a retained copy of this session for lines that
 // match an RE2 pattern, streaming through it without holding it whole. It
 // looks the id up in this session only, as ReadToolOutput does.
 //
-// A line ends at "\n" (a "\r" before it is not part of the line). Lines
-// longer than 1 MiB are matched on their first 1 MiB; a line's text is cut
-// after GrepLineBytes, Truncated then true. A result holds at most Max
-// matches and about GrepBudget bytes of text; when more matches follow,
-// HasMore is true and searching again from NextOffset returns them, so that
-// following NextOffset visits every match once. Searching from an offset
-// inside a line searches the rest of that line as its first line; line
-// numbers always count from the copy's start.
+// A line ends at "\n" (a "\r" before it is not part of the line), and a line
+// matches exactly when Go's regexp matches it, whatever its length: every
+// byte of every line is searched. A matching line longer than GrepLineBytes
+// shows a window of at most GrepLineBytes around its match, Truncated then
+// true and Offset where the window starts; context lines show their first
+// GrepLineBytes. A result holds at most Max matches and about GrepBudget
+// bytes of text; when more matches follow, HasMore is true and searching
+// again from NextOffset returns them, so that following NextOffset visits
+// every match once. Searching from an offset inside a line searches the
+// rest of that line as its first line; line numbers always count from the
+// copy's start. With Count, only the number of matching lines from Offset
+// on is returned (Max and Context do not apply).
 func (s *Session) GrepToolOutput(ctx context.Context, in GrepInput) (GrepResult, error) {
 	const op = "grep_tool_output"
 	most := in.Max
@@ -116,9 +148,13 @@ func (s *Session) GrepToolOutput(ctx context.Context, in GrepInput) (GrepResult,
 		Max:       most,
 		Budget:    GrepBudget,
 		TextBytes: GrepLineBytes,
+		Count:     in.Count,
 	})
 	if err != nil {
 		return GrepResult{}, s.readError(op, in.ID, err)
+	}
+	if in.Count {
+		return GrepResult{Count: res.Count, TotalBytes: info.TotalBytes, Complete: info.Complete}, nil
 	}
 	out := GrepResult{
 		Matches:    make([]GrepMatch, len(res.Matches)),

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/grep/greptest"
 	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
@@ -102,7 +103,7 @@ func TestGrepAcrossChunkBoundary(t *testing.T) {
 		}
 	}
 	got := grepAll(t, env.sess, scrollback.GrepInput{ID: id, Pattern: "^after$", Context: 1})
-	if len(got) != 1 || got[0].Line != 7284 || got[0].Offset != 2*store.ChunkSize || len(got[0].Before) != 1 || got[0].Before[0].Text != strings.Repeat("-", 2048) || !got[0].Before[0].Truncated {
+	if len(got) != 1 || got[0].Line != 7284 || got[0].Offset != 2*store.ChunkSize || len(got[0].Before) != 1 || got[0].Before[0].Text != strings.Repeat("-", scrollback.GrepLineBytes) || !got[0].Before[0].Truncated {
 		t.Errorf("line after the boundary: %+v", got)
 	}
 }
@@ -128,8 +129,16 @@ func TestGrepLines(t *testing.T) {
 				{Line: 1, Offset: 0, Text: "m1", After: []scrollback.ContextLine{{2, 3, "x", false}, {3, 5, "y", false}}},
 				{Line: 4, Offset: 7, Text: "m2", Before: []scrollback.ContextLine{{2, 3, "x", false}, {3, 5, "y", false}}},
 			}},
-		{"long line cut", strings.Repeat("é", 2000) + "\n", scrollback.GrepInput{Pattern: "é"},
-			[]scrollback.GrepMatch{{Line: 1, Offset: 0, Text: strings.Repeat("é", 1024), Truncated: true}}},
+		{"long line: a window at its start", strings.Repeat("é", 2000) + "\n", scrollback.GrepInput{Pattern: "é"},
+			[]scrollback.GrepMatch{{Line: 1, Offset: 0, Text: strings.Repeat("é", 512), Truncated: true}}},
+		// The match at 3000 is centred in 1 KiB: the window starts at
+		// 3000-509 = 2491, inside an é, so on at 2492.
+		{"long line: a window around the match", "x\n" + strings.Repeat("é", 1500) + "MATCH" + strings.Repeat("é", 1500) + "\n", scrollback.GrepInput{Pattern: "MATCH"},
+			[]scrollback.GrepMatch{{Line: 2, Offset: 2 + 2492, Text: strings.Repeat("é", 254) + "MATCH" + strings.Repeat("é", 255), Truncated: true}}},
+		{"long line: a window at its end", strings.Repeat("-", 5000) + "END\r\n", scrollback.GrepInput{Pattern: "END$"},
+			[]scrollback.GrepMatch{{Line: 1, Offset: 5003 - 1024, Text: strings.Repeat("-", 1021) + "END", Truncated: true}}},
+		{"a literal anchored at both ends", "5000\n15000\n50001\n5000\n", scrollback.GrepInput{Pattern: "^5000$"},
+			[]scrollback.GrepMatch{{Line: 1, Offset: 0, Text: "5000"}, {Line: 4, Offset: 17, Text: "5000"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -223,66 +232,149 @@ func TestGrepErrors(t *testing.T) {
 	}
 }
 
-// refGrep is the reference: every line of data (split on "\n", a "\r"
-// before it dropped) that re matches, with k lines of context, for data
-// with lines no longer than GrepLineBytes.
-func refGrep(data []byte, re *regexp.Regexp, k int) []scrollback.GrepMatch {
-	var lines []scrollback.ContextLine
-	for off := 0; off < len(data); {
-		e := bytes.IndexByte(data[off:], '\n')
-		end, next := len(data), len(data)
-		if e >= 0 {
-			end, next = off+e, off+e+1
-			if end > off && data[end-1] == '\r' {
-				end--
-			}
-		}
-		lines = append(lines, scrollback.ContextLine{Line: int64(len(lines) + 1), Offset: int64(off), Text: string(data[off:end])})
-		off = next
+// TestGrepInCodeMode: a script's tools.grep_tool_output is the same tool:
+// count: true counts exactly, and a match in a long line is a window.
+func TestGrepInCodeMode(t *testing.T) {
+	env := newTestEnv(t)
+	var seq strings.Builder
+	for i := 1; i <= 100000; i++ {
+		seq.WriteString(strconv.Itoa(i) + "\n")
 	}
-	out := []scrollback.GrepMatch{}
-	for i, l := range lines {
-		if !re.MatchString(l.Text) {
-			continue
-		}
-		m := scrollback.GrepMatch{Line: l.Line, Offset: l.Offset, Text: l.Text}
-		if k > 0 && i > 0 {
-			m.Before = lines[max(0, i-k):i]
-		}
-		if k > 0 && i+1 < len(lines) {
-			m.After = lines[i+1 : min(len(lines), i+1+k)]
-		}
-		out = append(out, m)
+	id := env.save(t, env.sess, []byte(seq.String()))
+	doc := env.save(t, env.sess, greptest.OneLineJSON(5<<20))
+	res, err := env.sess.RunCode(context.Background(), scrollback.RunCodeInput{Code: fmt.Sprintf(`
+const c = tools.grep_tool_output({id: %q, pattern: "^5000$", count: true});
+const l = tools.grep_tool_output({id: %q, pattern: "^1$"});
+const j = tools.grep_tool_output({id: %q, pattern: "NEEDLE-EDGE"});
+return [c.count, "matches" in c, l.matches.length, j.matches[0].truncated, j.matches[0].text.length <= 1024, j.matches[0].text.includes("NEEDLE-EDGE")];`, id, id, doc)})
+	if err != nil || res.Error != nil {
+		t.Fatalf("%v %+v", err, res.Error)
 	}
-	return out
+	if res.Preview != "[1,false,1,true,true,true]" {
+		t.Errorf("script returned %s", res.Preview)
+	}
 }
 
-// FuzzGrep checks, through a real SQLite store, that walking a copy with
-// max and nextOffset returns every match exactly once, in order, with its
-// context, the same as a naive search of the whole copy in memory.
-func FuzzGrep(f *testing.F) {
+// grepWalk follows nextOffset from 0 for at most calls calls and returns
+// the matches as the reference (greptest) shows them, and whether the walk
+// reached the end.
+func grepWalk(t testing.TB, sess *scrollback.Session, in scrollback.GrepInput, calls int) ([]greptest.Match, bool) {
+	t.Helper()
+	shown := func(cs []scrollback.ContextLine) []greptest.Shown {
+		var out []greptest.Shown
+		for _, c := range cs {
+			out = append(out, greptest.Shown{Number: c.Line, Offset: c.Offset, Text: c.Text, Truncated: c.Truncated})
+		}
+		return out
+	}
+	all := []greptest.Match{}
+	for range calls {
+		res, err := sess.GrepToolOutput(context.Background(), in)
+		if err != nil {
+			t.Fatalf("grep from %d: %v", in.Offset, err)
+		}
+		if res.Matches == nil || len(res.Matches) > in.Max || res.Count != 0 {
+			t.Fatalf("%d matches with max %d, count %v", len(res.Matches), in.Max, res.Count)
+		}
+		for _, m := range res.Matches {
+			all = append(all, greptest.Match{Shown: greptest.Shown{Number: m.Line, Offset: m.Offset, Text: m.Text, Truncated: m.Truncated},
+				Before: shown(m.Before), After: shown(m.After)})
+		}
+		if !res.HasMore {
+			if res.NextOffset != res.TotalBytes {
+				t.Fatalf("hasMore=false with nextOffset %d != totalBytes %d", res.NextOffset, res.TotalBytes)
+			}
+			return all, true
+		}
+		if res.NextOffset <= in.Offset || len(res.Matches) == 0 {
+			t.Fatalf("nextOffset %d does not move on from %d (%d matches)", res.NextOffset, in.Offset, len(res.Matches))
+		}
+		in.Offset = res.NextOffset
+	}
+	return all, false
+}
+
+// grepCount is grep_tool_output's count from offset.
+func grepCount(t testing.TB, sess *scrollback.Session, in scrollback.GrepInput, offset int64) int64 {
+	t.Helper()
+	in.Count, in.Offset = true, offset
+	res, err := sess.GrepToolOutput(context.Background(), in)
+	if err != nil {
+		t.Fatalf("count from %d: %v", offset, err)
+	}
+	if res.Matches != nil || res.HasMore || res.NextOffset != 0 {
+		t.Fatalf("count from %d: %+v", offset, res)
+	}
+	return res.Count
+}
+
+// FuzzGrepToolOutput is the differential test of grep_tool_output over
+// (copy, pattern), through a real SQLite store (64 KiB chunks, 16 KiB zstd
+// frames): copies of random lines from greptest.Copy (empty, ASCII,
+// multi-byte and invalid text, numbers, one-line JSON up to 6 MiB with a
+// needle anywhere or across a chunk boundary, "\r\n", with and without a
+// final newline) and patterns from greptest.Pattern's grammar (or, after
+// '=', as written). Following nextOffset returns exactly the lines the
+// reference (regexp.Match on each line of the copy split in memory)
+// returns, with the same line numbers, offsets (a window's start in a long
+// line), texts and context; count from 0 and from a line's start equals
+// the reference's.
+func FuzzGrepToolOutput(f *testing.F) {
 	env := newTestEnv(f)
-	patterns := []string{"a", "ab", "^b", "a$", "a.c", "", "(?i)B", "[^a]+"}
-	f.Add([]byte("a\nab\r\nb\nabc\n"), uint8(1), uint8(1), uint8(0))
-	f.Add([]byte("xx\nbb\naxc\n\na"), uint8(0), uint8(2), uint8(4))
-	f.Fuzz(func(t *testing.T, text []byte, mx, k, pi uint8) {
-		// Keep to ASCII lines shorter than GrepLineBytes, so that the
-		// reference can be naive; the grep package's own fuzz test covers
-		// long lines and invalid UTF-8.
-		// Cut the input below GrepLineBytes, so no line can be long.
-		if len(text) >= scrollback.GrepLineBytes {
-			text = text[:scrollback.GrepLineBytes-1]
+	// seq 1 100000: choices 0 (final newline), two PRNG bytes, 4 (numbers),
+	// 0 (from 1), 0, then 50000*2 lines.
+	seq := []byte{0, 0, 0, 4, 0, 0, 0xC3, 0x50}
+	for _, p := range []string{`=^5000$`, `=^1$`, `=^(5000)$`, `=^5000\b`, `=5000`, `=(?m)^1$`} {
+		f.Add(seq, []byte(p), uint8(0))
+	}
+	// A 5 MiB one-line JSON document (54613*96 bytes: 0 says *96) with NEEDLE-777
+	// (Literals[20]) at its end, in its middle, and across the 64 KiB
+	// boundary past its middle.
+	for _, where := range []byte{250, 125, 251} {
+		doc := []byte{1, 0, 0, 5, 0xD5, 0x55, 0, 20, where}
+		f.Add(doc, []byte("=NEEDLE-777"), uint8(0))
+		f.Add(doc, []byte(`=NEEDLE-\d+`), uint8(1<<3))
+	}
+	f.Add([]byte{0, 1, 2, 5, 0x03, 0x00, 1, 20, 251, 9, 9, 2, 3, 3, 3, 7, 7, 7, 6, 4, 4, 0}, []byte("=(?i)needle|é$"), uint8(1))
+	f.Add([]byte{1, 5, 6, 2, 7, 8, 1, 3, 1, 3, 9, 9, 6, 0, 0, 0}, []byte{5, 7, 0, 10, 1, 3, 2, 11}, uint8(6))
+	f.Fuzz(func(t *testing.T, spec, pattern []byte, flags uint8) {
+		re, ok := greptest.PatternOf(pattern)
+		if !ok {
+			t.Skip()
 		}
-		for i, c := range text {
-			text[i] = "ab\nc\r"[int(c)%5]
+		data := greptest.Copy(spec, true)
+		// A session of its own, deleted after, keeps the database small
+		// over a long run.
+		sess, err := env.eng.NewSession(context.Background(), scrollback.LocalOwner)
+		if err != nil {
+			t.Fatal(err)
 		}
-		re := regexp.MustCompile(patterns[int(pi)%len(patterns)])
-		id := env.save(t, env.sess, text)
-		in := scrollback.GrepInput{ID: id, Pattern: re.String(), Max: 1 + int(mx)%5, Context: int(k) % 3}
-		got := grepAll(t, env.sess, in)
-		want := refGrep(text, re, in.Context)
+		defer env.st.DeleteSession(context.Background(), scrollback.LocalOwner, sess.ID())
+		in := scrollback.GrepInput{ID: env.save(t, sess, data), Pattern: re.String(), IgnoreCase: flags&1 != 0,
+			Max: []int{1, 3, 50, scrollback.GrepMaxMax}[flags>>1&3], Context: int(flags>>3) % 3}
+		if in.IgnoreCase {
+			re = regexp.MustCompile("(?i)" + re.String())
+		}
+		want := greptest.Matches(data, re, in.Context, scrollback.GrepLineBytes)
+		// Walk at most 200 calls (each counts the lines before its offset
+		// again): a pattern that matches most of seq 1 100000 is checked
+		// on its first matches, and by its count.
+		got, whole := grepWalk(t, sess, in, 200)
+		if !whole && len(got) < len(want) {
+			want = want[:len(got)]
+		}
 		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("pattern %q max %d context %d:\n got %+v\nwant %+v", re, in.Max, in.Context, got, want)
+			t.Fatalf("pattern %q (ignore case %v), max %d, context %d, copy of %d bytes: %d matches, want %d\n got %.2000v\nwant %.2000v",
+				in.Pattern, in.IgnoreCase, in.Max, in.Context, len(data), len(got), len(want), got, want)
+		}
+		from := int64(0)
+		if ls := greptest.Lines(data); len(ls) > 0 {
+			from = ls[int(flags)*7919%len(ls)].Start
+		}
+		for _, off := range []int64{0, from} {
+			if n, want := grepCount(t, sess, in, off), greptest.Count(data, re, off); n != want {
+				t.Fatalf("pattern %q (ignore case %v): count from %d = %d, want %d", in.Pattern, in.IgnoreCase, off, n, want)
+			}
 		}
 	})
 }

@@ -146,16 +146,40 @@ func (s *Session) readError(op, id string, err error) error {
 
 // Cat writes a whole retained copy of this session to w, raw bytes as saved.
 func (s *Session) Cat(ctx context.Context, id string, w io.Writer) (store.CopyInfo, error) {
-	const op = "cat"
+	return s.CatRange(ctx, "cat", id, 0, -1, w)
+}
+
+// CatRange writes the bytes of a retained copy of this session from
+// offset from up to offset to (excluded) to w, raw as saved; a negative to
+// means the end of the copy. Both are offsets as read_tool_output takes
+// them: from 0 to totalBytes and never inside a multi-byte UTF-8
+// character (one inside is refused with the nearest valid offsets before
+// and after it), so the bytes written are whole characters. op names the
+// caller in its errors. It returns the copy's info, also with an offset
+// error, so that a caller can say what the valid range is.
+func (s *Session) CatRange(ctx context.Context, op, id string, from, to int64, w io.Writer) (store.CopyInfo, error) {
 	info, err := s.stat(ctx, op, id)
 	if err != nil {
 		return info, err
 	}
-	buf := make([]byte, store.ChunkSize)
-	for off := int64(0); off < info.TotalBytes; {
-		n, err := s.e.store.ReadCopyAt(ctx, s.info.ID, id, buf, off)
+	if to < 0 {
+		to = info.TotalBytes
+	}
+	for _, off := range []int64{from, to} {
+		if err := s.checkOffset(ctx, op, id, info.TotalBytes, off); err != nil {
+			return info, err
+		}
+	}
+	if from > to {
+		return info, errorf(op, ErrOffset, "give the start first, as in bytes=0-4096",
+			"the range %d-%d ends before it starts", from, to)
+	}
+	buf := make([]byte, min(store.ChunkSize, max(to-from, 1)))
+	for off := from; off < to; {
+		p := buf[:min(int64(len(buf)), to-off)]
+		n, err := s.e.store.ReadCopyAt(ctx, s.info.ID, id, p, off)
 		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
+			if _, werr := w.Write(p[:n]); werr != nil {
 				return info, &Error{Op: op, Err: werr, Msg: "writing the copy: " + werr.Error()}
 			}
 			off += int64(n)

@@ -345,3 +345,86 @@ func TestReadToolOutputBrokenStore(t *testing.T) {
 		})
 	}
 }
+
+// TestCatRange: a range of a copy is its bytes from one offset to another,
+// both on character boundaries; an offset inside a character is refused
+// with the nearest valid offsets, as read_tool_output refuses it.
+func TestCatRange(t *testing.T) {
+	env := newTestEnv(t)
+	id := env.save(t, env.sess, []byte(readerText))
+	ctx := context.Background()
+	tests := []struct {
+		name     string
+		from, to int64
+		want     string
+		err      error
+		msg      string
+	}{
+		{"whole copy", 0, -1, readerText, nil, ""},
+		{"to the end", 5, -1, readerText[5:], nil, ""},
+		{"one character", 8, 12, "😀", nil, ""},
+		{"empty at the end", int64(len(readerText)), -1, "", nil, ""},
+		{"empty in the middle", 3, 3, "", nil, ""},
+		{"invalid bytes are characters", 12, 14, "\xff\xfe", nil, ""},
+		{"start inside é", 4, 8, "", scrollback.ErrOffset, "nearest valid offsets are 3 (before) and 5 (after)"},
+		{"end inside 😀", 0, 10, "", scrollback.ErrOffset, "nearest valid offsets are 8 (before) and 12 (after)"},
+		{"past the end", 0, 99, "", scrollback.ErrOffset, "past the end"},
+		{"negative", -1, 4, "", scrollback.ErrOffset, "negative"},
+		{"backwards", 8, 5, "", scrollback.ErrOffset, "ends before it starts"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			info, err := env.sess.CatRange(ctx, "test", id, tt.from, tt.to, &b)
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) || !strings.Contains(err.Error(), tt.msg) || b.Len() != 0 {
+					t.Fatalf("got %v (%d bytes written), want %v saying %q", err, b.Len(), tt.err, tt.msg)
+				}
+				if info.TotalBytes != int64(len(readerText)) {
+					t.Errorf("an offset error lost the copy's size: %+v", info)
+				}
+				return
+			}
+			if err != nil || b.String() != tt.want {
+				t.Fatalf("got %q, %v; want %q", b.String(), err, tt.want)
+			}
+		})
+	}
+	other, err := env.eng.NewSession(ctx, scrollback.LocalOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.CatRange(ctx, "test", id, 0, -1, io.Discard); !errors.Is(err, scrollback.ErrNoOutput) {
+		t.Errorf("another session read the copy: %v", err)
+	}
+}
+
+// FuzzCatRange checks, for random copies and ranges, that CatRange
+// returns exactly data[from:to] when both ends are character boundaries
+// (decoding from 0) and from <= to, and refuses every other range with
+// ErrOffset without writing anything.
+func FuzzCatRange(f *testing.F) {
+	env := newTestEnv(f)
+	f.Add([]byte(readerText), uint16(4), uint16(8))
+	f.Add([]byte("😀😀\xf0\x9f\x98"), uint16(4), uint16(11))
+	f.Add(bytes.Repeat([]byte("é"), 40000), uint16(1), uint16(65535))
+	f.Fuzz(func(t *testing.T, data []byte, a, b uint16) {
+		ctx := context.Background()
+		id := env.save(t, env.sess, data)
+		from, to := int64(a)%(int64(len(data))+2), int64(b)%(int64(len(data))+2)
+		var got bytes.Buffer
+		_, err := env.sess.CatRange(ctx, "test", id, from, to, &got)
+		bound := boundaries(data)
+		ok := from <= to && to <= int64(len(data)) && bound[int(from)] && bound[int(to)]
+		if ok {
+			if err != nil || !bytes.Equal(got.Bytes(), data[from:to]) {
+				t.Fatalf("range %d-%d of %d bytes: %v, equal %v", from, to, len(data), err, bytes.Equal(got.Bytes(), data[from:to]))
+			}
+			return
+		}
+		if !errors.Is(err, scrollback.ErrOffset) || got.Len() != 0 {
+			t.Fatalf("range %d-%d of %d bytes (boundaries %v %v): got %v and %d bytes, want ErrOffset and none",
+				from, to, len(data), bound[int(from)], bound[int(to)], err, got.Len())
+		}
+	})
+}

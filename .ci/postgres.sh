@@ -4,9 +4,11 @@
 #   eval "$(.ci/postgres.sh)"        # install if missing, start, export the URL
 #   .ci/postgres.sh stop             # stop it and remove its data directory
 #
-# Installs Debian's postgresql with apt-get when no server binaries are found
-# under /usr/lib/postgresql/*/bin, makes a data directory under /tmp owned
-# by the postgres user (initdb refuses to run as root), starts the server on
+# Finds the server binaries under Debian's /usr/lib/postgresql/*/bin, else
+# in `pg_config --bindir`, else on PATH; installs Debian's postgresql with
+# apt-get when there are none and we are root (else exits 3), makes a data
+# directory under /tmp owned by the postgres user (initdb refuses to run as
+# root), starts the server on
 # 127.0.0.1:$SCROLLBACK_PG_PORT (default 54329) with its socket in that
 # directory and trust authentication for loopback, creates the database
 # scrollback_test, and prints one line on standard output:
@@ -26,9 +28,15 @@ db=scrollback_test
 
 log() { echo "postgres.sh: $*" >&2; }
 
+# find_bin prints the directory holding pg_ctl, initdb and postgres:
+# Debian's /usr/lib/postgresql/VERSION/bin (newest first), else the one
+# pg_config names (--bindir), else the one on PATH (Homebrew, Postgres.app,
+# other distributions).
 find_bin() {
 	local d
-	for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+	for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r) \
+		$(pg_config --bindir 2>/dev/null) \
+		$(command -v pg_ctl >/dev/null 2>&1 && dirname "$(command -v pg_ctl)"); do
 		if [ -x "$d/pg_ctl" ] && [ -x "$d/initdb" ] && [ -x "$d/postgres" ]; then
 			echo "$d"
 			return 0
@@ -59,11 +67,12 @@ if [ "${1:-}" = stop ]; then
 fi
 
 if [ -z "$bin" ]; then
-	if [ "$(id -u)" != 0 ]; then
-		log "PostgreSQL is not installed and we are not root: install Debian's postgresql package"
-		exit 1
+	# Exit status 3: not installed, and we cannot install it here.
+	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+		log "PostgreSQL is not installed (no pg_ctl, initdb and postgres under /usr/lib/postgresql/*/bin, in pg_config --bindir or on PATH), and we cannot install it without root and apt-get: install PostgreSQL 15 or later (Debian: apt-get install postgresql; macOS: brew install postgresql@15) and put its bin directory on PATH"
+		exit 3
 	fi
-	log "installing Debian's postgresql (apt-get)"
+	log "installing PostgreSQL: Debian's postgresql package (apt-get)"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq >&2
 	apt-get install -y -qq --no-install-recommends postgresql >&2

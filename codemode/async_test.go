@@ -327,7 +327,7 @@ func TestMemoryStopWhileAsync(t *testing.T) {
 				heap: heap, live: heap, collect: func() {}}
 			// A lost stop would end at the timeout instead, and say so.
 			opts := Options{Timeout: time.Minute}.withDefaults()
-			res := runWith(context.Background(), tt.code, []Tool{grow}, opts, mem)
+			res := runWith(context.Background(), tt.code, []Tool{grow}, opts, mem, false)
 			if res.Error == nil || res.Error.Kind != "memory" || !errors.Is(res.Error, ErrMemory) || !strings.Contains(res.Error.Message, "memory limit exceeded") {
 				t.Fatalf("error %+v, want the memory error", res.Error)
 			}

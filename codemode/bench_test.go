@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dop251/goja"
 )
@@ -146,6 +147,65 @@ func BenchmarkRuntimeStartGojaOnly(b *testing.B) {
 		vm := goja.New()
 		if _, err := vm.RunString("(function() { return 1 })()"); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// benchPool is a pool of one warm worker for the worker benchmarks.
+func benchPool(b *testing.B) *Pool {
+	p := NewPool(PoolOptions{Size: 1})
+	b.Cleanup(func() { p.Close() })
+	return p
+}
+
+// warmRun runs code in a warm worker: the timer stops while the pool
+// starts the next one, as between a model's calls.
+func warmRun(b *testing.B, p *Pool, code string, tools []Tool, opts Options) Result {
+	b.StopTimer()
+	for len(p.ready) == 0 {
+		time.Sleep(100 * time.Microsecond)
+	}
+	b.StartTimer()
+	return p.Run(context.Background(), code, tools, opts)
+}
+
+// BenchmarkPoolWarmStart: "return 1" in a warm worker (the round trip
+// over the pipe, the worker's esbuild and goja start, the process's end).
+// Its reference is BenchmarkRuntimeStart, the same in this process.
+func BenchmarkPoolWarmStart(b *testing.B) {
+	p := benchPool(b)
+	tools := []Tool{smallTool, {Name: "a", Call: smallTool.Call}, {Name: "b", Call: smallTool.Call}}
+	for b.Loop() {
+		if res := warmRun(b, p, "return 1", tools, Options{}); res.Error != nil {
+			b.Fatal(res.Error)
+		}
+	}
+}
+
+// BenchmarkPoolToolCallAwait: 1000 awaited tool calls in a worker, each
+// over the pipe to the server and back. ns/call minus
+// BenchmarkToolCallBridgeAwait's is what the pipe adds to a call.
+func BenchmarkPoolToolCallAwait(b *testing.B) {
+	const calls = 1000
+	p := benchPool(b)
+	code := fmt.Sprintf("let n = 0; for (let i = 0; i < %d; i++) n += (await tools.small({id: 'x'})).totalBytes; return n", calls)
+	for b.Loop() {
+		if res := warmRun(b, p, code, []Tool{smallTool}, Options{MaxCalls: calls}); res.Error != nil {
+			b.Fatal(res.Error)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*calls), "ns/call")
+}
+
+// BenchmarkPoolTranspile2KiB: a 2 KiB TypeScript script, transpiled and
+// compiled in a warm worker, that returns at once. Minus
+// BenchmarkPoolWarmStart, it is the transpile's cost in a worker.
+func BenchmarkPoolTranspile2KiB(b *testing.B) {
+	p := benchPool(b)
+	code := "if (Date.now() > 0) return 1;\n" + script2KiB
+	for b.Loop() {
+		if res := warmRun(b, p, code, nil, Options{}); res.Error != nil {
+			b.Fatal(res.Error)
 		}
 	}
 }

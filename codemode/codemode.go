@@ -183,12 +183,13 @@ func Run(ctx context.Context, code string, tools []Tool, opts Options) (res Resu
 		mem = newMemoryWatch(opts.MaxMemory)
 		defer lowerSoftLimit(opts.MaxMemory)()
 	}
-	return runWith(ctx, code, tools, opts, mem)
+	return runWith(ctx, code, tools, opts, mem, false)
 }
 
 // runWith is Run with its memory watch given (nil: none); opts has its
-// defaults.
-func runWith(ctx context.Context, code string, tools []Tool, opts Options, mem *memoryWatch) (res Result) {
+// defaults. bridged: the tools apply the bridge rule themselves (a
+// worker's, whose pool does), so the run does not.
+func runWith(ctx context.Context, code string, tools []Tool, opts Options, mem *memoryWatch, bridged bool) (res Result) {
 	res = Result{Retained: []Ref{}, Complete: true}
 	prg, cerr := compile(code)
 	if cerr != nil {
@@ -198,7 +199,7 @@ func runWith(ctx context.Context, code string, tools []Tool, opts Options, mem *
 
 	ctx, cancel := context.WithTimeoutCause(ctx, opts.Timeout, ErrTimeout)
 	defer cancel()
-	r := &run{ctx: ctx, opts: opts, res: &res, vm: goja.New()}
+	r := &run{ctx: ctx, opts: opts, res: &res, vm: goja.New(), bridged: bridged}
 	defer func() {
 		// A native function that panicked with something goja does not
 		// treat as a JavaScript exception: report it, never crash.
@@ -255,6 +256,9 @@ type run struct {
 	// memHit is closed when the memory watch stops the run (nil: no
 	// watch).
 	memHit <-chan struct{}
+	// bridged: the tools' caller applies the bridge rule (a worker's
+	// tools call the server, which does), not the run.
+	bridged bool
 
 	stringify, parse goja.Callable
 	errorCtor        goja.Value
@@ -402,7 +406,12 @@ func (r *run) tool(t Tool) func(goja.FunctionCall) goja.Value {
 		}
 		out, err := t.Call(r.ctx, args)
 		if err != nil {
-			if r.ctx.Err() != nil {
+			var stop *stopError
+			switch {
+			case errors.As(err, &stop):
+				// The pool says the run is over.
+				r.vm.Interrupt(stop.cause)
+			case r.ctx.Err() != nil:
 				// The run is over (timeout or cancel): the pending interrupt
 				// ends the script at its next step.
 				r.vm.Interrupt(ctxErr(r.ctx))
@@ -412,7 +421,10 @@ func (r *run) tool(t Tool) func(goja.FunctionCall) goja.Value {
 		if len(bytes.TrimSpace(out)) == 0 {
 			out = json.RawMessage("null")
 		}
-		text, isString := r.bridge(call, t.Name, args, out)
+		if !r.bridged {
+			applyBridge(r.ctx, r.opts, &r.res.Retained, call, t.Name, args, out)
+		}
+		text, isString := stringResult(out)
 		if isString {
 			return r.vm.ToValue(string(text))
 		}
@@ -449,20 +461,26 @@ func describeValue(v goja.Value) string {
 	return "a " + v.ExportType().String() + " " + fmt.Sprintf("(%.40s)", v.String())
 }
 
-// bridge applies the bridge rule to one nested result before the script
-// receives it: a copy the tool made itself is listed, and a result longer
-// than the budget is saved and listed. It returns the result's text, and
-// whether the result is a JSON string (the text is then the string itself).
-func (r *run) bridge(call int, tool string, args, out json.RawMessage) (text []byte, isString bool) {
-	text = out
+// stringResult returns a nested result's text: the string itself when
+// the result is a JSON string (isString), else the JSON.
+func stringResult(out json.RawMessage) (text []byte, isString bool) {
 	trimmed := bytes.TrimSpace(out)
-	switch {
-	case len(trimmed) > 0 && trimmed[0] == '"':
+	if len(trimmed) > 0 && trimmed[0] == '"' {
 		var s string
 		if json.Unmarshal(trimmed, &s) == nil {
-			text, isString = []byte(s), true
+			return []byte(s), true
 		}
-	case len(trimmed) > 0 && trimmed[0] == '{' && bytes.Contains(out, []byte(`"output_id"`)):
+	}
+	return out, false
+}
+
+// applyBridge applies the bridge rule to one nested result before the
+// script receives it: a copy the tool made itself is listed in retained,
+// and a result longer than the budget is saved and listed. In a worker
+// process the server applies it (Pool), never the worker.
+func applyBridge(ctx context.Context, opts Options, retained *[]Ref, call int, tool string, args, out json.RawMessage) {
+	text, isString := stringResult(out)
+	if trimmed := bytes.TrimSpace(out); !isString && len(trimmed) > 0 && trimmed[0] == '{' && bytes.Contains(out, []byte(`"output_id"`)) {
 		var own struct {
 			OutputID   string `json:"output_id"`
 			TotalBytes int64  `json:"totalBytes"`
@@ -473,22 +491,21 @@ func (r *run) bridge(call int, tool string, args, out json.RawMessage) (text []b
 			if own.Complete != nil {
 				ref.Complete = *own.Complete
 			}
-			r.res.Retained = append(r.res.Retained, ref)
+			*retained = append(*retained, ref)
 		}
 	}
-	if len(text) <= r.opts.Budget || r.opts.Save == nil {
-		return text, isString
+	if len(text) <= opts.Budget || opts.Save == nil {
+		return
 	}
-	saved, complete := capText(text, r.opts.CopyCap)
+	saved, complete := capText(text, opts.CopyCap)
 	ref := Ref{Call: call, Tool: tool, TotalBytes: int64(len(saved)), Complete: complete}
-	id, err := r.opts.Save(r.ctx, Copy{Call: call, Tool: tool, Args: args, Text: saved, Complete: complete})
+	id, err := opts.Save(ctx, Copy{Call: call, Tool: tool, Args: args, Text: saved, Complete: complete})
 	if err != nil {
 		ref.RecoveryError = "the retained copy could not be saved: " + err.Error()
 	} else {
 		ref.OutputID = id
 	}
-	r.res.Retained = append(r.res.Retained, ref)
-	return text, isString
+	*retained = append(*retained, ref)
 }
 
 // capText cuts b to at most max bytes at a UTF-8 boundary; complete is

@@ -78,4 +78,19 @@
 // loop (for (;;) await null) and a promise that never settles all end at
 // the timeout, or at the memory limit, reported as such.
 // Console output is kept up to a bound, with a note when it was cut.
+//
+// # Worker processes
+//
+// Run runs a script in the calling process. A Pool runs each script in a
+// worker process of its own instead (Pool.Run has Run's signature): a
+// child started with WorkerArg (by default this executable, whose main
+// calls WorkerMain), warmed up, sandboxed where the platform allows
+// (no_new_privs, Landlock, seccomp, root given up, rlimits: see
+// docs/codemode.md), and used for one script. The worker applies the
+// limits above itself; the operating system holds its data segment to
+// the memory bound plus 16 MiB (RLIMIT_DATA, Linux) and the server kills
+// it past its resident bound or its time. Tools run in the server, which
+// applies the bridge rule before the worker sees a result. A worker that
+// dies is the run's Error (kind "worker", or "memory" when the operating
+// system refused it memory), never the server's.
 package codemode

@@ -125,6 +125,19 @@ check(q.content[0].text === q.structuredContent.text && q._meta?.["scrollback/se
 const qbad = await client.callTool({ name: "query_tool_output", arguments: { id: jr.output_id, filter: ".items[" } });
 check(qbad.isError === true && /not valid jq/.test(qbad.content[0].text), "bad filter: " + JSON.stringify(qbad));
 
+// grep_tool_output finds the marker at an offset that reads it, counts it,
+// and in the JSON result (one line of about 80 KB) shows a window of at
+// most 1 KiB around a match whose offset reads the match.
+const g = (await client.callTool({ name: "grep_tool_output", arguments: { id: rc.output_id, pattern: marker } })).structuredContent;
+check(g.matches?.length === 1 && g.hasMore === false && g.matches[0].text.includes(marker), "grep for the marker: " + JSON.stringify(g));
+const gc = (await client.callTool({ name: "grep_tool_output", arguments: { id: rc.output_id, pattern: marker, count: true } })).structuredContent;
+check(gc.count === 1 && !("matches" in gc) && gc.complete === true, "grep count: " + JSON.stringify(gc));
+const gj = (await client.callTool({ name: "grep_tool_output", arguments: { id: jr.output_id, pattern: '"id":3999,' } })).structuredContent;
+const m = gj.matches?.[0];
+check(gj.matches?.length === 1 && m.truncated === true && Buffer.byteLength(m.text) <= 1024 && m.text.includes('"id":3999,'), "grep in a long line: " + JSON.stringify(gj));
+const at = (await client.callTool({ name: "read_tool_output", arguments: { id: jr.output_id, offset: m.offset, limit: 1024 } })).structuredContent;
+check(at.text.includes('"id":3999,'), "read_tool_output at the match's offset does not show it");
+
 writeFileSync(outFile, pages.join(""));
 console.log(JSON.stringify({ session, output_id: rc.output_id, totalBytes: rc.totalBytes, pages: pages.length, markerPage }));
 await client.close();

@@ -224,7 +224,15 @@ func TestTypeScriptClientHTTP(t *testing.T) {
 // it prints on stderr; the server is stopped when the test ends.
 func startHTTP(t *testing.T, bin, dir, db string, extraEnv ...string) string {
 	t.Helper()
-	cmd := exec.Command(bin, "mcp", "--http", "127.0.0.1:0", "--db", db)
+	return startHTTPArgs(t, bin, dir, []string{"mcp", "--http", "127.0.0.1:0", "--db", db}, extraEnv...)
+}
+
+// startHTTPArgs starts `scrollback ARGS...`, an MCP or proxy server over
+// HTTP, and returns the URL it prints on stderr; the server is stopped
+// when the test ends.
+func startHTTPArgs(t *testing.T, bin, dir string, args []string, extraEnv ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Env = env(dir, extraEnv...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -247,7 +255,7 @@ func startHTTP(t *testing.T, bin, dir, db string, extraEnv ...string) string {
 	urls := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
-		re := regexp.MustCompile(`serving MCP on (http://\S+/mcp)`)
+		re := regexp.MustCompile(`serving (?:MCP|\d+ upstream tools) on (http://\S+/mcp)`)
 		for sc.Scan() {
 			if m := re.FindStringSubmatch(sc.Text()); m != nil {
 				urls <- m[1]

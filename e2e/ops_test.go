@@ -68,8 +68,14 @@ func startServer(t *testing.T, bin, dir string, args ...string) *server {
 // proxy --http), and waits for it to print its address(es).
 func startServing(t *testing.T, bin, dir string, args ...string) *server {
 	t.Helper()
+	return startServingEnv(t, bin, dir, nil, args...)
+}
+
+// startServingEnv is startServing with extraEnv added to its environment.
+func startServingEnv(t *testing.T, bin, dir string, extraEnv []string, args ...string) *server {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = env(dir)
+	cmd.Env = env(dir, extraEnv...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +95,7 @@ func startServing(t *testing.T, bin, dir string, args ...string) *server {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(nil, 1<<20)
 		mcpRE := regexp.MustCompile(`serving .* on (http://\S+)/mcp \(`)
-		metricsRE := regexp.MustCompile(`metrics on (http://\S+)/metrics`)
+		metricsRE := regexp.MustCompile(`metrics on (http://[^\s"]+)/metrics`)
 		signalled := false
 		for sc.Scan() {
 			line := sc.Text()

@@ -137,13 +137,19 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// connectHTTP connects a Go SDK client to a streamable HTTP endpoint.
+// connectHTTP connects a Go SDK client to a streamable HTTP endpoint, at
+// protocol 2025-11-25: an MCP session of its own.
 func connectHTTP(t *testing.T, endpoint string, headers map[string]string) *mcp.ClientSession {
+	return connectHTTPAt(t, endpoint, headers, "2025-11-25")
+}
+
+// connectHTTPAt connects a Go SDK client asking for protocol version.
+func connectHTTPAt(t *testing.T, endpoint string, headers map[string]string, version string) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	tr := &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: headerTransport(headers)}}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, nil).Connect(ctx, tr, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, nil).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connecting to %s: %v", endpoint, err)
 	}
@@ -160,5 +166,73 @@ func decodeStructured(t *testing.T, res *mcp.CallToolResult, v any) {
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("structuredContent %s: %v", b, err)
+	}
+}
+
+// TestVacuumBlockedSaid: servers connected as a user that does not own
+// the tables (a team's usual set-up: one role migrates, the servers use
+// another that was granted the tables) say at start, and `stats` says,
+// that PostgreSQL's background VACUUM cannot run, with the statement
+// that mends it; the servers serve all the same.
+func TestVacuumBlockedSaid(t *testing.T) {
+	base := os.Getenv("SCROLLBACK_TEST_POSTGRES")
+	if base == "" {
+		if os.Getenv("SCROLLBACK_SKIP_POSTGRES") == "1" {
+			t.Skip("SCROLLBACK_SKIP_POSTGRES=1: PostgreSQL tests skipped")
+		}
+		t.Fatal("SCROLLBACK_TEST_POSTGRES is not set: run `eval \"$(.ci/postgres.sh)\"` first (or set SCROLLBACK_SKIP_POSTGRES=1 to skip)")
+	}
+	bin := binaryTest(t)
+	db := freshDatabase(t, base)
+	dir := t.TempDir()
+	// The owner migrates the schema: stats as the owner says nothing.
+	if out := mustRun(t, env(dir), bin, "stats", "--db", db); strings.Contains(out, "VACUUM") {
+		t.Fatalf("stats as the owner: %s", out)
+	}
+	var b [4]byte
+	rand.Read(b[:])
+	role := "scrollback_e2e_app_" + hex.EncodeToString(b[:])
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, q := range []string{
+		"CREATE ROLE " + role + " LOGIN",
+		"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO " + role,
+		"GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO " + role,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if c, err := pgx.Connect(ctx, db); err == nil {
+			c.Exec(ctx, "DROP OWNED BY "+role)
+			c.Close(ctx)
+		}
+		if c, err := pgx.Connect(ctx, base); err == nil {
+			c.Exec(ctx, "DROP ROLE IF EXISTS "+role)
+			c.Close(ctx)
+		}
+	})
+	u, _ := url.Parse(db)
+	u.User = url.User(role)
+	app := u.String()
+
+	out := mustRun(t, env(dir), bin, "stats", "--db", app)
+	if !strings.Contains(out, "background VACUUM") || !strings.Contains(out, "cannot run") || !strings.Contains(out, "ALTER TABLE chunks OWNER TO") {
+		t.Errorf("stats as the app's user says nothing of VACUUM:\n%s", out)
+	}
+	s := startServer(t, bin, dir, "--db", app)
+	if log := s.log.String(); !strings.Contains(log, "no background VACUUM") || !strings.Contains(log, role) {
+		t.Errorf("the server did not say at start that VACUUM cannot run:\n%s", log)
+	}
+	cs := connectHTTP(t, s.url, nil)
+	if res := callTool(t, cs, "run_command", map[string]any{"command": "seq 1 50000"}); res.IsError {
+		t.Errorf("the app's user cannot save: %s", textOf(res))
 	}
 }

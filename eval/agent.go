@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -16,18 +15,14 @@ import (
 // same words in both modes, so that only the tools differ.
 const systemPrompt = `You are an agent with tools. Use them to answer the user's question. When you have the answer, reply with it in plain text without calling a tool; say how sure you are when the evidence is incomplete.`
 
-// evidenceTools read or search a retained copy: an absence claimed after
-// one of them was looked for.
-var evidenceTools = []string{"read_tool_output", "grep_tool_output", "query_tool_output"}
-
 // RunResult is the outcome of one run of one scenario in one mode.
 type RunResult struct {
 	Scenario string `json:"scenario"`
 	Mode     Mode   `json:"mode"`
 	Run      int    `json:"run"`
-	// Correct: the answer passed its checker and every behaviour check.
-	Correct bool `json:"correct"`
-	// Why says what failed when Correct is false.
+	// Outcome is correct, uncertain or wrong (see Outcome).
+	Outcome Outcome `json:"outcome"`
+	// Why says what was wrong when Outcome is wrong.
 	Why string `json:"why,omitempty"`
 	// Answer is the model's final answer ("" when it gave none).
 	Answer string `json:"answer"`
@@ -44,6 +39,9 @@ type RunResult struct {
 	// report).
 	Transcript []Message `json:"-"`
 }
+
+// Correct reports whether the run's outcome is correct.
+func (r RunResult) Correct() bool { return r.Outcome == Correct }
 
 // Limits bound one run.
 type Limits struct {
@@ -81,11 +79,11 @@ func runOne(ctx context.Context, m Model, sc *Scenario, mode Mode, n int, lim Li
 	defer w.close()
 
 	system := systemPrompt
-	if w.instructions != "" {
-		system += "\n\n" + w.instructions
+	if in := w.instructions(); in != "" {
+		system += "\n\n" + in
 	}
 	history := []Message{{Role: "user", Text: w.expand(sc.Question)}}
-	looked := false // a retained copy was read or searched
+	searched := false // a full copy was read or searched
 	answered := false
 	for res.Turns < lim.Turns {
 		if res.InputTokens+res.OutputTokens >= lim.Tokens {
@@ -109,8 +107,8 @@ func runOne(ctx context.Context, m Model, sc *Scenario, mode Mode, n int, lim Li
 		for _, c := range reply.ToolCalls {
 			res.ToolCalls++
 			text, isErr := w.call(ctx, c, lim.ToolTimeout)
-			if !isErr && slices.Contains(evidenceTools, c.Name) {
-				looked = true
+			if searchedCopy(c, isErr) {
+				searched = true
 			}
 			history = append(history, Message{Role: "tool", ToolCallID: c.ID, Text: text, IsError: isErr})
 		}
@@ -121,25 +119,10 @@ func runOne(ctx context.Context, m Model, sc *Scenario, mode Mode, n int, lim Li
 	res.Transcript = history
 	res.WallMS = time.Since(start).Milliseconds()
 
-	// The checks, in the order a reader of the report would ask them.
-	for _, src := range sc.Source {
-		runs, reruns := w.runsOf(src)
-		res.SourceRuns += runs
-		res.ReRuns += reruns
-	}
-	switch {
-	case !answered:
-		res.Why = "gave up (" + res.GaveUp + ")"
-	case res.ReRuns > 0:
-		res.Why = fmt.Sprintf("re-ran the source %d time(s)", res.ReRuns)
-	case len(sc.Source) > 0 && res.SourceRuns == 0:
-		res.Why = "never ran the source"
-	case sc.Evidence && !looked:
-		res.Why = "answered before reading or searching a retained copy"
-	default:
-		ok, why := sc.Answer.Check(res.Answer)
-		res.Correct, res.Why = ok, why
-	}
+	runs, reruns := w.runs()
+	res.SourceRuns, res.ReRuns = runs, reruns
+	res.Outcome, res.Why = judge(sc, mode, verdict{answered: answered, gaveUp: res.GaveUp,
+		reruns: reruns, answer: res.Answer, searched: searched})
 	return res, nil
 }
 
@@ -148,7 +131,8 @@ func runOne(ctx context.Context, m Model, sc *Scenario, mode Mode, n int, lim Li
 // that does not exist, are tool errors the model reads, as real agents
 // report them.
 func (w *world) call(ctx context.Context, c ToolCall, timeout time.Duration) (string, bool) {
-	if !slices.ContainsFunc(w.tools, func(t Tool) bool { return t.Name == c.Name }) {
+	cs := w.route[c.Name]
+	if cs == nil {
 		var names []string
 		for _, t := range w.tools {
 			names = append(names, t.Name)
@@ -165,7 +149,7 @@ func (w *world) call(ctx context.Context, c ToolCall, timeout time.Duration) (st
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := w.cs.CallTool(ctx, &mcp.CallToolParams{Name: c.Name, Arguments: obj})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.Name, Arguments: obj})
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return fmt.Sprintf("Error: %s did not answer within %s.", c.Name, timeout), true

@@ -1,30 +1,39 @@
-// Package eval measures whether a model answers right through scrollback.
+// Package eval measures whether a model answers right through scrollback,
+// beside the baselines agents use without it.
 //
 // It runs a suite of scenarios — each a small data file under scenarios/,
-// embedded in the binary — against a model endpoint, in two modes side by
-// side:
+// embedded in the binary — against a model endpoint, in up to three modes
+// side by side:
 //
 //   - ModeScrollback: the tools exactly as `scrollback mcp` lists them
 //     (names, descriptions, input schemas and instructions taken from the
-//     server), called through an in-process MCP client session, so the real
-//     MCP path is exercised;
-//   - ModeTruncate, the baseline: the same model and scenario, where
-//     run_command shows only the first 24 KiB with an "[output truncated]"
-//     marker and no id, there is no reader, grep or Code Mode, and read_file
-//     sees only a 256 KiB prefix of the file, as agents without scrollback
-//     behave.
+//     server), and upstream MCP tools behind `scrollback proxy`, called
+//     through in-process MCP client sessions, so the real MCP path is
+//     exercised;
+//   - ModeSpill, the best agents' baseline (as Claude Code does): a result
+//     over 24 KiB is written to a file, and the model sees its first 2 KB
+//     and the file's path, with a shell and read_file to search it;
+//   - ModeTruncate, what agents did before: a 24 KiB head, no id, no reader.
 //
-// Each run gets a fresh working directory, a fresh temporary database and a
-// fresh session. A scenario declares its setup (files and counting scripts,
-// generated deterministically), the user's question, a checker for the final
-// answer, and behaviour checks: the source ran exactly once (counted by the
-// script itself), and, where the right answer is an absence, a copy was read
-// or searched before it was claimed.
+// A scenario declares its client: ClientAgent (a shell and read_file in
+// every mode) or ClientChat (only the upstream MCP tools, plus scrollback's
+// readers in scrollback mode). Sealed scenarios' output exists only once:
+// the harness serves each sealed output once, over a local HTTP server (a
+// second fetch answers 410 Gone) or through an upstream MCP tool, and
+// counts a second serve as a re-run.
+//
+// Each run gets a fresh working directory; the store, a fresh database and
+// session, lives outside it. A run is Correct (the true answer, whatever
+// route found it), Uncertain (it said it cannot tell, where the evidence
+// really is lost in that mode) or Wrong; an absence is right only after a
+// full copy was searched. The report gives per scenario and mode the three
+// counts, re-runs, tool calls, tokens and input tokens per correct answer.
 //
 // Models are reached through the official SDKs: OpenAI-compatible Chat
 // Completions with github.com/openai/openai-go/v3 (OpenAI, ollama, vLLM,
 // llama.cpp's server, LM Studio, OpenRouter) and Anthropic's Messages API
-// with github.com/anthropics/anthropic-sdk-go/v2. Package evaltest serves a
-// scripted model over both protocols, which the tests use to prove that
-// every checker can fail.
+// with github.com/anthropics/anthropic-sdk-go/v2. That is why the package
+// is built into cmd/scrollback-eval and never into the scrollback binary.
+// Package evaltest serves a scripted model over both protocols, which the
+// tests use to prove that every checker can fail.
 package eval

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,62 +46,128 @@ func models(t testing.TB, p evaltest.Policy) map[string]eval.Model {
 
 func TestSuite(t *testing.T) {
 	all := scenarios(t)
-	if len(all) < 17 {
-		t.Errorf("%d scenarios, want at least 17", len(all))
+	if len(all) < 30 {
+		t.Errorf("%d scenarios, want at least 30", len(all))
 	}
+	sealed, chat := 0, 0
 	for _, sc := range all {
-		if sc.About == "" || len(sc.Source) == 0 && sc.Setup.Foreign == "" && !strings.Contains(sc.Question, "file") {
-			t.Errorf("%s: every scenario says what it is about, and names its source unless it reads a file or another session", sc.Name)
+		if sc.About == "" {
+			t.Errorf("%s: every scenario says what it is about", sc.Name)
 		}
+		// The checker accepts the true value, as a model would phrase it.
+		if truth := sc.Answer.Exact + sc.Answer.Number; truth != "" {
+			if ok, why := sc.Answer.Check("The answer is " + truth + "."); !ok {
+				t.Errorf("%s: the checker refuses the true value %s: %s", sc.Name, truth, why)
+			}
+		}
+		if !slices.ContainsFunc(sc.Policy.Start, func(c eval.Call) bool { return c.Tool != "read_file" && c.Tool != "read_tool_output" }) {
+			t.Errorf("%s: every scenario runs a source: a command, a script or an upstream tool", sc.Name)
+		}
+		if sc.Sealed {
+			sealed++
+			if !sc.PastCut || !sc.LostIn(eval.ModeTruncate) {
+				t.Errorf("%s: a sealed scenario's evidence lies past the cut and is lost to truncate", sc.Name)
+			}
+		}
+		if sc.Client == eval.ClientChat {
+			chat++
+			if !sc.Sealed || sc.PastCut && !sc.LostIn(eval.ModeSpill) {
+				t.Errorf("%s: a chat client has no shell: its sources are sealed, and spill shows it what truncate does", sc.Name)
+			}
+		}
+	}
+	if sealed < 14 || chat < 8 {
+		t.Errorf("%d sealed and %d chat scenarios, want at least 14 and 8", sealed, chat)
 	}
 }
 
-// The diligent policy answers every scenario right through scrollback, and
-// fails, in the truncate baseline, every scenario whose evidence lies past
-// the cut: the checkers can tell the two modes apart. The lazy policy, which
-// answers from the preview, fails every scenario whose evidence is not in
-// the preview, in both modes: every such checker can fail.
+// run runs every scenario once in mode with policy p and returns the runs.
+func runPolicy(t *testing.T, p evaltest.Policy, mode eval.Mode, scs []*eval.Scenario) []eval.RunResult {
+	t.Helper()
+	m := models(t, p)["openai"]
+	rep, err := eval.Run(context.Background(), eval.Config{Model: m, Scenarios: scs, Modes: []eval.Mode{mode}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep.Runs
+}
+
+// The scripted policies against the whole suite, in every mode, prove that
+// the checkers and the scoring can tell the modes and the policies apart:
+//
+//   - diligent passes every scenario through scrollback: correct, or
+//     uncertain where the evidence is lost even there; in the baselines it
+//     is correct where the evidence is not past the cut (truncate) or was
+//     saved to a file (spill, for an agent), and otherwise uncertain where
+//     the evidence is lost and wrong where it was there to be found;
+//   - lazy, which answers from the first screen, is never correct;
+//   - tee, the careful shell agent, passes every file-backed scenario in
+//     truncate mode and no sealed one;
+//   - twice, which runs each source twice, is wrong with a re-run counted
+//     in every scenario.
 func TestPoliciesAgainstTheSuite(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs the whole suite four times")
+		t.Skip("runs the whole suite eight times")
 	}
 	all := scenarios(t)
+	byName := map[string]*eval.Scenario{}
+	for _, sc := range all {
+		byName[sc.Name] = sc
+	}
+	// Spill saves results to files, which diligent greps; what was never a
+	// result it cannot save.
+	spillMisses := map[string]string{
+		"json-byte-offset": "the evidence is in a file, one line of 2 MB, past the baseline read_file's 2,000-character line cut",
+		"code-slice":       "there is no run_code outside scrollback, and diligent does not work around it",
+		"code-second-id":   "there is no run_code outside scrollback, and diligent does not work around it",
+	}
+	diligent := func(mode eval.Mode) func(*eval.Scenario) eval.Outcome {
+		return func(sc *eval.Scenario) eval.Outcome {
+			spilled := sc.Client == eval.ClientAgent && spillMisses[sc.Name] == ""
+			seen := mode == eval.ModeScrollback || !sc.PastCut || mode == eval.ModeSpill && spilled
+			switch {
+			case sc.LostIn(mode):
+				return eval.Uncertain
+			case seen:
+				return eval.Correct
+			}
+			return eval.Wrong
+		}
+	}
 	for _, tc := range []struct {
 		policy string
 		mode   eval.Mode
-		// must says whether a scenario's run must be correct (+1), must be
-		// wrong (-1), or may be either (0).
-		must func(*eval.Scenario) int
+		want   func(*eval.Scenario) eval.Outcome // "" = anything but correct
 	}{
-		{"diligent", eval.ModeScrollback, func(*eval.Scenario) int { return +1 }},
-		{"diligent", eval.ModeTruncate, func(sc *eval.Scenario) int { return map[bool]int{true: -1, false: +1}[sc.PastCut] }},
-		{"lazy", eval.ModeScrollback, func(sc *eval.Scenario) int { return map[bool]int{true: -1, false: 0}[sc.PastPreview || sc.Evidence] }},
-		{"lazy", eval.ModeTruncate, func(sc *eval.Scenario) int {
-			return map[bool]int{true: -1, false: 0}[sc.PastCut || sc.PastPreview || sc.Evidence]
+		{"diligent", eval.ModeScrollback, diligent(eval.ModeScrollback)},
+		{"diligent", eval.ModeSpill, diligent(eval.ModeSpill)},
+		{"diligent", eval.ModeTruncate, diligent(eval.ModeTruncate)},
+		{"lazy", eval.ModeScrollback, func(*eval.Scenario) eval.Outcome { return eval.Wrong }},
+		{"lazy", eval.ModeSpill, func(*eval.Scenario) eval.Outcome { return eval.Wrong }},
+		{"lazy", eval.ModeTruncate, func(*eval.Scenario) eval.Outcome { return eval.Wrong }},
+		{"tee", eval.ModeTruncate, func(sc *eval.Scenario) eval.Outcome {
+			if sc.Sealed {
+				return ""
+			}
+			return eval.Correct
 		}},
+		{"twice", eval.ModeScrollback, func(*eval.Scenario) eval.Outcome { return eval.Wrong }},
 	} {
 		t.Run(tc.policy+"/"+string(tc.mode), func(t *testing.T) {
-			m := models(t, evaltest.Policies[tc.policy])["openai"]
-			rep, err := eval.Run(context.Background(), eval.Config{Model: m, Scenarios: all, Modes: []eval.Mode{tc.mode}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			byName := map[string]*eval.Scenario{}
-			for _, sc := range all {
-				byName[sc.Name] = sc
-			}
-			for _, r := range rep.Runs {
-				switch tc.must(byName[r.Scenario]) {
-				case +1:
-					if !r.Correct {
-						t.Errorf("%s: wrong (%s); answer %q", r.Scenario, r.Why, r.Answer)
-					}
-				case -1:
-					if r.Correct {
-						t.Errorf("%s: correct (%q), but this policy cannot have the evidence in this mode", r.Scenario, r.Answer)
-					}
+			for _, r := range runPolicy(t, evaltest.Policies[tc.policy], tc.mode, all) {
+				sc := byName[r.Scenario]
+				want := tc.want(sc)
+				switch {
+				case want == "" && r.Outcome == eval.Correct:
+					t.Errorf("%s: correct (%q), but this policy cannot have the evidence in this mode", r.Scenario, r.Answer)
+				case want != "" && r.Outcome != want:
+					t.Errorf("%s: %s (%s), want %s; answer %q", r.Scenario, r.Outcome, r.Why, want, r.Answer)
 				}
-				if r.ReRuns != 0 {
+				if tc.policy == "twice" {
+					if r.ReRuns < 1 || !strings.Contains(r.Why, "re-ran") {
+						t.Errorf("%s: %d re-runs (%s), want a re-run counted and the run wrong for it", r.Scenario, r.ReRuns, r.Why)
+					}
+				} else if r.ReRuns != 0 {
 					t.Errorf("%s: %d re-runs", r.Scenario, r.ReRuns)
 				}
 			}
@@ -120,7 +187,7 @@ func TestAnthropicProvider(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range rep.Runs {
-		if !r.Correct {
+		if r.Outcome == eval.Wrong {
 			t.Errorf("%s: wrong (%s); answer %q", r.Scenario, r.Why, r.Answer)
 		}
 		if r.InputTokens == 0 || r.OutputTokens == 0 {
@@ -148,8 +215,8 @@ func TestMalformedArguments(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := rep.Runs[0]
-			if !r.Correct {
-				t.Errorf("wrong (%s): %q", r.Why, r.Answer)
+			if !r.Correct() {
+				t.Errorf("%s (%s): %q", r.Outcome, r.Why, r.Answer)
 			}
 			var saw bool
 			for _, msg := range r.Transcript {
@@ -174,7 +241,7 @@ func TestTurnLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rep.Runs[0]
-	if r.Correct || r.GaveUp != "turn limit" || r.Turns != 5 || r.Why != "gave up (turn limit)" {
+	if r.Outcome != eval.Wrong || r.GaveUp != "turn limit" || r.Turns != 5 || r.Why != "gave up (turn limit)" {
 		t.Errorf("run %+v, want a failed run that gave up at 5 turns", r)
 	}
 }
@@ -220,39 +287,55 @@ func TestEndpointFailures(t *testing.T) {
 	}
 }
 
-// The report sums the runs: per scenario and mode, then totals; --out keeps
-// each transcript; the Markdown, JSON and HTML say the same.
+// The report sums the runs: per scenario and mode, then totals with 95%
+// intervals over the passes; --out keeps each transcript; the Markdown,
+// JSON and HTML say the same, the modes side by side.
 func TestReport(t *testing.T) {
 	m := models(t, evaltest.Diligent{})["openai"]
 	out := t.TempDir()
 	var progress bytes.Buffer
-	rep, err := eval.Run(context.Background(), eval.Config{Model: m, Scenarios: pick(t, "paginated-source", "foreign-id"),
+	rep, err := eval.Run(context.Background(), eval.Config{Model: m, Scenarios: pick(t, "paginated-source", "head-pipeline", "proxied-json"),
 		Runs: 2, Progress: &progress, OutDir: out})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Runs) != 8 || len(rep.Rows) != 4 || len(rep.Totals) != 2 {
-		t.Fatalf("%d runs, %d rows, %d totals; want 8, 4, 2", len(rep.Runs), len(rep.Rows), len(rep.Totals))
+	if len(rep.Runs) != 18 || len(rep.Rows) != 9 || len(rep.Totals) != 3 {
+		t.Fatalf("%d runs, %d rows, %d totals; want 18, 9, 3", len(rep.Runs), len(rep.Rows), len(rep.Totals))
 	}
-	// paginated-source: 2 calls (pages 1 and 2, where the item is), right in
-	// both modes; foreign-id: right through scrollback only.
-	want := map[string][2]int{"paginated-source/scrollback": {2, 2}, "paginated-source/truncate": {2, 2},
-		"foreign-id/scrollback": {2, 1}, "foreign-id/truncate": {0, 1}}
+	// paginated-source: pages 1 and 2 (where the item is), whole in every
+	// mode; head-pipeline: the stream was cut before anyone saw it, so
+	// "cannot tell" is the honest answer in every mode; proxied-json: a chat
+	// client finds it only through scrollback.
+	type want struct{ correct, uncertain, calls int }
+	wants := map[string]want{
+		"paginated-source/scrollback": {2, 0, 2}, "paginated-source/spill": {2, 0, 2}, "paginated-source/truncate": {2, 0, 2},
+		"head-pipeline/scrollback": {0, 2, 1}, "head-pipeline/spill": {0, 2, 1}, "head-pipeline/truncate": {0, 2, 1},
+		"proxied-json/scrollback": {2, 0, 2}, "proxied-json/spill": {0, 2, 1}, "proxied-json/truncate": {0, 2, 1},
+	}
 	for _, r := range rep.Rows {
-		w := want[r.Scenario+"/"+string(r.Mode)]
-		if r.N != 2 || r.Correct != w[0] || r.MeanCalls != float64(w[1]) {
-			t.Errorf("row %+v, want 2 runs, %d correct, %d calls each", r, w[0], w[1])
+		w := wants[r.Scenario+"/"+string(r.Mode)]
+		if r.N != 2 || r.Correct != w.correct || r.Uncertain != w.uncertain || r.Wrong != 0 || r.MeanCalls != float64(w.calls) || r.ReRuns != 0 {
+			t.Errorf("row %s/%s: %d runs, %d correct, %d uncertain, %d wrong, %.1f calls, %d re-runs; want 2, %d, %d, 0, %d, 0",
+				r.Scenario, r.Mode, r.N, r.Correct, r.Uncertain, r.Wrong, r.MeanCalls, r.ReRuns, w.correct, w.uncertain, w.calls)
+		}
+		switch {
+		case r.Correct == 0 && r.InputTokensPerCorrect != nil:
+			t.Errorf("row %s/%s: no correct run, yet input tokens per correct %v", r.Scenario, r.Mode, *r.InputTokensPerCorrect)
+		case r.Correct > 0 && (r.InputTokensPerCorrect == nil || *r.InputTokensPerCorrect != float64(r.InputTokens)/float64(r.Correct)):
+			t.Errorf("row %s/%s: input tokens per correct %v, want %d/%d", r.Scenario, r.Mode, r.InputTokensPerCorrect, r.InputTokens, r.Correct)
 		}
 	}
-	if tot := rep.Totals[0]; tot.Mode != eval.ModeScrollback || tot.N != 4 || tot.Correct != 4 || tot.MeanCalls != 1.5 {
+	tot := rep.Totals[0]
+	if tot.Mode != eval.ModeScrollback || tot.N != 6 || tot.Correct != 4 || tot.Uncertain != 2 || tot.CorrectCI95 == nil || *tot.CorrectCI95 != [2]float64{2, 2} ||
+		tot.InputTokensPerCorrect == nil || tot.InputTokensPerCorrectCI95 == nil {
 		t.Errorf("scrollback total %+v", tot)
 	}
-	if lines := strings.Count(progress.String(), "\n"); lines != 8 {
-		t.Errorf("%d progress lines, want 8:\n%s", lines, progress.String())
+	if lines := strings.Count(progress.String(), "\n"); lines != 18 {
+		t.Errorf("%d progress lines, want 18:\n%s", lines, progress.String())
 	}
 	files, _ := filepath.Glob(filepath.Join(out, "*.jsonl"))
-	if len(files) != 8 {
-		t.Errorf("%d transcripts in --out, want 8", len(files))
+	if len(files) != 18 {
+		t.Errorf("%d transcripts in --out, want 18", len(files))
 	}
 	data, err := os.ReadFile(filepath.Join(out, "paginated-source-scrollback-1.jsonl"))
 	if err != nil {
@@ -260,13 +343,31 @@ func TestReport(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 	var last struct{ Result eval.RunResult }
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || !last.Result.Correct || len(lines) != 1+2*2+1+1 {
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || !last.Result.Correct() || len(lines) != 1+2*2+1+1 {
 		t.Errorf("transcript of %d lines, last %s", len(lines), lines[len(lines)-1])
+	}
+
+	// The JSON rows hold the contract's fields.
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var generic struct{ Rows, Totals []map[string]any }
+	if err := json.Unmarshal(b, &generic); err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range append(generic.Rows, generic.Totals...) {
+		for _, k := range []string{"correct", "uncertain", "wrong", "reruns", "input_tokens", "output_tokens", "input_tokens_per_correct"} {
+			if _, ok := row[k]; !ok {
+				t.Errorf("a JSON row lacks %q: %v", k, row)
+			}
+		}
 	}
 
 	var md bytes.Buffer
 	rep.WriteMarkdown(&md)
-	for _, s := range []string{"| paginated-source | scrollback | 2/2 | 2.0 | 0 |", "| foreign-id | truncate | 0/2 |", "| **total** | scrollback | 4/4 |"} {
+	for _, s := range []string{"| paginated-source | agent | scrollback | 2/2 | 0 | 0 | 0 | 2.0 |", "| head-pipeline | agent, sealed | truncate | 0/2 | 2 | 0 | 0 | 1.0 |",
+		"| proxied-json | chat, sealed | spill | 0/2 | 2 | 0 |", "| **total** |  | scrollback | 4/6 | 2 | 0 | 0 |", "- scrollback: correct answers per pass 2.0–2.0"} {
 		if !strings.Contains(md.String(), s) {
 			t.Errorf("markdown lacks %q:\n%s", s, md.String())
 		}
@@ -275,7 +376,8 @@ func TestReport(t *testing.T) {
 	if err := rep.WriteHTML(&page); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"<svg", eval.ColorScrollback, eval.ColorTruncate, "<details>", "foreign-id · truncate · run 2"} {
+	for _, s := range []string{"<svg", eval.ColorScrollback, eval.ColorSpill, eval.ColorTruncate, "<details>", "proxied-json · truncate · run 2",
+		"<th>scrollback</th><th>spill</th><th>truncate</th>", "tok/correct"} {
 		if !strings.Contains(page.String(), s) {
 			t.Errorf("page lacks %q", s)
 		}

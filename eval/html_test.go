@@ -66,7 +66,7 @@ func TestHTMLInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []string{eval.ColorScrollback, eval.ColorTruncate} {
+	for _, c := range []string{eval.ColorScrollback, eval.ColorSpill, eval.ColorTruncate} {
 		if n := countColor(img, c); n < 300 {
 			t.Errorf("the screenshot has %d pixels of %s: the chart's bars are not drawn", n, c)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -14,7 +15,7 @@ import (
 type Config struct {
 	Model     Model
 	Scenarios []*Scenario
-	// Modes run side by side, in this order; nil = both.
+	// Modes run side by side, in this order; nil = AllModes.
 	Modes []Mode
 	// Runs is how often each scenario runs in each mode; 0 = 1.
 	Runs   int
@@ -46,16 +47,59 @@ type Settings struct {
 // Row sums the runs of one scenario in one mode (or, in Totals, of every
 // scenario in one mode).
 type Row struct {
-	Scenario     string  `json:"scenario,omitempty"`
-	Title        string  `json:"title,omitempty"`
-	Mode         Mode    `json:"mode"`
-	N            int     `json:"n"`
-	Correct      int     `json:"correct"`
-	MeanCalls    float64 `json:"mean_tool_calls"`
+	Scenario string `json:"scenario,omitempty"`
+	Title    string `json:"title,omitempty"`
+	Client   Client `json:"client,omitempty"`
+	Sealed   bool   `json:"sealed,omitempty"`
+	Mode     Mode   `json:"mode"`
+	// N is the number of runs.
+	N         int `json:"n"`
+	Correct   int `json:"correct"`
+	Uncertain int `json:"uncertain"`
+	Wrong     int `json:"wrong"`
+	// ReRuns counts runs of a source that repeated an earlier one.
 	ReRuns       int     `json:"reruns"`
+	ToolCalls    int     `json:"tool_calls"`
+	MeanCalls    float64 `json:"mean_tool_calls"`
 	InputTokens  int64   `json:"input_tokens"`
 	OutputTokens int64   `json:"output_tokens"`
-	WallMS       int64   `json:"wall_ms"`
+	// InputTokensPerCorrect is InputTokens over Correct: what one right
+	// answer cost, wrong and uncertain runs included. null when no run was
+	// correct.
+	InputTokensPerCorrect *float64 `json:"input_tokens_per_correct"`
+	WallMS                int64    `json:"wall_ms"`
+	// In Totals, when each scenario ran more than once: 95% intervals
+	// (Student's t over the passes of the suite) of the correct answers in
+	// one pass, and of the input tokens per correct answer.
+	CorrectCI95               *[2]float64 `json:"correct_ci95,omitempty"`
+	InputTokensPerCorrectCI95 *[2]float64 `json:"input_tokens_per_correct_ci95,omitempty"`
+}
+
+func (r *Row) add(x RunResult) {
+	r.N++
+	switch x.Outcome {
+	case Correct:
+		r.Correct++
+	case Uncertain:
+		r.Uncertain++
+	default:
+		r.Wrong++
+	}
+	r.ReRuns += x.ReRuns
+	r.ToolCalls += x.ToolCalls
+	r.InputTokens += x.InputTokens
+	r.OutputTokens += x.OutputTokens
+	r.WallMS += x.WallMS
+}
+
+func (r *Row) finish() {
+	if r.N > 0 {
+		r.MeanCalls = float64(r.ToolCalls) / float64(r.N)
+	}
+	if r.Correct > 0 {
+		v := float64(r.InputTokens) / float64(r.Correct)
+		r.InputTokensPerCorrect = &v
+	}
 }
 
 // Run runs every scenario of cfg in every mode, Runs times each. Its error
@@ -66,7 +110,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("eval: no model")
 	}
 	if len(cfg.Modes) == 0 {
-		cfg.Modes = []Mode{ModeScrollback, ModeTruncate}
+		cfg.Modes = AllModes
 	}
 	cfg.Runs = max(cfg.Runs, 1)
 	lim := cfg.Limits.withDefaults()
@@ -102,64 +146,100 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 		}
 	}
-	rep.summarize(cfg.Scenarios, cfg.Modes)
+	rep.summarize(cfg.Scenarios, cfg.Modes, cfg.Runs)
 	return rep, nil
 }
 
 func outcome(r RunResult) string {
-	verdict := "correct"
-	if !r.Correct {
-		verdict = "wrong: " + r.Why
+	verdict := string(r.Outcome)
+	if r.Why != "" {
+		verdict += ": " + r.Why
 	}
 	return fmt.Sprintf("%s (%d tool calls, %d re-runs, %d tokens, %.1f s)",
 		verdict, r.ToolCalls, r.ReRuns, r.InputTokens+r.OutputTokens, float64(r.WallMS)/1000)
 }
 
-func (rep *Report) summarize(scs []*Scenario, modes []Mode) {
-	totals := map[Mode]*Row{}
-	totalCalls := map[Mode]int{}
-	for _, m := range modes {
-		totals[m] = &Row{Mode: m}
-	}
+func (rep *Report) summarize(scs []*Scenario, modes []Mode, runs int) {
 	for _, sc := range scs {
 		for _, m := range modes {
-			row := Row{Scenario: sc.Name, Title: sc.Title, Mode: m}
-			calls := 0
+			row := Row{Scenario: sc.Name, Title: sc.Title, Client: sc.Client, Sealed: sc.Sealed, Mode: m}
 			for _, r := range rep.Runs {
-				if r.Scenario != sc.Name || r.Mode != m {
-					continue
+				if r.Scenario == sc.Name && r.Mode == m {
+					row.add(r)
 				}
-				row.N++
-				if r.Correct {
-					row.Correct++
-				}
-				calls += r.ToolCalls
-				row.ReRuns += r.ReRuns
-				row.InputTokens += r.InputTokens
-				row.OutputTokens += r.OutputTokens
-				row.WallMS += r.WallMS
 			}
-			if row.N > 0 {
-				row.MeanCalls = float64(calls) / float64(row.N)
-			}
+			row.finish()
 			rep.Rows = append(rep.Rows, row)
-			t := totals[m]
-			totalCalls[m] += calls
-			t.N += row.N
-			t.Correct += row.Correct
-			t.ReRuns += row.ReRuns
-			t.InputTokens += row.InputTokens
-			t.OutputTokens += row.OutputTokens
-			t.WallMS += row.WallMS
 		}
 	}
 	for _, m := range modes {
-		t := totals[m]
-		if t.N > 0 {
-			t.MeanCalls = float64(totalCalls[m]) / float64(t.N)
+		t := Row{Mode: m}
+		// One pass of the suite per run number: its correct answers and
+		// its input tokens per correct answer.
+		correct := make([]float64, runs)
+		input := make([]float64, runs)
+		for _, r := range rep.Runs {
+			if r.Mode != m {
+				continue
+			}
+			t.add(r)
+			if r.Outcome == Correct {
+				correct[r.Run-1]++
+			}
+			input[r.Run-1] += float64(r.InputTokens)
 		}
-		rep.Totals = append(rep.Totals, *t)
+		t.finish()
+		if runs > 1 {
+			lo, hi := interval95(correct)
+			t.CorrectCI95 = &[2]float64{max(lo, 0), min(hi, float64(len(scs)))}
+			var per []float64
+			for i := range runs {
+				if correct[i] > 0 {
+					per = append(per, input[i]/correct[i])
+				}
+			}
+			if len(per) > 1 {
+				lo, hi := interval95(per)
+				t.InputTokensPerCorrectCI95 = &[2]float64{max(lo, 0), hi}
+			}
+		}
+		rep.Totals = append(rep.Totals, t)
 	}
+}
+
+// interval95 is the 95% interval of the mean of xs, by Student's t.
+func interval95(xs []float64) (lo, hi float64) {
+	n := float64(len(xs))
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	mean := sum / n
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	half := tQuantile975(len(xs)-1) * math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+	return mean - half, mean + half
+}
+
+// tQuantile975 is the 97.5th percentile of Student's t with df degrees of
+// freedom.
+func tQuantile975(df int) float64 {
+	table := []float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+		2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
+	switch {
+	case df < 1:
+		return math.Inf(1)
+	case df <= len(table):
+		return table[df-1]
+	case df <= 60:
+		return 2.000
+	case df <= 120:
+		return 1.980
+	}
+	return 1.960
 }
 
 // writeTranscript writes one run's conversation to DIR/SCENARIO-MODE-N.jsonl:

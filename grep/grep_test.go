@@ -7,98 +7,33 @@ import (
 	"io"
 	"reflect"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
-	"unicode/utf8"
+
+	"github.com/scrollback-dev/scrollback/grep/greptest"
 )
 
-// naiveLine is a line of the copy as the reference sees it.
-type naiveLine struct {
-	num     int64
-	off     int64
-	content []byte // without "\n" and a "\r" before it
+// ref is what the reference (greptest) says Search should return: every
+// match, with k lines of context, each line shown with textBytes.
+func ref(data []byte, re *regexp.Regexp, k, textBytes int) []greptest.Match {
+	return greptest.Matches(data, re, k, textBytes)
 }
 
-// naiveLines splits data into lines the simplest way: the whole copy in
-// memory, strings.Split style.
-func naiveLines(data []byte) []naiveLine {
-	var ls []naiveLine
-	if len(data) == 0 {
-		return nil
-	}
-	parts := bytes.Split(data, []byte("\n"))
-	if data[len(data)-1] == '\n' {
-		parts = parts[:len(parts)-1]
-	}
-	off := int64(0)
-	for i, p := range parts {
-		c := p
-		terminated := off+int64(len(p)) < int64(len(data))
-		if terminated && len(c) > 0 && c[len(c)-1] == '\r' {
-			c = c[:len(c)-1]
+// asRef converts Search's matches to the reference's type.
+func asRef(ms []Match) []greptest.Match {
+	shown := func(ls []Line) []greptest.Shown {
+		var out []greptest.Shown
+		for _, l := range ls {
+			out = append(out, greptest.Shown(l))
 		}
-		ls = append(ls, naiveLine{num: int64(i + 1), off: off, content: c})
-		off += int64(len(p)) + 1
+		return out
 	}
-	return ls
-}
-
-// naiveCut returns the longest prefix of b of at most limit bytes that
-// ends on a character boundary, decoding from the start: a valid sequence
-// is one character, any other byte a character of its own.
-func naiveCut(b []byte, limit int) ([]byte, bool) {
-	if len(b) <= limit {
-		return b, false
+	out := []greptest.Match{}
+	for _, m := range ms {
+		out = append(out, greptest.Match{Shown: greptest.Shown(m.Line), Before: shown(m.Before), After: shown(m.After)})
 	}
-	n := 0
-	for n < len(b) {
-		_, size := utf8.DecodeRune(b[n:])
-		if n+size > limit {
-			break
-		}
-		n += size
-	}
-	return b[:n], true
-}
-
-// naiveShow is what a result shows of a line.
-func naiveShow(l naiveLine, maxLine, textBytes int) Line {
-	c, long := naiveCut(l.content, maxLine)
-	t, cut := naiveCut(c, textBytes)
-	return Line{Number: l.num, Offset: l.off, Text: validEach(t), Truncated: long || cut}
-}
-
-// validEach replaces every byte that is not part of a valid sequence with
-// U+FFFD.
-func validEach(b []byte) string {
-	var sb strings.Builder
-	for len(b) > 0 {
-		r, size := utf8.DecodeRune(b)
-		sb.WriteRune(r) // RuneError for an invalid byte
-		b = b[size:]
-	}
-	return sb.String()
-}
-
-// naive returns every match of re in data with k lines of context.
-func naive(data []byte, re *regexp.Regexp, k, maxLine, textBytes int) []Match {
-	ls := naiveLines(data)
-	ms := []Match{}
-	for i, l := range ls {
-		c, _ := naiveCut(l.content, maxLine)
-		if !re.Match(c) {
-			continue
-		}
-		m := Match{Line: naiveShow(l, maxLine, textBytes)}
-		for j := max(0, i-k); j < i; j++ {
-			m.Before = append(m.Before, naiveShow(ls[j], maxLine, textBytes))
-		}
-		for j := i + 1; j < len(ls) && j <= i+k; j++ {
-			m.After = append(m.After, naiveShow(ls[j], maxLine, textBytes))
-		}
-		ms = append(ms, m)
-	}
-	return ms
+	return out
 }
 
 // walk searches data from 0, following NextOffset, and returns every
@@ -143,17 +78,20 @@ func walk(t testing.TB, data []byte, re *regexp.Regexp, opts Options) []Match {
 	}
 }
 
-func TestSearchMatchesNaive(t *testing.T) {
+func TestSearchMatchesReference(t *testing.T) {
 	data := []byte("alpha\nbeta error\r\n\nerror: gamma\nδέλτα error\n\xff\xfe error \xe2\x82\n" +
-		strings.Repeat("x", 40) + " error in a long line\nlast error")
-	patterns := []string{"error", "(?i)ERROR", "^error", "error$", "err.r", "", "δ", `\x{FFFD}`, "nothing", `\berror\b`, "(?i)Δ", "ror: g"}
+		strings.Repeat("x", 40) + " error in a long line\nlast error\n" +
+		strings.Repeat("é", 30) + "error" + strings.Repeat("日", 20) + "\r\n" + strings.Repeat("y", 100) + "error\r")
+	patterns := []string{"error", "(?i)ERROR", "^error", "error$", "err.r", "", "δ", `\x{FFFD}`, "nothing", `\berror\b`, "(?i)Δ", "ror: g",
+		"^error$", "^last error$", `^x+ error`, `error\r$`, `\Aalpha\z`, `日$`, `(?i)^Y+ERROR`}
 	for _, p := range patterns {
 		re := regexp.MustCompile(p)
 		for _, k := range []int{0, 1, 3} {
 			for _, mx := range []int{0, 1, 2} {
-				opts := Options{Context: k, Max: mx, MaxLine: 30, TextBytes: 12, chunk: 7}
-				got := walk(t, data, re, opts)
-				want := naive(data, re, k, 30, 12)
+				// Lines over 30 bytes are streamed, over 12 shown as windows.
+				opts := Options{Context: k, Max: mx, lineMemory: 30, TextBytes: 12, chunk: 7}
+				got := asRef(walk(t, data, re, opts))
+				want := ref(data, re, k, 12)
 				if !reflect.DeepEqual(got, want) {
 					t.Errorf("pattern %q context %d max %d:\n got %+v\nwant %+v", p, k, mx, got, want)
 				}
@@ -244,29 +182,39 @@ func TestSearchContextAtEdges(t *testing.T) {
 func TestSearchLongLine(t *testing.T) {
 	long := strings.Repeat("é", 100) // 200 bytes
 	data := "a\n" + long + "MARK\nb MARK\n" + long + "\n"
-	re := regexp.MustCompile("MARK|é")
-	res, err := Search(strings.NewReader(data), int64(len(data)), re, Options{MaxLine: 51, TextBytes: 9, chunk: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The pattern sees 50 bytes of each long line (51 would split a
-	// character), so "é" matches it and MARK past the cut is not what
-	// matched; Text shows 8 bytes.
-	want := []Line{
-		{2, 2, strings.Repeat("é", 4), true},
-		{3, 207, "b MARK", false},
-		{4, 214, strings.Repeat("é", 4), true},
-	}
-	var got []Line
-	for _, m := range res.Matches {
-		got = append(got, m.Line)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %+v\nwant %+v", got, want)
-	}
-	res, err = Search(strings.NewReader(data), int64(len(data)), regexp.MustCompile("MARK"), Options{MaxLine: 51, chunk: 16})
-	if err != nil || len(res.Matches) != 1 || res.Matches[0].Number != 3 {
-		t.Errorf("MARK past MaxLine: got %+v, %v; want only line 3", res.Matches, err)
+	for _, mem := range []int{0, 51} { // held in memory; streamed
+		opts := Options{lineMemory: mem, TextBytes: 9, chunk: 16}
+		res, err := Search(strings.NewReader(data), int64(len(data)), regexp.MustCompile("MARK"), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The match past the first 51 bytes of line 2 is found; its text is
+		// a window of at most 9 bytes around it, on character boundaries,
+		// and its offset is where the window starts.
+		want := []Line{{2, 198, "ééMARK", true}, {3, 207, "b MARK", false}}
+		var got []Line
+		for _, m := range res.Matches {
+			got = append(got, m.Line)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("lineMemory %d: got %+v\nwant %+v", mem, got, want)
+		}
+		if len(got) == 0 || data[got[0].Offset:got[0].Offset+8] != "ééMARK" {
+			t.Errorf("lineMemory %d: offset %d does not show the window", mem, got[0].Offset)
+		}
+		// Its context shows the line's head, from the line's start.
+		opts.Context = 1
+		res, err = Search(strings.NewReader(data), int64(len(data)), regexp.MustCompile("^b"), opts)
+		if err != nil || len(res.Matches) != 1 {
+			t.Fatalf("lineMemory %d: %+v, %v", mem, res, err)
+		}
+		m := res.Matches[0]
+		if want := []Line{{2, 2, "éééé", true}}; !reflect.DeepEqual(m.Before, want) {
+			t.Errorf("lineMemory %d: before %+v, want %+v", mem, m.Before, want)
+		}
+		if want := []Line{{4, 214, "éééé", true}}; !reflect.DeepEqual(m.After, want) {
+			t.Errorf("lineMemory %d: after %+v, want %+v", mem, m.After, want)
+		}
 	}
 }
 
@@ -302,7 +250,7 @@ func TestSearchBudget(t *testing.T) {
 		t.Errorf("budget 1: %+v, %v", res, err)
 	}
 	got := walk(t, []byte(data), re, Options{Budget: 40, Context: 1})
-	if want := naive([]byte(data), re, 1, DefaultMaxLine, DefaultTextBytes); !reflect.DeepEqual(got, want) {
+	if want := ref([]byte(data), re, 1, DefaultTextBytes); !reflect.DeepEqual(asRef(got), want) {
 		t.Errorf("walk with budget: got %d matches, want %d", len(got), len(want))
 	}
 }
@@ -331,40 +279,77 @@ type failReader struct{}
 
 func (failReader) ReadAt(p []byte, off int64) (int, error) { return 0, errors.New("disk on fire") }
 
-var fuzzPatterns = []string{`\d(?i:AB)+c`, `x(?i:kKé)y`, `(ab){2,}`, "a", "ab", "(?i)ab", "(?i)k", "a.*b", "^a", "b$", "", `\r`, "é", `a|\x{FFFD}`, `\Ab`, "[^a]+$", "(?i)é", "b\na"}
-
-// FuzzSearch checks, for random copies, patterns, chunk sizes and limits:
-//   - walking from 0 with NextOffset (whatever Max and Budget) returns every match exactly once, each
-//     with its context, the same as a naive search of the whole copy held in
-//     memory;
+// FuzzSearch checks Search against the reference (greptest), for random
+// copies, patterns from greptest's grammar (or, after '=', as written),
+// read sizes of 1 to 32 bytes (so chunk boundaries fall everywhere), lines
+// streamed past 1 to 48 bytes and shown in 1 to 8:
+//   - walking from 0 with NextOffset (whatever Max and Budget) returns
+//     every match exactly once, each with its context, as the reference
+//     does: the lines regexp.Match matches, windows and heads included;
 //   - no result holds more than Max matches, HasMore is false only at the
 //     end (NextOffset == size), and NextOffset always moves forward;
 //   - every Text is valid UTF-8 (it is compared against the reference, which
-//     replaces each invalid byte with U+FFFD).
+//     replaces each invalid byte with U+FFFD);
+//   - Count, from 0 and from a line's start, equals the reference's count.
 func FuzzSearch(f *testing.F) {
-	f.Add([]byte("a\nab\r\nb\n"), uint8(1), uint8(1), uint8(1), uint8(3), uint8(8))
-	f.Add([]byte("xxxx aaaa bbbb\nk\u212A\n\xffé\n"), uint8(4), uint8(2), uint8(0), uint8(5), uint8(2))
-	f.Fuzz(func(t *testing.T, data []byte, pi, k, mx, chunk, maxLine uint8) {
-		re := regexp.MustCompile(fuzzPatterns[int(pi)%len(fuzzPatterns)])
-		opts := Options{Context: int(k % 4), Max: int(mx % 4), MaxLine: int(maxLine%40) + 1, Budget: int(chunk/32) * 8, chunk: int64(chunk%32) + 1}
-		opts.TextBytes = min(opts.MaxLine, 6)
-		got := walk(t, data, re, opts)
-		want := naive(data, re, opts.Context, opts.MaxLine, opts.TextBytes)
+	seq := []byte("1\n5\n10\n4999\n5000\n5001\n15000\n50000\n50001\n55000\n100000\n")
+	for _, p := range []string{`=^5000$`, `=^1$`, `=^(5000)$`, `=^5000\b`, `=5000`, `=(?i)^A$`} {
+		f.Add(seq, []byte(p), uint8(0), uint8(0), uint8(0), uint8(0))
+	}
+	f.Add([]byte("a\nab\r\nb\n"), []byte("=b$"), uint8(1), uint8(1), uint8(3), uint8(8))
+	f.Add([]byte("xxxx aaaa bbbb\nk\u212A\n\xffé\n"), []byte("=(?i)k"), uint8(2), uint8(0), uint8(5), uint8(2))
+	f.Add([]byte(strings.Repeat(`{"id":1,"t":"é"},`, 20)+"NEEDLE-777\n"), []byte("=NEEDLE-777"), uint8(1), uint8(1), uint8(7), uint8(20))
+	f.Add([]byte(strings.Repeat("ab", 40)+"\r\n"+strings.Repeat("日", 30)), []byte{3, 0, 7, 1, 2, 5, 2, 9}, uint8(1), uint8(2), uint8(9), uint8(5))
+	f.Fuzz(func(t *testing.T, data, pb []byte, k, mx, chunk, lm uint8) {
+		re, ok := greptest.PatternOf(pb)
+		if !ok {
+			t.Skip()
+		}
+		opts := Options{Context: int(k % 4), Max: int(mx % 4), Budget: int(chunk/32) * 8, chunk: int64(chunk%32) + 1,
+			TextBytes: int(lm>>5) + 1, lineMemory: int(lm%48) + 1}
+		got := asRef(walk(t, data, re, opts))
+		want := ref(data, re, opts.Context, opts.TextBytes)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("pattern %q opts %+v:\n got %+v\nwant %+v", re, opts, got, want)
+		}
+		ls := greptest.Lines(data)
+		for _, from := range []int64{0, -1} {
+			if from < 0 {
+				if len(ls) == 0 {
+					continue
+				}
+				from = ls[int(k)%len(ls)].Start
+			}
+			opts := opts
+			opts.Offset, opts.Count = from, true
+			res, err := Search(bytes.NewReader(data), int64(len(data)), re, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := greptest.Count(data, re, from); res.Count != want || len(res.Matches) != 0 || res.HasMore {
+				t.Fatalf("pattern %q count from %d: %d (%d matches, hasMore %v), want %d", re, from, res.Count, len(res.Matches), res.HasMore, want)
+			}
 		}
 	})
 }
 
 func BenchmarkSearch8MiB(b *testing.B) {
 	data := benchCopy()
-	for _, p := range []string{"MARKER-LAST", "(?i)marker-last", `MARKER-\w+`, `\d+Z ERROR`, `(?i)\w+-last`, `[M]ARKER-LAST|NOTHING`} {
-		re := regexp.MustCompile(p)
-		b.Run(p, func(b *testing.B) {
+	for _, c := range []struct {
+		pattern string
+		want    int
+	}{
+		{"MARKER-LAST", 1}, {"(?i)marker-last", 1}, {`MARKER-\w+`, 1}, {`\d+Z ERROR`, 1}, {`(?i)\w+-last`, 1},
+		{`[M]ARKER-LAST|NOTHING`, 1}, {`^\S+ ERROR`, 1},
+		// A literal on every line: the regexp runs on each.
+		{`processed request id=[0-9a-f]+ status=[45]`, 0},
+	} {
+		re := regexp.MustCompile(c.pattern)
+		b.Run(c.pattern, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
 				res, err := Search(bytes.NewReader(data), int64(len(data)), re, Options{Max: 50})
-				if err != nil || len(res.Matches) != 1 {
+				if err != nil || len(res.Matches) != c.want {
 					b.Fatalf("%v, %d matches", err, len(res.Matches))
 				}
 			}
@@ -380,4 +365,98 @@ func benchCopy() []byte {
 	}
 	buf.WriteString("2024-05-01T12:59:59Z ERROR MARKER-LAST the end\n")
 	return buf.Bytes()
+}
+
+// BenchmarkSearchLongLine searches a 5 MiB one-line JSON document for a
+// needle at its end: a literal (found by the prefilter, case-sensitive or
+// not), a pattern that starts with a literal (the regexp streams from its
+// first occurrence), one whose literals occur all along the line (the
+// regexp streams over all of it), with and without a prefix.
+func BenchmarkSearchLongLine(b *testing.B) {
+	data := longJSON(5<<20, "NEEDLE-777")
+	for _, p := range []string{"NEEDLE-777", `NEEDLE-\d+`, `(?i)needle-777`, `"ok":true\},"NEEDLE`, `\d+ é","ok":true\},"NEEDLE`} {
+		re := regexp.MustCompile(p)
+		b.Run(p, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				res, err := Search(bytes.NewReader(data), int64(len(data)), re, Options{Max: 50})
+				if err != nil || len(res.Matches) != 1 {
+					b.Fatalf("%v, %d matches", err, len(res.Matches))
+				}
+			}
+		})
+	}
+}
+
+// longJSON is one line of JSON records of about n bytes, ending in needle.
+func longJSON(n int, needle string) []byte {
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	for id := 1; buf.Len() < n; id++ {
+		fmt.Fprintf(&buf, `{"id":%d,"title":"issue %d é","ok":true},`, id, id)
+	}
+	buf.WriteString(`"` + needle + `"]` + "\n")
+	return buf.Bytes()
+}
+
+// TestPrefilter shows what the prefilter derives from some patterns; that
+// what it derives never changes an answer is FuzzSearch's to show.
+func TestPrefilter(t *testing.T) {
+	tests := []struct {
+		pattern string
+		needles []string
+		exact   bool
+		fold    bool
+		prefix  string
+	}{
+		{"5000", []string{"5000"}, true, false, ""},
+		{"^5000$", []string{"5000"}, false, false, ""}, // anchored: not one literal
+		{"^1$", []string{"1"}, false, false, ""},
+		{`^5000\b`, []string{"5000"}, false, false, ""},
+		{"(?i)error", []string{"error"}, true, true, ""},
+		{"(?i)key", []string{"ey"}, false, true, ""}, // k also matches U+212A
+		{"(?i)ß", nil, false, false, ""},
+		{`NEEDLE-\d+`, []string{"NEEDLE-"}, false, false, "NEEDLE-"},
+		{`FAIL|panic:`, []string{"FAIL", "panic:"}, false, false, ""},
+		{`(?i)fail|panic:`, []string{"fail", "panic:"}, false, true, ""},
+		{`x|y*`, nil, false, false, ""},
+		{`a\x{FFFD}bc`, []string{"bc"}, false, false, "a"},
+		{`\x{D800}`, nil, false, false, ""},
+		{`(ab)+c{2,}d?`, []string{"ab"}, false, false, "ab"},
+		{`(ab)+xyz`, []string{"xyz"}, false, false, "ab"},
+		{`\bword`, []string{"word"}, false, false, ""}, // an assertion before it: no prefix
+	}
+	for _, tt := range tests {
+		pf := newPrefilter(regexp.MustCompile(tt.pattern))
+		var needles []string
+		for _, n := range pf.needles {
+			needles = append(needles, string(n))
+		}
+		if !reflect.DeepEqual(needles, tt.needles) || pf.exact != tt.exact || pf.fold != tt.fold || string(pf.prefix) != tt.prefix {
+			t.Errorf("%q: needles %q exact %v fold %v prefix %q; want %q %v %v %q", tt.pattern, needles, pf.exact, pf.fold, pf.prefix, tt.needles, tt.exact, tt.fold, tt.prefix)
+		}
+	}
+}
+
+// TestSearchLongLineMemory: what a search of one long line allocates does
+// not grow with the line (4 MiB, then 8 MiB), and is less than the line:
+// it is streamed, not held.
+func TestSearchLongLineMemory(t *testing.T) {
+	re := regexp.MustCompile(`\d+ é","ok":true\},"NEEDLE-\d+`)
+	var alloc [2]uint64
+	for i, n := range []int{4 << 20, 8 << 20} {
+		data := longJSON(n, "NEEDLE-777")
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		res, err := Search(bytes.NewReader(data), int64(len(data)), re, Options{})
+		runtime.ReadMemStats(&after)
+		if err != nil || len(res.Matches) != 1 || !strings.Contains(res.Matches[0].Text, "NEEDLE-777") {
+			t.Fatalf("%+v, %v", res, err)
+		}
+		alloc[i] = after.TotalAlloc - before.TotalAlloc
+	}
+	if alloc[0] > 4<<20 || alloc[1] > alloc[0]+1<<20 {
+		t.Errorf("searching a 4 MiB line allocated %d bytes, an 8 MiB line %d", alloc[0], alloc[1])
+	}
 }

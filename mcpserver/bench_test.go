@@ -26,11 +26,17 @@ type rawSession struct {
 	url, id string
 	c       *http.Client
 	n       atomic.Int64
+	// stateless: each request is one of protocol 2026-07-28, standing
+	// alone (no initialize, no MCP session).
+	stateless bool
 }
 
 // post sends one JSON-RPC message and returns the result of a request (nil
 // for a notification).
 func (s *rawSession) post(method string, params any) (json.RawMessage, error) {
+	if m, ok := params.(map[string]any); ok && s.stateless {
+		m["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": map[string]any{}}
+	}
 	msg := map[string]any{"jsonrpc": "2.0", "method": method, "params": params}
 	notify := strings.HasPrefix(method, "notifications/")
 	if !notify {
@@ -43,6 +49,13 @@ func (s *rawSession) post(method string, params any) (json.RawMessage, error) {
 	if s.id != "" {
 		req.Header.Set("Mcp-Session-Id", s.id)
 		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	if s.stateless {
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", method)
+		if m, ok := params.(map[string]any); ok && method == "tools/call" {
+			req.Header.Set("Mcp-Name", m["name"].(string))
+		}
 	}
 	resp, err := s.c.Do(req)
 	if err != nil {
@@ -105,6 +118,7 @@ func BenchmarkHTTPReadToolOutput(b *testing.B) {
 	b.Run("bare", func(b *testing.B) { benchHTTPRead(b, false, false) })
 	b.Run("observed", func(b *testing.B) { benchHTTPRead(b, true, false) })
 	b.Run("json", func(b *testing.B) { benchHTTPRead(b, true, true) })
+	b.Run("json-2026", func(b *testing.B) { benchHTTPReadAt(b, true, true, true) })
 }
 
 // reportCPU starts counting the process's CPU time; the function it
@@ -121,6 +135,13 @@ func reportCPU(b *testing.B) func() {
 }
 
 func benchHTTPRead(b *testing.B, observed, jsonResponse bool) {
+	benchHTTPReadAt(b, observed, jsonResponse, false)
+}
+
+// benchHTTPReadAt is benchHTTPRead, with the requests of protocol
+// 2026-07-28 when stateless: each stands alone and acts on the default
+// session, which every client then shares.
+func benchHTTPReadAt(b *testing.B, observed, jsonResponse, stateless bool) {
 	eng, _ := newEngine(b, filepager.Options{})
 	opts := HTTPOptions{JSONResponse: jsonResponse}
 	if observed {
@@ -139,7 +160,10 @@ func benchHTTPRead(b *testing.B, observed, jsonResponse bool) {
 	}
 	var cl []client
 	for range clients {
-		s, err := newRawSession(ts.URL+Path, hc)
+		s, err := &rawSession{url: ts.URL + Path, c: hc, stateless: true}, error(nil)
+		if !stateless {
+			s, err = newRawSession(ts.URL+Path, hc)
+		}
 		if err != nil {
 			b.Fatal(err)
 		}

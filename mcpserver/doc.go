@@ -32,9 +32,17 @@
 //   - NewHTTPHandler serves the streamable HTTP transport at /mcp. Each MCP
 //     session gets its own scrollback session (created on its first tool
 //     call), or resumes one its caller owns named by the Scrollback-Session
-//     header. With bearer tokens configured every request must carry one;
-//     the owner of a session is a hash of the token that created it. Listen
-//     refuses to bind a non-loopback address when no token is configured.
+//     header. A request of protocol 2026-07-28 (no initialize, no MCP
+//     session) acts on the session its header names, else on its
+//     principal's default session. With bearer tokens configured every
+//     request must carry one; the owner of a session is a hash of the token
+//     that created it. Listen refuses to bind a non-loopback address when
+//     no token is configured.
+//
+// Both speak every protocol version of the SDK, 2026-07-28 included. A
+// result that retained a copy carries, after its text, a resource_link to
+// scrollback://output/ID; resources/read of it returns the copy's text
+// (AddOutputResources).
 //
 // Other servers reuse the pieces: AddTools adds any of the session tools
 // (AddRunCode run_code, with extra tools a script may call) to any

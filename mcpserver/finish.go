@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -47,9 +48,10 @@ func FinishResults(b *Binding, tools func() []string, foreign func(tool string) 
 			}
 			var werr *jsonrpc.Error
 			if errors.As(err, &werr) && werr.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(werr.Message, "unknown tool") {
-				r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{
+				r := newToolResult(req)
+				r.Content = []mcp.Content{&mcp.TextContent{
 					Text: fmt.Sprintf("%s; this server's tools are %s", werr.Message, strings.Join(tools(), ", ")),
-				}}}
+				}}
 				r.SetError(fmt.Errorf("%w: %s", scrollback.ErrArgument, werr.Message))
 				res, err = r, nil
 			}
@@ -125,4 +127,18 @@ func cutMessage(r *mcp.CallToolResult) {
 		return
 	}
 	r.Content[0] = &mcp.TextContent{Text: fmt.Sprintf("%s… [error message cut: %d bytes in all]", utf8x.Cut(tc.Text, maxMessage), len(tc.Text))}
+}
+
+// newToolResult is an empty result for a tools/call that a middleware
+// answers, outside the SDK's tool handlers: for a client of protocol
+// 2026-07-28 it says it is complete (resultType), which the SDK says only
+// of its handlers' results and can be set only by decoding one.
+func newToolResult(req mcp.Request) *mcp.CallToolResult {
+	var r mcp.CallToolResult
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+		if ip := ss.InitializeParams(); ip != nil && ip.ProtocolVersion >= StatelessVersion {
+			json.Unmarshal([]byte(`{"content":[],"resultType":"complete"}`), &r) // cannot fail
+		}
+	}
+	return &r
 }

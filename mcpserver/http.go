@@ -24,7 +24,8 @@ const Path = "/mcp"
 
 // SessionHeader names the scrollback session an MCP client resumes over
 // HTTP. It is read on the request that starts an MCP session (the one
-// without an Mcp-Session-Id); the session must belong to the caller.
+// without an Mcp-Session-Id), and on every request of protocol 2026-07-28,
+// which has no MCP session; the session must belong to the caller.
 const SessionHeader = "Scrollback-Session"
 
 // Limits of the HTTP transport.
@@ -93,6 +94,18 @@ type HTTPOptions struct {
 	// session, from its initialize until it ends (closed by the client or
 	// idle past IdleTimeout), for retention to keep.
 	Live *Live
+	// OAuth, when set, makes the server an OAuth 2.1 resource server
+	// besides any static tokens: it accepts the issuer's JWT access tokens
+	// for its audience, each user (issuer and subject) owning their
+	// sessions; it serves Protected Resource Metadata (RFC 9728) at
+	// /.well-known/oauth-protected-resource (and the same followed by the
+	// audience's path), names it in the WWW-Authenticate header of every
+	// 401, and answers a token that lacks the scope a request needs with
+	// 403 insufficient_scope.
+	OAuth *OAuth
+	// RateLimit, when set, bounds the requests each principal sends to
+	// Path; one over it gets 429 with Retry-After.
+	RateLimit *RateLimit
 }
 
 // Listen opens a TCP listener for the HTTP server. Unless tokens is true
@@ -151,9 +164,13 @@ func checkLoopback(ctx context.Context, host string) error {
 // scrollback session of eng, created on its first tool call, unless the
 // request that starts it names one of the caller's sessions in the
 // Scrollback-Session header; a session that does not exist or belongs to
-// another token gets the same 404. With tokens configured, a request
-// without a valid bearer token gets 401 and touches nothing (the health
-// checks need none).
+// another token gets the same 404. A request of protocol 2026-07-28 has no
+// MCP session: it acts on the session its Scrollback-Session header names
+// (one the caller does not own is the tools' not_found error), else on its
+// principal's default session, made on first use and found again by every
+// later request, on any server sharing the store. With tokens configured,
+// a request without a valid bearer token gets 401 and touches nothing
+// (the health checks need none).
 func NewHTTPHandler(eng *scrollback.Engine, opts HTTPOptions) http.Handler {
 	return NewSessionHandler(eng, opts, func(b *Binding) *mcp.Server { return newServer(b, opts.Options) })
 }
@@ -189,9 +206,10 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 	}
 	obs := opts.Observer
 	proto := mcp.NewServer(&mcp.Implementation{Name: "scrollback", Version: opts.Version}, nil)
-	sdk := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+	getServer := func(r *http.Request) *mcp.Server {
 		// The SDK asks for a server on every request; only the request that
-		// starts a session carries a binding, and its server is made once.
+		// starts a session, or a request served without one, carries a
+		// binding, and its server is made once.
 		hs, ok := r.Context().Value(httpSessionKey{}).(*httpSession)
 		if !ok {
 			return proto
@@ -203,9 +221,21 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 			hs.srv.AddReceivingMiddleware(obs.middleware(hs.b), limits.middleware(hs))
 		})
 		return hs.srv
-	}, &mcp.StreamableHTTPOptions{
+	}
+	sdk := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 		Logger:                       opts.Logger,
 		SessionTimeout:               idle,
+		MaxRequestBodyBytes:          maxBody,
+		PropagateRequestCancellation: true,
+		JSONResponse:                 opts.JSONResponse,
+	})
+	// Protocol 2026-07-28 has no MCP session: each request is served on
+	// its own, by the SDK's stateless handler, and acts on its
+	// principal's default scrollback session (or the one its
+	// Scrollback-Session header names).
+	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		Logger:                       opts.Logger,
+		Stateless:                    true,
 		MaxRequestBodyBytes:          maxBody,
 		PropagateRequestCancellation: true,
 		JSONResponse:                 opts.JSONResponse,
@@ -215,7 +245,8 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 	if ready == nil {
 		ready = func(ctx context.Context) error { return StoreReady(ctx, eng.Store()) }
 	}
-	mcpHandler := &httpHandler{eng: eng, sdk: sdk, limits: limits, obs: obs, maxBody: maxBody, live: opts.Live}
+	mcpHandler := &httpHandler{eng: eng, sdk: sdk, stateless: stateless, requests: &requestServers{live: opts.Live},
+		limits: limits, obs: obs, maxBody: maxBody, live: opts.Live, rate: opts.RateLimit}
 	open := http.NewServeMux() // no token needed
 	open.Handle("GET /healthz", HealthHandler())
 	open.Handle("GET /readyz", ReadyHandler(ready))
@@ -228,30 +259,26 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 		http.Error(w, "scrollback: not found: the MCP endpoint is "+Path, http.StatusNotFound)
 	})
 	var authed http.Handler = guarded
-	if tokens != nil {
-		verify := tokens.verifier()
-		sdkAuth := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(guarded)
-		authed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			// Refuse here, before the SDK's middleware, to add the challenge
-			// RFC 6750 wants on a 401 (the SDK names none without OAuth
-			// metadata). The SDK's middleware then puts the owner in the
-			// context, which also keeps one token out of another's MCP
-			// session. The set is read on every request, so a token taken
-			// out of it is refused from its next request on.
-			token, ok := bearer(r)
-			if !ok {
-				unauthorized(w, "scrollback: this server requires \"Authorization: Bearer TOKEN\"")
-				return
-			}
-			if _, err := verify(r.Context(), token, r); err != nil {
-				unauthorized(w, "scrollback: the bearer token is not one this server accepts")
-				return
-			}
-			sdkAuth.ServeHTTP(w, r)
-		})
+	if tokens != nil || opts.OAuth != nil {
+		authed = newAuthenticator(tokens, opts.OAuth, guarded)
+	}
+	authed = obs.traceHTTP(authed)
+	// Protected Resource Metadata is public and read by browser-based
+	// clients from any origin (RFC 9728 §3): it is served before the origin
+	// check, with the SDK's handler (CORS for any origin).
+	public := http.NewServeMux()
+	if opts.OAuth != nil {
+		prm := auth.ProtectedResourceMetadataHandler(opts.OAuth.Metadata())
+		for _, p := range metadataPaths(opts.OAuth.Audience()) {
+			public.Handle(p, prm)
+		}
 	}
 	origins := newOriginCheck(opts.AllowOrigins)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h, pattern := public.Handler(r); pattern != "" {
+			h.ServeHTTP(w, r)
+			return
+		}
 		if err := origins.check(r); err != nil {
 			http.Error(w, err.Error(), http.StatusForbidden)
 			return
@@ -262,11 +289,6 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 		}
 		authed.ServeHTTP(w, r)
 	})
-}
-
-func unauthorized(w http.ResponseWriter, msg string) {
-	w.Header().Set("WWW-Authenticate", `Bearer realm="scrollback"`)
-	http.Error(w, msg, http.StatusUnauthorized)
 }
 
 // bearer returns the request's bearer token.
@@ -299,21 +321,33 @@ type httpSession struct {
 // scrollback session within its token's limit, then hands the request to
 // the SDK's handler.
 type httpHandler struct {
-	eng     *scrollback.Engine
-	sdk     *mcp.StreamableHTTPHandler
-	limits  *Limits
-	obs     *Observer
-	maxBody int64
-	live    *Live
+	eng       *scrollback.Engine
+	sdk       *mcp.StreamableHTTPHandler
+	stateless *mcp.StreamableHTTPHandler // for requests of protocol 2026-07-28
+	requests  *requestServers            // their servers
+	limits    *Limits
+	obs       *Observer
+	maxBody   int64
+	live      *Live
+	rate      *RateLimit
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
+		if h.limited(w, r, nil) {
+			return
+		}
 		h.sdk.ServeHTTP(w, r)
 		return
 	}
 	body, ok := readMessage(w, r, h.maxBody)
 	if !ok {
+		return
+	}
+	if h.limited(w, r, body) {
+		return
+	}
+	if !checkScope(w, r, body) {
 		return
 	}
 	rw := &rpcErrorWriter{ResponseWriter: w, body: body}
@@ -325,9 +359,24 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, method := messageHead(body)
-	owner, name := scrollback.LocalOwner, "local"
-	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
-		owner, name = ti.UserID, TokenName(ti)
+	p := RequestPrincipal(r.Context())
+	owner, name := p.Owner, p.Name
+	if statelessRequest(r, method) {
+		// No MCP session: the request acts on the session its header
+		// names, found when a tool first needs it (one the caller does
+		// not own is the tools' not_found error), else on the principal's
+		// default session.
+		sid := r.Header.Get(SessionHeader)
+		hs := h.requests.get(owner+"\x00"+sid, func() *httpSession {
+			b := DefaultBinding(h.eng, owner)
+			if sid != "" {
+				b = ResumeBinding(h.eng, owner, sid)
+			}
+			b.perRequest, b.done = true, make(chan struct{})
+			return &httpSession{b: b, owner: owner, name: name, release: func() {}}
+		})
+		h.stateless.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), httpSessionKey{}, hs)))
+		return
 	}
 	b := NewBinding(h.eng, owner)
 	if sid := r.Header.Get(SessionHeader); sid != "" {
@@ -364,4 +413,33 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !hs.claimed.Load() {
 		hs.release() // the SDK made no session of it
 	}
+}
+
+// statelessRequest reports whether a POST without an MCP session is of
+// protocol 2026-07-28 or later (its MCP-Protocol-Version header says so,
+// as that protocol requires) or is its server/discover, which a client
+// sends before it knows which protocol the server speaks.
+func statelessRequest(r *http.Request, method string) bool {
+	return method == "server/discover" || r.Header.Get("Mcp-Protocol-Version") >= StatelessVersion
+}
+
+// StatelessVersion is the first MCP protocol version without sessions:
+// each request carries its version and capabilities in its _meta.
+const StatelessVersion = "2026-07-28"
+
+// limited answers 429 and reports true when the request's principal is
+// over the rate limit.
+func (h *httpHandler) limited(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	if h.rate == nil {
+		return false
+	}
+	p := RequestPrincipal(r.Context())
+	wait := h.rate.reserve(p.Owner, time.Now())
+	if wait <= 0 {
+		return false
+	}
+	id, _ := messageHead(body)
+	h.rate.refuse(w, id, p.Name, wait)
+	h.obs.rateLimited(p.Name)
+	return true
 }

@@ -32,15 +32,22 @@ func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	return h.next.RoundTrip(r)
 }
 
-// httpClient connects an MCP client to url with the given headers.
+// httpClient connects an MCP client to url with the given headers, at
+// protocol 2025-11-25: an MCP session (see statelessClient for 2026-07-28).
 func httpClient(t *testing.T, url string, hdr map[string]string) (*mcp.ClientSession, error) {
+	return httpClientAt(t, url, hdr, "2025-11-25")
+}
+
+// httpClientAt connects an MCP client to url with the given headers,
+// asking for protocol version.
+func httpClientAt(t *testing.T, url string, hdr map[string]string, version string) (*mcp.ClientSession, error) {
 	t.Helper()
 	tr := &mcp.StreamableClientTransport{
 		Endpoint:   url + Path,
 		HTTPClient: &http.Client{Transport: headers{hdr, http.DefaultTransport}},
 		MaxRetries: -1,
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), tr, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err == nil {
 		t.Cleanup(func() { cs.Close() })
 	}

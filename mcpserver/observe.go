@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/scrollback-dev/scrollback/store"
 )
@@ -33,12 +35,18 @@ type Observer struct {
 	sessions    *prometheus.GaugeVec
 	storeErrors *prometheus.CounterVec
 	savedBytes  prometheus.Counter
+	rateLimits  *prometheus.CounterVec
 
 	mu    sync.Mutex
 	tools map[string]bool // tool names seen, as labels; bounded
 
 	saved    chan struct{} // a copy was saved: the store's statistics moved
 	statsGap time.Duration // statsMinGap; shorter in tests
+
+	// Set by Trace; nil when tracing is off.
+	tp     trace.TracerProvider
+	prop   propagation.TextMapPropagator
+	tracer trace.Tracer
 }
 
 // maxToolLabels bounds the tool names used as metric labels: a client
@@ -73,7 +81,11 @@ func NewObserver(log *slog.Logger) *Observer {
 		Name: "scrollback_saved_bytes_total",
 		Help: "Bytes of retained copies saved by this process (uncompressed).",
 	})
-	o.reg.MustRegister(o.calls, o.latency, o.sessions, o.storeErrors, o.savedBytes,
+	o.rateLimits = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "scrollback_rate_limited_total",
+		Help: "Requests refused with 429 for being over --rate-limit, by token or user name.",
+	}, []string{"token"})
+	o.reg.MustRegister(o.calls, o.latency, o.sessions, o.storeErrors, o.savedBytes, o.rateLimits,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return o
 }
@@ -267,17 +279,26 @@ func (o *Observer) storeFailed(op string, err error) error {
 }
 
 func (s *observedStore) CreateSession(ctx context.Context, owner string) (store.Session, error) {
+	ctx, span := s.o.storeSpan(ctx, "create_session", "")
 	ss, err := s.Store.CreateSession(ctx, owner)
+	if span != nil {
+		span.SetAttributes(attrSession.String(ss.ID))
+	}
+	endStoreSpan(span, -1, err)
 	return ss, s.failed("create_session", err)
 }
 
 func (s *observedStore) GetSession(ctx context.Context, owner, id string) (store.Session, error) {
+	ctx, span := s.o.storeSpan(ctx, "get_session", id)
 	ss, err := s.Store.GetSession(ctx, owner, id)
+	endStoreSpan(span, -1, err)
 	return ss, s.failed("get_session", err)
 }
 
 func (s *observedStore) SaveCopy(ctx context.Context, session string, meta store.CopyMeta, r io.Reader) (store.CopyInfo, error) {
+	ctx, span := s.o.storeSpan(ctx, "save_copy", session)
 	info, err := s.Store.SaveCopy(ctx, session, meta, r)
+	endStoreSpan(span, info.TotalBytes, err)
 	if err == nil {
 		s.o.savedCopy(info.TotalBytes)
 	}
@@ -292,24 +313,31 @@ type observedStreamer struct {
 }
 
 func (s observedStreamer) BeginCopy(ctx context.Context, session string) (store.PendingCopy, error) {
-	p, err := s.st.BeginCopy(ctx, session)
+	spanCtx, span := s.o.storeSpan(ctx, "begin_copy", session)
+	p, err := s.st.BeginCopy(spanCtx, session)
+	endStoreSpan(span, -1, err)
 	if err != nil {
 		return nil, s.o.storeFailed("begin_copy", err)
 	}
-	return &observedPending{PendingCopy: p, o: s.o}, nil
+	return &observedPending{PendingCopy: p, o: s.o, session: session}, nil
 }
 
 type observedPending struct {
 	store.PendingCopy
-	o *Observer
+	o       *Observer
+	session string
 }
 
+// Append is not traced: a command's output arrives in many small appends,
+// and a span each would say nothing the save's span does not.
 func (p *observedPending) Append(ctx context.Context, b []byte) error {
 	return p.o.storeFailed("append_copy", p.PendingCopy.Append(ctx, b))
 }
 
 func (p *observedPending) Finish(ctx context.Context, meta store.CopyMeta, r io.Reader) (store.CopyInfo, error) {
+	ctx, span := p.o.storeSpan(ctx, "save_copy", p.session)
 	info, err := p.PendingCopy.Finish(ctx, meta, r)
+	endStoreSpan(span, info.TotalBytes, err)
 	if err == nil {
 		p.o.savedCopy(info.TotalBytes)
 	}
@@ -317,18 +345,48 @@ func (p *observedPending) Finish(ctx context.Context, meta store.CopyMeta, r io.
 }
 
 func (s *observedStore) StatCopy(ctx context.Context, session, id string) (store.CopyInfo, error) {
+	ctx, span := s.o.storeSpan(ctx, "stat_copy", session)
 	info, err := s.Store.StatCopy(ctx, session, id)
+	endStoreSpan(span, -1, err)
 	return info, s.failed("stat_copy", err)
 }
 
 func (s *observedStore) ReadCopyAt(ctx context.Context, session, id string, p []byte, off int64) (int, error) {
+	ctx, span := s.o.storeSpan(ctx, "read_copy", session, attrOffset.Int64(off))
 	n, err := s.Store.ReadCopyAt(ctx, session, id, p, off)
+	endStoreSpan(span, int64(n), err)
 	return n, s.failed("read_copy", err)
 }
 
 func (s *observedStore) StatReadCopyAt(ctx context.Context, session, id string, p []byte, off int64) (store.CopyInfo, int, error) {
+	ctx, span := s.o.storeSpan(ctx, "read_copy", session, attrOffset.Int64(off))
 	info, n, err := s.Store.StatReadCopyAt(ctx, session, id, p, off)
+	endStoreSpan(span, int64(n), err)
 	return info, n, s.failed("read_copy", err)
+}
+
+func (s *observedStore) ListCopies(ctx context.Context, session string) ([]store.CopyInfo, error) {
+	ctx, span := s.o.storeSpan(ctx, "list_copies", session)
+	list, err := s.Store.ListCopies(ctx, session)
+	endStoreSpan(span, -1, err)
+	return list, s.failed("list_copies", err)
+}
+
+func (s *observedStore) DefaultSession(ctx context.Context, owner string) (store.Session, error) {
+	ctx, span := s.o.storeSpan(ctx, "default_session", "")
+	ss, err := s.Store.DefaultSession(ctx, owner)
+	if span != nil {
+		span.SetAttributes(attrSession.String(ss.ID))
+	}
+	endStoreSpan(span, -1, err)
+	return ss, s.failed("default_session", err)
+}
+
+func (o *Observer) rateLimited(token string) {
+	if o != nil {
+		o.rateLimits.WithLabelValues(token).Inc()
+		o.log.Debug("rate limited", slog.String("token", token))
+	}
 }
 
 func (o *Observer) sessionOpened(token string) {
@@ -371,12 +429,18 @@ func (o *Observer) middleware(b *Binding) mcp.Middleware {
 		if o == nil {
 			return next
 		}
+		handle := next
+		if o.Tracing() {
+			handle = func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				return o.traceMCP(ctx, b, method, req, next)
+			}
+		}
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "tools/call" {
-				return next(ctx, method, req)
+				return handle(ctx, method, req)
 			}
 			start := time.Now()
-			res, err := next(ctx, method, req)
+			res, err := handle(ctx, method, req)
 			d := time.Since(start)
 			tool, argBytes := "", 0
 			if ctr, ok := req.(*mcp.CallToolRequest); ok && ctr.Params != nil {

@@ -142,6 +142,27 @@ func messageHead(body []byte) (id json.RawMessage, method string) {
 	return id, method
 }
 
+// callTarget returns a message's method and, for tools/call, the tool's
+// name ("" when the message is not one request).
+func callTarget(body []byte) (method, tool string) {
+	if len(body) == 0 || body[0] != '{' {
+		return "", ""
+	}
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil {
+		return "", ""
+	}
+	if m.Method == "tools/call" {
+		tool = m.Params.Name
+	}
+	return m.Method, tool
+}
+
 // ParseProblem says what keeps msg from being a JSON message (not UTF-8,
 // not JSON), as the message of a JSON-RPC parse error, or "".
 func ParseProblem(msg []byte) string {

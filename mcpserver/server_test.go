@@ -147,8 +147,8 @@ func TestListTools(t *testing.T) {
 		},
 		"grep_tool_output": {
 			required: []string{"id", "pattern"},
-			in:       []string{"id", "pattern", "ignore_case", "context", "max", "offset"},
-			out:      []string{"matches", "nextOffset", "hasMore", "totalBytes", "complete"},
+			in:       []string{"id", "pattern", "ignore_case", "context", "max", "offset", "count"},
+			out:      []string{"matches", "nextOffset", "hasMore", "count", "totalBytes", "complete"},
 			doc:      []string{"hasMore=true", "complete=false", "uncertain"},
 		},
 		"query_tool_output": {

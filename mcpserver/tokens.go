@@ -24,11 +24,27 @@ type Token struct {
 	Secret string
 }
 
-// TokenOwner returns the owner recorded for sessions made with token: a
+// TokenOwner returns the owner recorded for sessions made with a bare
+// token (one a token file gives without a name, or HTTPOptions.Tokens): a
 // hash of it, never the token itself.
 func TokenOwner(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return "token:" + hex.EncodeToString(sum[:16])
+}
+
+// NamedOwner returns the owner recorded for sessions made with a token
+// named name (`alice: TOKEN`): the principal is the name, so that a token
+// replaced under the same name keeps its sessions.
+func NamedOwner(name string) string { return "token-name:" + name }
+
+// ownerOf is the owner of t's sessions: its name's when it was given one,
+// else its hash's (a bare token's name is a short hash, which two tokens
+// may share).
+func ownerOf(t Token) string {
+	if t.Name == "" || t.Name == unnamed(t.Secret) {
+		return TokenOwner(t.Secret)
+	}
+	return NamedOwner(t.Name)
 }
 
 // unnamed is the name of a token given on a line of its own: a short hash,
@@ -117,7 +133,7 @@ func NewTokenSet(tokens []Token) *TokenSet {
 func (s *TokenSet) Replace(tokens []Token) {
 	entries := make([]tokenEntry, len(tokens))
 	for i, t := range tokens {
-		entries[i] = tokenEntry{sum: sha256.Sum256([]byte(t.Secret)), name: t.Name, owner: TokenOwner(t.Secret)}
+		entries[i] = tokenEntry{sum: sha256.Sum256([]byte(t.Secret)), name: t.Name, owner: ownerOf(t)}
 	}
 	s.cur.Store(&entries)
 }
@@ -126,15 +142,15 @@ func (s *TokenSet) Replace(tokens []Token) {
 func (s *TokenSet) Len() int { return len(*s.cur.Load()) }
 
 // lookup checks token against the set in constant time (comparing hashes,
-// so the tokens' lengths do not leak either) and returns its name.
-func (s *TokenSet) lookup(token string) (name string, ok bool) {
+// so the tokens' lengths do not leak either) and returns its entry.
+func (s *TokenSet) lookup(token string) (e tokenEntry, ok bool) {
 	got := sha256.Sum256([]byte(token))
-	for _, e := range *s.cur.Load() {
-		if subtle.ConstantTimeCompare(got[:], e.sum[:]) == 1 {
-			name, ok = e.name, true
+	for _, c := range *s.cur.Load() {
+		if subtle.ConstantTimeCompare(got[:], c.sum[:]) == 1 {
+			e, ok = c, true
 		}
 	}
-	return name, ok
+	return e, ok
 }
 
 // tokenNameKey is the key of a token's name in auth.TokenInfo.Extra.
@@ -143,11 +159,11 @@ const tokenNameKey = "scrollback/token_name"
 // verifier names the owner and the name of a token of the set.
 func (s *TokenSet) verifier() auth.TokenVerifier {
 	return func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		name, ok := s.lookup(token)
+		e, ok := s.lookup(token)
 		if !ok {
 			return nil, fmt.Errorf("%w: scrollback: the bearer token is not one this server accepts", auth.ErrInvalidToken)
 		}
-		return &auth.TokenInfo{UserID: TokenOwner(token), Extra: map[string]any{tokenNameKey: name}}, nil
+		return &auth.TokenInfo{UserID: e.owner, Extra: map[string]any{tokenNameKey: e.name}}, nil
 	}
 }
 

@@ -95,6 +95,7 @@ func register[In, Out any](srv *mcp.Server, b *Binding, t *mcp.Tool,
 		if stopped {
 			res.Content = append(res.Content, &mcp.TextContent{Text: "scrollback: the server is shutting down and stopped this command after its drain period; its process group was killed. Run it again once the server is back."})
 		}
+		appendOutputLink(res, out)
 		return res, out, nil
 	})
 }
@@ -113,7 +114,7 @@ const readToolOutputDoc = `Read one page (at most 4096 bytes) of a retained copy
 
 hasMore=true: more text follows at nextOffset. hasMore=false: you reached the end of the saved text. complete is a different question: complete=false means the saved text itself may lack part of what the tool produced (a cap was crossed), so something you did not find in it may still have existed: say that it is uncertain rather than absent.
 
-Ids are valid only in the session that made them. An offset inside a multi-byte character is refused with the nearest valid offsets.`
+Ids are valid only in the session that made them. A copy lives until its session has gone unused for the retention period (30 days by default), or until a storage quota evicts it first (least recently read first): reading it then is an error of kind not_found (retention) or evicted (quota), and only running the source again shows it. An offset inside a multi-byte character is refused with the nearest valid offsets.`
 
 const readFileDoc = `Read one page of a text file: up to limit lines (default 2000) and at most 24 KiB, starting at a 1-based line or at an absolute byte_offset (which wins over line). The line is located in the whole file, however large. A line longer than the page is cut at a character boundary and continues at nextByteOffset.
 
@@ -139,7 +140,7 @@ func addReadFile(srv *mcp.Server, b *Binding) {
 	}, (*scrollback.Session).ReadFile, filePageText)
 }
 
-const grepToolOutputDoc = `Search a retained copy for lines matching an RE2 regular expression, without running anything again. Each match gives its 1-based line number, the byte offset where its line starts (a valid read_tool_output offset, to read around it) and the line's text, with context lines before and after when asked.
+const grepToolOutputDoc = `Search a retained copy for lines matching an RE2 regular expression, without running anything again. Each match gives its 1-based line number, the byte offset where its text starts (a valid read_tool_output offset, to read around it) and the line's text, with context lines before and after when asked. Every byte of every line is searched; a line over 1 KiB shows a 1 KiB window around the match. count=true returns only the number of matching lines.
 
 hasMore=true: more matches may follow; search again with offset=nextOffset. A search that finds nothing in a copy with complete=false does not prove absence: the copy lacks part of what the tool produced, so say the answer is uncertain.`
 
@@ -172,6 +173,9 @@ func AddRunCode(srv *mcp.Server, b *Binding, extra ...codemode.Tool) {
 // grepText lists the matches as "LINE:OFFSET: text", context lines with
 // "-", then where the search continues.
 func grepText(in scrollback.GrepInput, r scrollback.GrepResult) []string {
+	if r.Matches == nil {
+		return grepCountText(in, r)
+	}
 	var b strings.Builder
 	for _, m := range r.Matches {
 		for _, c := range m.Before {
@@ -195,6 +199,23 @@ func grepText(in scrollback.GrepInput, r scrollback.GrepResult) []string {
 		where = fmt.Sprintf("[scrollback: searched the whole retained copy (%d bytes); it holds everything the tool produced]", r.TotalBytes)
 	}
 	return []string{b.String(), where}
+}
+
+// grepCountText says how many lines match, then whether that is all of
+// them.
+func grepCountText(in scrollback.GrepInput, r scrollback.GrepResult) []string {
+	from := ""
+	if in.Offset > 0 {
+		from = fmt.Sprintf(" from offset %d", in.Offset)
+	}
+	count := fmt.Sprintf("%d lines match%s", r.Count, from)
+	if r.Count == 1 {
+		count = "1 line matches" + from
+	}
+	if !r.Complete {
+		return []string{count, fmt.Sprintf("[scrollback: counted to the end of the retained copy (%d bytes), but the copy is incomplete: lines it lacks were not counted, so the true count may be higher]", r.TotalBytes)}
+	}
+	return []string{count, fmt.Sprintf("[scrollback: counted over the whole retained copy (%d bytes); it holds everything the tool produced]", r.TotalBytes)}
 }
 
 // runCodeText is the return value's preview, then the script's error, its

@@ -28,7 +28,7 @@ func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 func httpClient(t *testing.T, url string, h headerRT) *mcp.ClientSession {
 	t.Helper()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: h}, DisableStandaloneSSE: true}, nil)
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: h}, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: legacy})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -29,6 +30,10 @@ type link struct {
 	p     *Proxy
 	owner *server // the client session it serves; nil for the shared link
 	lists bool    // the shared link: lists what the upstream offers on connecting
+	// modern: the link of clients of protocol 2026-07-28, whose client
+	// passes a result that needs input on instead of asking its clients
+	// (Proxy.modern).
+	modern bool
 
 	connMu  sync.Mutex // serialises connecting
 	mu      sync.Mutex // guards what follows
@@ -37,6 +42,12 @@ type link struct {
 	last    string                  // the capabilities the last connection declared (JSON)
 	closed  bool
 	dialled bool // a connection was made before
+
+	// Guarded by p.mu: the requests in flight over the link and when it
+	// was last used, so that an idle link's connection can give its place
+	// to another client's (see reserve).
+	inflight int
+	lastUse  time.Time
 
 	relay relay
 }
@@ -126,8 +137,12 @@ func (l *link) conn(ctx context.Context) (*conn, error) {
 	if c != nil {
 		c.cs.Close()
 	}
+	if err := p.reserve(l); err != nil {
+		return nil, err
+	}
 	c, err := p.dial(ctx, l, caps)
 	if err != nil {
+		p.unreserve(l)
 		return nil, &Error{Err: ErrUpstreamDown, Msg: fmt.Sprintf("cannot connect to the upstream server %s: %v", p.up, err),
 			Hint: "check that the server starts and answers MCP on its own; the proxy tries again on the next call"}
 	}
@@ -234,22 +249,21 @@ func (l *link) newClient(caps *mcp.ClientCapabilities) *mcp.Client {
 		},
 	}
 	l.relayOptions(o, caps)
+	if l.modern {
+		o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
+	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "scrollback-proxy", Version: p.opts.Version}, o)
-	c.AddReceivingMiddleware(l.rootsMiddleware)
+	c.AddReceivingMiddleware(l.relayMiddleware(caps != nil && caps.Elicitation != nil))
 	return c
 }
 
-// openLink gives s a link of its own, within Options.MaxUpstreams.
+// openLink gives s a link of its own; it connects on first use, within
+// Options.MaxUpstreams (see reserve).
 func (p *Proxy) openLink(s *server, caps *mcp.ClientCapabilities) (*link, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return nil, &Error{Err: ErrUpstreamDown, Msg: "the proxy is closed"}
-	}
-	if n := p.opts.MaxUpstreams; n > 0 && len(p.links) >= n {
-		return nil, &Error{Err: ErrTooManyUpstreams,
-			Msg:  fmt.Sprintf("the proxy already holds %d upstream connections, one for each client session that used the upstream, and allows no more", len(p.links)),
-			Hint: "end another client's session, or start the proxy with a higher --max-upstreams"}
 	}
 	l := p.newLink(s, caps)
 	p.links[l] = true
@@ -260,15 +274,98 @@ func (p *Proxy) openLink(s *server, caps *mcp.ClientCapabilities) (*link, error)
 func (p *Proxy) closeLink(l *link) {
 	p.mu.Lock()
 	delete(p.links, l)
+	delete(p.held, l)
 	p.mu.Unlock()
 	l.close()
 }
 
+// reserve gives a client session's link a place among the
+// Options.MaxUpstreams connections the proxy may hold, before it
+// connects. When they are all taken, the link that has been idle longest
+// (no request in flight, no resource subscription) gives its place up: its
+// connection is closed, and made again when its client next uses the
+// upstream. Clients that open sessions and never end them (a test suite,
+// a client that crashed) so wait for the idle timeout without keeping
+// others out. Only when every connection is busy is the link refused,
+// with ErrTooManyUpstreams. The shared links take no place.
+func (p *Proxy) reserve(l *link) error {
+	if l.owner == nil {
+		return nil
+	}
+	p.mu.Lock()
+	if p.held[l] {
+		p.mu.Unlock()
+		return nil
+	}
+	var victim *link
+	if n := p.opts.MaxUpstreams; n > 0 && len(p.held) >= n {
+		for h := range p.held {
+			if h.inflight == 0 && !h.subscribed() && (victim == nil || h.lastUse.Before(victim.lastUse)) {
+				victim = h
+			}
+		}
+		if victim == nil {
+			p.mu.Unlock()
+			return &Error{Err: ErrTooManyUpstreams,
+				Msg:  fmt.Sprintf("the proxy already holds %d upstream connections, one for each client session that used the upstream, each with a request in flight or a resource subscription, and allows no more", n),
+				Hint: "try again when a call has ended, or start the proxy with a higher --max-upstreams"}
+		}
+		delete(p.held, victim)
+	}
+	p.held[l] = true
+	var c *conn
+	if victim != nil {
+		// Under p.mu, so that no request starts over the victim before it
+		// lets its connection go: the next one connects afresh, and is not
+		// counted as a restart.
+		victim.mu.Lock()
+		c, victim.cur, victim.dialled = victim.cur, nil, false
+		victim.mu.Unlock()
+	}
+	p.mu.Unlock()
+	if c != nil {
+		p.log.Info("proxy: closing the upstream connection of the client session idle longest, to make room for another", "max_upstreams", p.opts.MaxUpstreams)
+		c.cs.Close()
+	}
+	return nil
+}
+
+// unreserve gives l's place back when it holds no connection.
+func (p *Proxy) unreserve(l *link) {
+	p.mu.Lock()
+	delete(p.held, l)
+	p.mu.Unlock()
+}
+
+// use marks a request over l in flight until done is called: a link in
+// use keeps its connection.
+func (l *link) use() (done func()) {
+	p := l.p
+	p.mu.Lock()
+	l.inflight++
+	l.lastUse = time.Now()
+	p.mu.Unlock()
+	return func() {
+		p.mu.Lock()
+		l.inflight--
+		l.lastUse = time.Now()
+		p.mu.Unlock()
+	}
+}
+
+// subscribed reports whether the link's clients hold resource
+// subscriptions, which a closed connection would lose.
+func (l *link) subscribed() bool {
+	l.relay.mu.Lock()
+	defer l.relay.mu.Unlock()
+	return len(l.relay.subs) > 0
+}
+
 // Upstreams returns how many upstream connections of client sessions the
-// proxy holds (over HTTP, one per client session that used the
-// upstream), not counting the one it lists the upstream's features on.
+// proxy holds (over HTTP, one per client session that used the upstream
+// recently), not counting the shared ones.
 func (p *Proxy) Upstreams() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.links)
+	return len(p.held)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,12 +19,28 @@ import (
 // capsUpstream is chattyUpstream with a tool "caps" that returns the
 // capabilities its client (the proxy) declared, as JSON.
 func capsUpstream() *mcp.Server {
-	srv := chattyUpstream()
+	srv, _, _ := holdingCapsUpstream()
+	return srv
+}
+
+// holdingCapsUpstream is capsUpstream with a tool "hold" that tells
+// started when it begins and returns when release is closed.
+func holdingCapsUpstream() (srv *mcp.Server, started chan struct{}, release chan struct{}) {
+	srv = chattyUpstream()
+	started, release = make(chan struct{}, 16), make(chan struct{})
 	mcp.AddTool(srv, &mcp.Tool{Name: "caps"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		b, _ := json.Marshal(req.Session.InitializeParams().Capabilities)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
 	})
-	return srv
+	mcp.AddTool(srv, &mcp.Tool{Name: "hold"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}, nil, nil
+	})
+	return srv, started, release
 }
 
 // serveHTTP starts p and serves it over streamable HTTP.
@@ -42,9 +59,15 @@ func serveHTTP(t *testing.T, up Upstream, opts Options) (*Proxy, string) {
 	return p, ts.URL + mcpserver.Path
 }
 
+// connectHTTP connects a client at protocol 2025-11-25, with an MCP
+// session (connectHTTPAt for another version).
 func connectHTTP(t *testing.T, url string, copts *mcp.ClientOptions) *mcp.ClientSession {
+	return connectHTTPAt(t, url, copts, legacy)
+}
+
+func connectHTTPAt(t *testing.T, url string, copts *mcp.ClientOptions, version string) *mcp.ClientSession {
 	t.Helper()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, copts).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, copts).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +81,8 @@ func connectHTTP(t *testing.T, url string, copts *mcp.ClientOptions) *mcp.Client
 // messages during a call reach the caller only; the connections are
 // bounded and end with their sessions.
 func TestPerClientUpstreams(t *testing.T) {
-	p, url := serveHTTP(t, Upstream{Dial: dialServer(capsUpstream())}, Options{MaxUpstreams: 2})
+	up, started, release := holdingCapsUpstream()
+	p, url := serveHTTP(t, Upstream{Dial: dialServer(up)}, Options{MaxUpstreams: 2})
 	ca, cb := &chattyClient{}, &chattyClient{}
 	a := connectHTTP(t, url, ca.options("A"))
 	bopts := cb.options("B")
@@ -113,20 +137,49 @@ func TestPerClientUpstreams(t *testing.T) {
 		cc.mu.Unlock()
 	}
 
-	// A third client is over the bound: a clear error, not a shared
-	// connection.
+	// A third client takes the place of the client idle longest (A, whose
+	// last call came before B's), never sharing a connection; A's next
+	// call connects again, declaring A's capabilities as before.
 	c := connectHTTP(t, url, nil)
-	res := call(t, c, "caps", map[string]any{})
-	if !res.IsError || !strings.Contains(text(res), "--max-upstreams") {
-		t.Errorf("a third client over MaxUpstreams 2: %q, want an error naming --max-upstreams", text(res))
+	if res := call(t, c, "caps", map[string]any{}); res.IsError || strings.Contains(text(res), "sampling") {
+		t.Errorf("a third client over MaxUpstreams 2: %q, want its own connection, declaring no sampling", text(res))
 	}
-	// Once a client has gone, its connection is closed and the third
-	// client gets one.
+	if n := p.Upstreams(); n != 2 {
+		t.Errorf("upstream connections: %d, want at most MaxUpstreams 2", n)
+	}
+	json.Unmarshal([]byte(text(call(t, a, "caps", map[string]any{}))), &capsA)
+	if capsA["sampling"] == nil || capsA["elicitation"] == nil {
+		t.Errorf("A's connection made again declares %v, want sampling and elicitation", capsA)
+	}
+	if n := p.UpstreamRestarts(); n != 0 {
+		t.Errorf("a connection closed to make room counted as %d restarts", n)
+	}
+
+	// With every connection busy, one more client gets a clear error.
+	var wg sync.WaitGroup
+	for _, cs := range []*mcp.ClientSession{a, c} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if res := call(t, cs, "hold", map[string]any{}); res.IsError {
+				t.Errorf("hold: %q", text(res))
+			}
+		}()
+	}
+	<-started
+	<-started
+	res := call(t, b, "caps", map[string]any{})
+	if !res.IsError || !strings.Contains(text(res), "--max-upstreams") {
+		t.Errorf("a client while MaxUpstreams 2 connections are busy: %q, want an error naming --max-upstreams", text(res))
+	}
+	close(release)
+	wg.Wait()
+	if res := call(t, b, "caps", map[string]any{}); res.IsError {
+		t.Errorf("B once the calls ended: %q", text(res))
+	}
+	// A client that goes gives its connection back.
 	b.Close()
 	eventually(t, "B's upstream connection closed with its session", func() bool { return p.Upstreams() == 1 })
-	if res := call(t, c, "caps", map[string]any{}); res.IsError {
-		t.Errorf("after B left, the third client: %q", text(res))
-	}
 }
 
 // TestPerClientUpstreamProcesses: a command upstream served over HTTP
@@ -363,7 +416,7 @@ func TestRootsListChangedForwarded(t *testing.T) {
 	_, url := serveHTTP(t, Upstream{Dial: dialServer(up)}, Options{})
 	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)
 	client.AddRoots(&mcp.Root{URI: "file:///first"})
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: legacy})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/mcpserver"
 )
 
 // ErrNoCaller is returned to the upstream when it asks for sampling,
@@ -23,6 +25,11 @@ var ErrNoCaller = errors.New("proxy: the proxy cannot tell which of its clients 
 type progressRoute struct {
 	ss    *mcp.ServerSession
 	token any // the client's own token
+	// ctx is the client's request's, without its cancellation: a
+	// notification sent with it goes out on that request's own stream,
+	// before its answer, which is the only way to a client of 2026-07-28
+	// over HTTP (it opens no other stream) and keeps the order for others.
+	ctx context.Context
 }
 
 // relayOptions adds the upstream client's handlers that relay what the
@@ -39,7 +46,7 @@ func (l *link) relayOptions(o *mcp.ClientOptions, caps *mcp.ClientCapabilities) 
 		r, ok := l.relay.progress[tokenKey(pr.ProgressToken)]
 		l.relay.mu.Unlock()
 		if ok {
-			r.ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{Meta: pr.Meta, ProgressToken: r.token,
+			r.ss.NotifyProgress(r.ctx, &mcp.ProgressNotificationParams{Meta: pr.Meta, ProgressToken: r.token,
 				Progress: pr.Progress, Total: pr.Total, Message: pr.Message})
 		}
 	}
@@ -98,30 +105,32 @@ func relayTo[T any](ctx context.Context, l *link, method string, f func(context.
 	return res, err
 }
 
-// rootsMiddleware answers the upstream's roots/list with the roots of the
-// client the request is for.
-func (l *link) rootsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "roots/list" {
+// relayMiddleware answers the upstream's roots/list with the roots of the
+// client the request is for, and passes its elicitation/create, when the
+// client declared elicitation, to that client as it came: the SDK's client
+// would first check its schema against the schemas it knows, and refuse
+// some that the client and the upstream take (titled multi-select enums,
+// in v1.8.0); the client checks it, and the SDK's server checks the
+// answer against it.
+func (l *link) relayMiddleware(elicits bool) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "roots/list":
+				params, _ := req.GetParams().(*mcp.ListRootsParams)
+				return relayTo(ctx, l, method, func(ctx context.Context, ss *mcp.ServerSession) (*mcp.ListRootsResult, error) {
+					return ss.ListRoots(ctx, params)
+				})
+			case "elicitation/create":
+				if params, ok := req.GetParams().(*mcp.ElicitParams); ok && params != nil && elicits {
+					return relayTo(ctx, l, method, func(ctx context.Context, ss *mcp.ServerSession) (*mcp.ElicitResult, error) {
+						return ss.Elicit(ctx, params)
+					})
+				}
+			}
 			return next(ctx, method, req)
 		}
-		params, _ := req.GetParams().(*mcp.ListRootsParams)
-		return relayTo(ctx, l, method, func(ctx context.Context, ss *mcp.ServerSession) (*mcp.ListRootsResult, error) {
-			return ss.ListRoots(ctx, params)
-		})
 	}
-}
-
-// relayVersions are the protocol versions the proxy offers its clients:
-// those under which a server may ask its client during a request.
-func relayVersions() []string {
-	var out []string
-	for _, v := range mcp.SupportedProtocolVersions() {
-		if v < "2026-07-28" {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 func tokenKey(t any) string { return fmt.Sprintf("%T:%v", t, t) }
@@ -204,7 +213,7 @@ func (l *link) routeProgress(ctx context.Context, ss *mcp.ServerSession, token a
 	l.relay.mu.Lock()
 	l.relay.next++
 	up := "scrollback-" + l.p.nonce + "-" + strconv.FormatInt(l.relay.next, 10)
-	l.relay.progress[tokenKey(up)] = progressRoute{ss: ss, token: token}
+	l.relay.progress[tokenKey(up)] = progressRoute{ss: ss, token: token, ctx: context.WithoutCancel(ctx)}
 	l.relay.mu.Unlock()
 	return context.WithValue(ctx, progressKey{}, up), func() {
 		// The SDK may hand over a notification the upstream sent just
@@ -273,34 +282,63 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return next(ctx, method, req)
 		case "resources/read":
+			params, _ := req.GetParams().(*mcp.ReadResourceParams)
+			if params == nil {
+				return next(ctx, method, req)
+			}
+			if strings.HasPrefix(params.URI, mcpserver.OutputURIPrefix) {
+				// A retained copy of the proxy's own, or, when the upstream
+				// is a scrollback server too and the proxy holds no such
+				// copy, of the upstream's.
+				res, err := mcpserver.ReadOutputResource(ctx, s.b, params.URI)
+				s.mu.Lock()
+				up := s.upstreamOutputs
+				s.mu.Unlock()
+				if !up || scrollback.ErrorKind(resourceErr(err)) != scrollback.KindNotFound {
+					return typedRead(ss)(res, err)
+				}
+			}
 			if !s.own {
 				defer s.p.main.begin(ss)()
 			}
-			params, _ := req.GetParams().(*mcp.ReadResourceParams)
-			return forward(ctx, s, ss, func(ctx context.Context, c *conn) (*mcp.ReadResourceResult, error) {
-				res, err := c.cs.ReadResource(ctx, params)
+			return typedRead(ss)(forward(ctx, s, ss, func(ctx context.Context, c *conn) (*mcp.ReadResourceResult, error) {
+				up := *params
+				up.Meta = upstreamMeta(params.Meta, c)
+				res, err := c.cs.ReadResource(ctx, &up)
 				if err != nil {
 					return nil, err
 				}
+				res = readForClient(res)
 				s.p.mendContents(res.Contents)
 				return s.shapeRead(ctx, params, res), nil
-			})
+			}))
 		case "prompts/get":
 			if !s.own {
 				defer s.p.main.begin(ss)()
 			}
 			params, _ := req.GetParams().(*mcp.GetPromptParams)
-			return forward(ctx, s, ss, func(ctx context.Context, c *conn) (*mcp.GetPromptResult, error) {
-				res, err := c.cs.GetPrompt(ctx, params)
+			if params == nil {
+				return next(ctx, method, req)
+			}
+			return typedPrompt(ss)(forward(ctx, s, ss, func(ctx context.Context, c *conn) (*mcp.GetPromptResult, error) {
+				up := *params
+				up.Meta = upstreamMeta(params.Meta, c)
+				res, err := c.cs.GetPrompt(ctx, &up)
 				if err != nil {
 					return nil, err
 				}
+				res = promptForClient(res)
 				return s.shapePrompt(ctx, params, res), nil
-			})
+			}))
 		case "logging/setLevel":
 			params, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
+			if params == nil {
+				return next(ctx, method, req)
+			}
 			if _, err := forward(ctx, s, ss, func(ctx context.Context, c *conn) (struct{}, error) {
-				return struct{}{}, c.cs.SetLoggingLevel(ctx, params)
+				up := *params
+				up.Meta = upstreamMeta(params.Meta, c)
+				return struct{}{}, c.cs.SetLoggingLevel(ctx, &up)
 			}); err != nil {
 				return nil, err
 			}
@@ -319,6 +357,7 @@ func forward[T any](ctx context.Context, s *server, ss *mcp.ServerSession, f fun
 	if err != nil {
 		return zero, err
 	}
+	defer l.use()()
 	c, err := l.conn(ctx)
 	if err != nil {
 		return zero, err
@@ -354,7 +393,9 @@ func (s *server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
 	l.relay.mu.Unlock()
 	if first {
 		if _, err := forward(ctx, s, req.Session, func(ctx context.Context, c *conn) (struct{}, error) {
-			return struct{}{}, c.cs.Subscribe(ctx, req.Params)
+			up := *req.Params
+			up.Meta = upstreamMeta(req.Params.Meta, c)
+			return struct{}{}, c.cs.Subscribe(ctx, &up)
 		}); err != nil {
 			return err
 		}

@@ -225,7 +225,7 @@ func TestPassThroughTwoClients(t *testing.T) {
 	for _, name := range names {
 		cc := &chattyClient{}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: name}, cc.options(name)).Connect(context.Background(),
-			&mcp.StreamableClientTransport{Endpoint: url}, nil)
+			&mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: legacy})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,6 +46,11 @@ type Options struct {
 	// DefaultMaxUpstreams, negative = no bound. Over it, a client gets
 	// ErrTooManyUpstreams.
 	MaxUpstreams int
+	// MaxRefBytes bounds the text that references to retained copies
+	// (scrollback://output/ID) put into the arguments of one upstream
+	// call; 0 = DefaultMaxRefBytes, negative = references are not
+	// replaced, and reach the upstream as the strings they are.
+	MaxRefBytes int64
 }
 
 // Proxy stands between MCP clients and one upstream MCP server. It is safe
@@ -60,14 +66,24 @@ type Proxy struct {
 	nonce string // marks strings cut by cutReader
 	log   *slog.Logger
 	main  *link // the shared connection
+	// modern is the shared connection of clients of protocol 2026-07-28:
+	// requests over HTTP without an MCP session, and a stdio client of
+	// that version. A result that needs the client's input (an elicitation,
+	// say) reaches them as it is, for them to answer on their next call.
+	modern *link
 
 	mu     sync.Mutex // guards what follows
 	closed bool
 	snap   snapshot
 	srvs   map[*server]struct{}
 	links  map[*link]bool // client sessions' own links
+	held   map[*link]bool // those holding a connection, at most MaxUpstreams
 
 	restarts atomic.Int64 // connections made after one was lost
+
+	refreshMu   sync.Mutex // guards what follows
+	refreshing  bool       // a re-list runs
+	refreshWant int        // what the notices since it began asked for
 }
 
 // snapshot is what the upstream offers, as last listed.
@@ -94,6 +110,9 @@ func New(eng *scrollback.Engine, up Upstream, opts Options) (*Proxy, error) {
 	if opts.CallTimeout == 0 {
 		opts.CallTimeout = DefaultCallTimeout
 	}
+	if opts.MaxRefBytes == 0 {
+		opts.MaxRefBytes = DefaultMaxRefBytes
+	}
 	if opts.MaxUpstreams == 0 {
 		opts.MaxUpstreams = DefaultMaxUpstreams
 	}
@@ -102,12 +121,14 @@ func New(eng *scrollback.Engine, up Upstream, opts Options) (*Proxy, error) {
 	}
 	var nonce [6]byte
 	rand.Read(nonce[:])
-	p := &Proxy{eng: eng, up: up, opts: opts, nonce: hex.EncodeToString(nonce[:]), srvs: map[*server]struct{}{}, links: map[*link]bool{}}
+	p := &Proxy{eng: eng, up: up, opts: opts, nonce: hex.EncodeToString(nonce[:]), srvs: map[*server]struct{}{}, links: map[*link]bool{}, held: map[*link]bool{}}
 	p.log = opts.Logger
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
 	p.main = p.newLink(nil, nil)
+	p.modern = p.newLink(nil, nil)
+	p.modern.lists, p.modern.modern = false, true
 	return p, nil
 }
 
@@ -129,11 +150,12 @@ func (p *Proxy) Close() error {
 	for l := range p.links {
 		links = append(links, l)
 	}
-	p.links = map[*link]bool{}
+	p.links, p.held = map[*link]bool{}, map[*link]bool{}
 	p.mu.Unlock()
 	for _, l := range links {
 		l.close()
 	}
+	p.modern.close()
 	return p.main.close()
 }
 
@@ -209,16 +231,38 @@ const (
 	listAll = listTools | listPrompts | listResources
 )
 
-// refresh re-lists what changed upstream and updates every server.
+// refresh re-lists what changed upstream and updates every server. The
+// upstream tells each of its connections of a change (one per client
+// session over HTTP): the notices that arrive while a re-list runs make
+// one more, not one each.
 func (p *Proxy) refresh(what int) {
-	c := p.main.live()
-	if c == nil {
+	p.refreshMu.Lock()
+	p.refreshWant |= what
+	if p.refreshing {
+		p.refreshMu.Unlock()
 		return
 	}
-	ctx, cancel := p.withTimeout(context.Background())
-	defer cancel()
-	if err := p.list(ctx, c, what); err != nil {
-		p.log.Warn("proxy: re-listing the upstream's features failed", "err", err)
+	p.refreshing = true
+	p.refreshMu.Unlock()
+	for {
+		p.refreshMu.Lock()
+		what := p.refreshWant
+		p.refreshWant = 0
+		if what == 0 {
+			p.refreshing = false
+			p.refreshMu.Unlock()
+			return
+		}
+		p.refreshMu.Unlock()
+		c := p.main.live()
+		if c == nil {
+			continue
+		}
+		ctx, cancel := p.withTimeout(context.Background())
+		if err := p.list(ctx, c, what); err != nil {
+			p.log.Warn("proxy: re-listing the upstream's features failed", "err", err)
+		}
+		cancel()
 	}
 }
 
@@ -270,6 +314,7 @@ func (p *Proxy) list(ctx context.Context, c *conn, what int) error {
 			}
 		}
 	}
+	defer c.listed.Store(true)
 	key, _ := json.Marshal(snap.tools)
 	toolsChanged := string(key) != snap.toolsKey
 	snap.toolsKey = string(key)
@@ -281,9 +326,27 @@ func (p *Proxy) list(ctx context.Context, c *conn, what int) error {
 		srvs = append(srvs, s)
 	}
 	p.mu.Unlock()
+	// Clients listening for changes (protocol 2026-07-28) first: they are
+	// waiting for the news, while each of the other servers (one per MCP
+	// session, many of them idle) takes its time to update.
+	slices.SortStableFunc(srvs, func(a, b *server) int {
+		switch {
+		case a.perRequest == b.perRequest:
+			return 0
+		case a.perRequest:
+			return -1
+		}
+		return 1
+	})
 	for _, s := range srvs {
-		if what&listTools != 0 && toolsChanged {
+		switch {
+		case what&listTools != 0 && toolsChanged:
 			s.syncTools(snap.tools)
+		case what&listTools != 0 && c.listed.Load():
+			// The upstream said its tools changed, yet they list the same
+			// (it added one it had): its clients are told all the same, as
+			// they would be without the proxy.
+			s.toolsChanged(snap.tools)
 		}
 		if what&listPrompts != 0 {
 			s.syncPrompts(snap.prompts)
@@ -308,14 +371,18 @@ func collect[T any](seq func(func(*T, error) bool)) ([]*T, error) {
 
 // call calls an upstream tool over the shared link.
 func (p *Proxy) call(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	return p.main.call(ctx, name, args)
+	return p.main.call(ctx, name, args, nil)
 }
 
-// call calls an upstream tool with args passed through untouched. An
-// upstream JSON-RPC error is an *Error of ErrUpstreamError whose RPC is
-// that error, code and data included.
-func (l *link) call(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+// call calls an upstream tool with args passed through untouched, and
+// from the client's request (nil for a script's call) its _meta (see
+// upstreamMeta) and, retrying a call that needed the client's input, its
+// input responses and request state. An upstream JSON-RPC error is an
+// *Error of ErrUpstreamError whose RPC is that error, code and data
+// included.
+func (l *link) call(ctx context.Context, name string, args json.RawMessage, from *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
 	p := l.p
+	defer l.use()()
 	c, err := l.conn(ctx)
 	if err != nil {
 		var pe *Error
@@ -334,6 +401,10 @@ func (l *link) call(ctx context.Context, name string, args json.RawMessage) (*mc
 		arg = map[string]any{}
 	}
 	params := &mcp.CallToolParams{Name: name, Arguments: arg}
+	if from != nil {
+		params.Meta = upstreamMeta(from.Meta, c)
+		params.InputResponses, params.RequestState = from.InputResponses, from.RequestState
+	}
 	if tok := ctx.Value(progressKey{}); tok != nil {
 		params.SetProgressToken(tok)
 	}
@@ -342,7 +413,7 @@ func (l *link) call(ctx context.Context, name string, args json.RawMessage) (*mc
 		if res == nil {
 			res = &mcp.CallToolResult{}
 		}
-		return res, nil
+		return toolResultForClient(res), nil
 	}
 	switch {
 	case ctx.Err() != nil:

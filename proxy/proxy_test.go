@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/mcpserver"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
@@ -29,9 +30,18 @@ func newEngine(t testing.TB) *scrollback.Engine {
 	return scrollback.New(st, scrollback.Options{})
 }
 
+// legacy is the protocol version before 2026-07-28 that the tests of
+// what a server asks its client during a call (relays) speak.
+const legacy = "2025-11-25"
+
 // start starts a proxy in front of up and connects a client to it over
-// in-memory transports.
+// in-memory transports, at protocol 2025-11-25.
 func start(t testing.TB, up Upstream, opts Options, copts *mcp.ClientOptions) (*Proxy, *scrollback.Session, *mcp.ClientSession) {
+	return startAt(t, up, opts, copts, legacy)
+}
+
+// startAt is start with the client asking for protocol version.
+func startAt(t testing.TB, up Upstream, opts Options, copts *mcp.ClientOptions, version string) (*Proxy, *scrollback.Session, *mcp.ClientSession) {
 	t.Helper()
 	ctx := context.Background()
 	eng := newEngine(t)
@@ -53,7 +63,7 @@ func start(t testing.TB, up Upstream, opts Options, copts *mcp.ClientOptions) (*
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, copts).Connect(ctx, ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, copts).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +121,7 @@ func readAll(t testing.TB, cs *mcp.ClientSession, id string) (string, bool) {
 func TestListTools(t *testing.T) {
 	_, _, cs := inProcess(t, Options{ToolBudgets: map[string]int{"big": 1000}})
 	up := map[string]*mcp.Tool{}
-	direct := directClient(t, testUpstream())
+	direct := directClient(t, testUpstream(), legacy)
 	for tool, err := range direct.Tools(context.Background(), nil) {
 		if err != nil {
 			t.Fatal(err)
@@ -160,8 +170,9 @@ func TestListTools(t *testing.T) {
 	}
 }
 
-// directClient connects a client straight to srv.
-func directClient(t testing.TB, srv *mcp.Server) *mcp.ClientSession {
+// directClient connects a client straight to srv, asking for protocol
+// version.
+func directClient(t testing.TB, srv *mcp.Server, version string) *mcp.ClientSession {
 	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(context.Background(), st, nil)
@@ -169,7 +180,7 @@ func directClient(t testing.TB, srv *mcp.Server) *mcp.ClientSession {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "direct"}, nil).Connect(context.Background(), ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "direct"}, nil).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,9 +188,20 @@ func directClient(t testing.TB, srv *mcp.Server) *mcp.ClientSession {
 	return cs
 }
 
+// TestSmallResultsPassThrough: a result within the budget reaches the
+// client as the upstream made it, at either protocol version.
 func TestSmallResultsPassThrough(t *testing.T) {
-	_, _, cs := inProcess(t, Options{})
-	direct := directClient(t, testUpstream())
+	for _, v := range []string{legacy, "2026-07-28"} {
+		t.Run(v, func(t *testing.T) { testSmallResultsPassThrough(t, v) })
+	}
+}
+
+func testSmallResultsPassThrough(t *testing.T, version string) {
+	_, _, cs := startAt(t, Upstream{Dial: dialServer(testUpstream())}, Options{}, nil, version)
+	if v := cs.InitializeResult().ProtocolVersion; v != version {
+		t.Fatalf("negotiated %s, want %s", v, version)
+	}
+	direct := directClient(t, testUpstream(), version)
 	for _, c := range []struct {
 		tool string
 		args any
@@ -192,6 +214,13 @@ func TestSmallResultsPassThrough(t *testing.T) {
 	} {
 		want := call(t, direct, c.tool, c.args)
 		got := call(t, cs, c.tool, c.args)
+		// Each server names itself in a result's _meta (protocol
+		// 2026-07-28): the proxy, not its upstream.
+		if info, _ := got.Meta[mcp.MetaKeyServerInfo].(map[string]any); version == "2026-07-28" && (info == nil || info["name"] != "scrollback-proxy") {
+			t.Errorf("%s: serverInfo in _meta: %v, want the proxy's", c.tool, got.Meta)
+		}
+		delete(got.Meta, mcp.MetaKeyServerInfo)
+		delete(want.Meta, mcp.MetaKeyServerInfo)
 		wj, _ := json.Marshal(want)
 		gj, _ := json.Marshal(got)
 		if !bytes.Equal(wj, gj) {
@@ -226,11 +255,13 @@ func TestLargeResultsPreviewed(t *testing.T) {
 		isError bool
 		blocks  []string // content types in order
 	}{
-		{"text", "big", map[string]any{"n": 100_000}, bigText(100_000), false, []string{"text"}},
-		{"one byte over", "big", map[string]any{"n": 32769}, bigText(32769), false, []string{"text"}},
-		{"error", "big_error", map[string]any{"n": 50_000}, bigText(50_000), true, []string{"text"}},
-		{"per-tool budget", "echo", map[string]any{"text": strings.Repeat("ab\n", 700)}, strings.Repeat("ab\n", 700), false, []string{"text"}},
-		{"image and link kept", "mixed", map[string]any{"n": 40_000}, bigText(40_000), false, []string{"image", "text", "resource_link"}},
+		// The preview where the text stood, the other blocks in order, and
+		// last the link to the retained copy.
+		{"text", "big", map[string]any{"n": 100_000}, bigText(100_000), false, []string{"text", "resource_link"}},
+		{"one byte over", "big", map[string]any{"n": 32769}, bigText(32769), false, []string{"text", "resource_link"}},
+		{"error", "big_error", map[string]any{"n": 50_000}, bigText(50_000), true, []string{"text", "resource_link"}},
+		{"per-tool budget", "echo", map[string]any{"text": strings.Repeat("ab\n", 700)}, strings.Repeat("ab\n", 700), false, []string{"text", "resource_link"}},
+		{"image and link kept", "mixed", map[string]any{"n": 40_000}, bigText(40_000), false, []string{"image", "text", "resource_link", "resource_link"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res := call(t, cs, c.tool, c.args)
@@ -264,6 +295,14 @@ func TestLargeResultsPreviewed(t *testing.T) {
 			got, complete := readAll(t, cs, id)
 			if got != c.want || !complete {
 				t.Errorf("the pages (%d bytes) do not concatenate to the result (%d bytes)", len(got), len(c.want))
+			}
+			link, ok := res.Content[len(res.Content)-1].(*mcp.ResourceLink)
+			if !ok || link.URI != mcpserver.OutputURI(id) || link.Size == nil || *link.Size != total || link.MIMEType != "text/plain" {
+				t.Fatalf("last block %#v, want the resource_link of %s", res.Content[len(res.Content)-1], id)
+			}
+			rr, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: link.URI})
+			if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != c.want {
+				t.Errorf("resources/read of the link: %v", err)
 			}
 		})
 	}

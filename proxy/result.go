@@ -20,11 +20,11 @@ import (
 
 // The _meta keys of a previewed result: its recovery reference.
 const (
-	MetaSession    = mcpserver.MetaSession   // the session holding the copy
-	MetaOutputID   = "scrollback/output_id"  // the copy's id, for read_tool_output
-	MetaTotalBytes = "scrollback/totalBytes" // the copy's length
-	MetaComplete   = "scrollback/complete"   // whether the copy holds the whole text
-	MetaRecovery   = "scrollback/recovery"   // "available" or "unavailable"
+	MetaSession    = mcpserver.MetaSession    // the session holding the copy
+	MetaOutputID   = "scrollback/output_id"   // the copy's id, for read_tool_output
+	MetaTotalBytes = mcpserver.MetaTotalBytes // the copy's length
+	MetaComplete   = mcpserver.MetaComplete   // whether the copy holds the whole text
+	MetaRecovery   = "scrollback/recovery"    // "available" or "unavailable"
 )
 
 // copyText is the text of a result as the proxy retains it.
@@ -278,6 +278,9 @@ func (p *Proxy) shape(ctx context.Context, b *mcpserver.Binding, tool string, ar
 	}
 	if shown.Recovery == scrollback.RecoveryUnavailable {
 		out.Content = append(out.Content, &mcp.TextContent{Text: "[scrollback: " + shown.RecoveryError + "]"})
+	}
+	if shown.OutputID != "" {
+		out.Content = append(out.Content, mcpserver.OutputLink(shown.OutputID, shown.TotalBytes))
 	}
 	return out
 }

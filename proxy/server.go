@@ -22,7 +22,7 @@ func (p *Proxy) Instructions() string {
 	p.mu.Lock()
 	up, name, version := p.snap.instructions, p.snap.upName, p.snap.upVersion
 	p.mu.Unlock()
-	s := mcpserver.Instructions + "\n\nThis server is a scrollback proxy: the other tools belong to the upstream MCP server behind it. A result of one of them larger than the history budget reaches you as a head-and-tail preview, and its _meta carries scrollback/output_id."
+	s := mcpserver.Instructions + "\n\nThis server is a scrollback proxy: the other tools belong to the upstream MCP server behind it. A result of one of them larger than the history budget reaches you as a head-and-tail preview, and its _meta carries scrollback/output_id. To give a retained copy to one of those tools without reading it, pass the string scrollback://output/ID (or scrollback://output/ID#bytes=A-B for the bytes from offset A to offset B) as the argument: the proxy puts the copy's text there before calling the tool."
 	if name != "" {
 		s += "\n\nThe upstream server is " + strings.TrimSpace(name+" "+version) + "."
 	}
@@ -42,6 +42,10 @@ type server struct {
 	// own: the server's client gets an upstream connection of its own
 	// (over HTTP); else it uses the proxy's shared one.
 	own bool
+	// perRequest: the server serves the requests of protocol 2026-07-28
+	// over HTTP of one principal, which have no MCP session; it uses the
+	// proxy's modern link.
+	perRequest bool
 
 	lnMu sync.Mutex // guards what follows
 	ss   *mcp.ServerSession
@@ -55,6 +59,10 @@ type server struct {
 	prompts   map[string]bool
 	resources map[string]bool
 	templates map[string]bool
+	// upstreamOutputs: the upstream offers retained copies of its own
+	// (scrollback://output/{id}): one the proxy does not hold is read
+	// there.
+	upstreamOutputs bool
 }
 
 // Server returns an MCP server offering the upstream's tools (results
@@ -73,7 +81,9 @@ func (p *Proxy) Server(sess *scrollback.Session) *mcp.Server {
 }
 
 func (p *Proxy) newServer(b *mcpserver.Binding, own bool) *server {
-	s := &server{p: p, b: b, own: own, tools: map[string]bool{}, toolDefs: map[string]string{}, prompts: map[string]bool{}, resources: map[string]bool{}, templates: map[string]bool{}}
+	perRequest := b.PerRequest()
+	own = own && !perRequest
+	s := &server{p: p, b: b, own: own, perRequest: perRequest, tools: map[string]bool{}, toolDefs: map[string]string{}, prompts: map[string]bool{}, resources: map[string]bool{}, templates: map[string]bool{}}
 	p.mu.Lock()
 	snap := p.snap
 	p.mu.Unlock()
@@ -96,7 +106,9 @@ func (p *Proxy) newServer(b *mcpserver.Binding, own bool) *server {
 	if snap.completions {
 		opts.CompletionHandler = func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			return forward(ctx, s, req.Session, func(ctx context.Context, c *conn) (*mcp.CompleteResult, error) {
-				return c.cs.Complete(ctx, req.Params)
+				up := *req.Params
+				up.Meta = upstreamMeta(req.Params.Meta, c)
+				return c.cs.Complete(ctx, &up)
 			})
 		}
 	}
@@ -104,15 +116,16 @@ func (p *Proxy) newServer(b *mcpserver.Binding, own bool) *server {
 		opts.Capabilities.Logging = &mcp.LoggingCapabilities{}
 	}
 	// The proxy relays the upstream's requests (sampling, elicitation,
-	// roots) to the client while the client's call is in flight, which
-	// protocol 2026-07-28 forbids (it wants multi round-trip results), so
-	// the proxy speaks the versions before it to its clients.
-	opts.SupportedProtocolVersions = relayVersions()
+	// roots) to a client of a version before 2026-07-28 while its call is
+	// in flight; a client of 2026-07-28, which a server may not ask during
+	// a call, gets the upstream's result that needs its input instead
+	// (multi round-trip), over the modern link.
 	if snap.subscribe {
 		opts.SubscribeHandler, opts.UnsubscribeHandler = s.subscribe, s.unsubscribe
 	}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "scrollback-proxy", Title: "scrollback proxy", Version: p.opts.Version}, opts)
 	s.addOwnTools()
+	mcpserver.AddOutputResources(s.srv, s.b)
 	s.syncTools(snap.tools)
 	s.syncPrompts(snap.prompts)
 	s.syncResources(snap.resources, snap.templates)
@@ -123,6 +136,16 @@ func (p *Proxy) newServer(b *mcpserver.Binding, own bool) *server {
 	p.mu.Lock()
 	p.srvs[s] = struct{}{}
 	p.mu.Unlock()
+	if perRequest {
+		// Kept for the requests of one principal while they come, and
+		// kept in step with the upstream meanwhile.
+		go func() {
+			<-b.Done()
+			p.mu.Lock()
+			delete(p.srvs, s)
+			p.mu.Unlock()
+		}()
+	}
 	return s
 }
 
@@ -180,6 +203,9 @@ func (s *server) session() *mcp.ServerSession {
 // or its own, opened on first use declaring the capabilities the client
 // declared. ss is the client's session, when the caller has it.
 func (s *server) link(ss *mcp.ServerSession) (*link, error) {
+	if s.perRequest || modernCaller(ss) {
+		return s.p.modern, nil
+	}
 	if !s.own {
 		return s.p.main, nil
 	}
@@ -208,8 +234,14 @@ func (s *server) usesUpstream(name string) bool {
 	return name == codemode.Name || s.upstreamTool(name)
 }
 
-// call calls an upstream tool over the server's link.
-func (s *server) call(ctx context.Context, ss *mcp.ServerSession, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+// call calls an upstream tool over the server's link, the references to
+// retained copies in its arguments replaced by their text (resolveRefs);
+// from is the client's request, nil for a script's call.
+func (s *server) call(ctx context.Context, ss *mcp.ServerSession, name string, args json.RawMessage, from *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
+	args, err := s.p.resolveRefs(ctx, s.b, args)
+	if err != nil {
+		return nil, err
+	}
 	l, err := s.link(ss)
 	if err != nil {
 		var pe *Error
@@ -218,7 +250,7 @@ func (s *server) call(ctx context.Context, ss *mcp.ServerSession, name string, a
 		}
 		return nil, err
 	}
-	return l.call(ctx, name, args)
+	return l.call(ctx, name, args, from)
 }
 
 // ownTools are the proxy's own tools; an upstream tool of the same name is
@@ -291,6 +323,15 @@ func (s *server) syncTools(tools []*mcp.Tool) {
 	s.addRunCode(tools)
 }
 
+// toolsChanged tells the server's clients that its tools changed when
+// they did not (see Proxy.list). The SDK tells them only when a tool is
+// added or removed: run_code, added again unchanged, is that tool.
+func (s *server) toolsChanged(tools []*mcp.Tool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.addRunCode(tools)
+}
+
 // addTool adds a tool, logging instead of panicking on a definition the
 // SDK refuses.
 func (s *server) addTool(t *mcp.Tool, h mcp.ToolHandler) {
@@ -310,7 +351,7 @@ func (s *server) upstreamHandler(name string) mcp.ToolHandler {
 		if req.Params != nil {
 			args = req.Params.Arguments
 		}
-		res, err := s.call(ctx, req.Session, name, args)
+		res, err := s.call(ctx, req.Session, name, args, req.Params)
 		if err != nil {
 			var pe *Error
 			if errors.As(err, &pe) && pe.RPC != nil {
@@ -365,7 +406,14 @@ func (s *server) syncResources(resources []*mcp.Resource, templates []*mcp.Resou
 	s.resources = want
 
 	wantT := map[string]bool{}
+	s.upstreamOutputs = false
 	for _, t := range templates {
+		if t != nil && t.URITemplate == mcpserver.OutputURITemplate {
+			// The upstream is a scrollback server too: the proxy's own
+			// template stands for both (see passThrough).
+			s.upstreamOutputs = true
+			continue
+		}
 		if t == nil || !s.try(func() { s.srv.AddResourceTemplate(t, read) }) {
 			continue
 		}

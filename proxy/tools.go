@@ -42,7 +42,7 @@ func (s *server) codeTools(tools []*mcp.Tool) []codemode.Tool {
 			InputSchema:  schema,
 			OutputSchema: outSchema,
 			Call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-				res, err := s.call(ctx, nil, name, args)
+				res, err := s.call(ctx, nil, name, args, nil)
 				if err != nil {
 					return nil, err
 				}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -86,7 +87,10 @@ type conn struct {
 	done chan struct{} // closed when the session has ended
 	proc *process      // nil unless the upstream is a command
 	caps string        // the client capabilities it declared (JSON)
-	cl   *mcp.Client   // the SDK client it belongs to
+	// listed: the proxy listed the upstream's features over it before,
+	// so that a list now is an answer to a change the upstream told of.
+	listed atomic.Bool
+	cl     *mcp.Client // the SDK client it belongs to
 }
 
 // alive reports whether the session is still up.

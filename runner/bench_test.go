@@ -27,3 +27,24 @@ func BenchmarkRunThroughput(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRunStartArgs is BenchmarkRunStart for an argument vector: the
+// program found on PATH and started without a shell. Compare the two in
+// one run: the argument vector saves the shell's start.
+func BenchmarkRunStartArgs(b *testing.B) {
+	for b.Loop() {
+		if _, err := Run(context.Background(), Command{Args: []string{"true"}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRunStartArgsNotFound is the cost of a program that is not on
+// PATH: every entry is looked at, and nothing is started.
+func BenchmarkRunStartArgsNotFound(b *testing.B) {
+	for b.Loop() {
+		if _, err := Run(context.Background(), Command{Args: []string{"no-such-program-scrollback"}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -44,3 +44,17 @@ func ExampleRun_missingDirectory() {
 	// Output:
 	// runner: invalid working directory: "/no/such/dir" does not exist (give an existing directory, or "" for the current one)
 }
+
+// Args runs a program with exactly these arguments, without a shell: the
+// space and the $ reach printf as they are.
+func ExampleRun_args() {
+	r, _ := runner.Run(context.Background(), runner.Command{
+		Args:   []string{"printf", "%s|", "a b", "$HOME"},
+		Stdout: os.Stdout,
+	})
+	fmt.Println()
+	fmt.Println("exit code:", *r.ExitCode)
+	// Output:
+	// a b|$HOME|
+	// exit code: 0
+}

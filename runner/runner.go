@@ -1,17 +1,33 @@
-// Package runner runs one shell command the way an agent's tool should: in
-// its own process group, with a timeout that stops the whole group, and with
-// no process of the group left behind when it returns.
+// Package runner runs one command the way an agent's tool should: in its
+// own process group, with a timeout that stops the whole group, and with no
+// process of the group left behind when it returns.
 //
-// Run starts /bin/sh -c COMMAND as the leader of a new process group, with
-// the given working directory, environment additions and standard input, and
-// copies its stdout and stderr to the given writers. It returns when the
-// shell has exited and the output has been read.
+// Run starts /bin/sh -c COMMAND (or, given an argument vector, that program
+// with those exact arguments and no shell) as the leader of a new process
+// group, with the given working directory, environment additions and
+// standard input, and copies its stdout and stderr to the given writers. It
+// returns when the leader has exited and the output has been read.
 //
 // How a command ends is a result, never an error: a non-zero exit status, a
-// command the shell cannot find (status 127), death by a signal, a timeout.
-// Run returns an error only when the command could not be started (a
-// working directory that does not exist, an invalid environment variable),
-// or, together with the result, when ctx ended first.
+// command that cannot be found (status 127) or run (status 126), death by a
+// signal, a timeout. Run returns an error only when the command could not be
+// started (a working directory that does not exist, an invalid environment
+// variable), or, together with the result, when ctx ended first.
+//
+// # Shell command line or argument vector
+//
+// Command.Command is a shell command line, for pipelines, redirections and
+// builtins: it runs as /bin/sh -c COMMAND. Command.Args is an argument
+// vector that runs as it is, as exec would: each argument reaches the
+// program unchanged, spaces, quotes and $ included. Its program is found as
+// exec.LookPath finds it, but with what the command will have: the PATH of
+// Command.Env when that sets one, and a name with a slash (./tool) taken
+// relative to Command.Dir. Like exec.LookPath, and unlike a shell, the
+// search skips relative PATH entries (".", or an empty one): name such a
+// program ./tool. A program that is not found ends with status 127, one
+// that cannot be run (a directory, no execute permission, not a program
+// the system can start) with 126, each with a one-line message on Stderr,
+// as a shell gives them.
 //
 // # Stopping
 //
@@ -26,12 +42,17 @@
 // # Platforms
 //
 // On Linux and macOS (and the BSDs) the above holds as written; only Linux
-// lets Run enlarge the output pipes. On Windows the command runs with
-// cmd.exe /d /s /c COMMAND inside a job object that holds it and every
-// process it starts: there is no SIGTERM for a console process tree, so a
-// timeout or a done ctx ends the whole job at once (no grace period), and
-// the Result reports Signal "SIGKILL" and a nil ExitCode, as on Unix. No
-// process can leave the job.
+// lets Run enlarge the output pipes. On Windows a command line runs with
+// cmd.exe /d /s /c COMMAND, and an argument vector runs its program
+// directly, its arguments joined into one command line by Go's quoting
+// (syscall.EscapeArg), which the C runtime's argument parser that most
+// programs use undoes exactly (a .bat or .cmd program is the exception:
+// Windows runs it through cmd.exe, which parses that line its own way).
+// Either runs inside a job object that holds it and every process it
+// starts: there is no SIGTERM for a console process tree, so a timeout or a
+// done ctx ends the whole job at once (no grace period), and the Result
+// reports Signal "SIGKILL" and a nil ExitCode, as on Unix. No process can
+// leave the job.
 package runner
 
 import (
@@ -73,7 +94,7 @@ const pipeSize = 256 << 10
 // Sentinel errors: every error Run returns before starting the command
 // wraps one of them. All but ErrStart are scrollback.ErrArgument too.
 var (
-	ErrCommand = errkind.New("runner: invalid command", errkind.Argument)              // empty, or holds a NUL byte
+	ErrCommand = errkind.New("runner: invalid command", errkind.Argument)              // empty, holds a NUL byte, or both Command and Args given
 	ErrDir     = errkind.New("runner: invalid working directory", errkind.Argument)    // missing, not a directory, not reachable
 	ErrEnv     = errkind.New("runner: invalid environment variable", errkind.Argument) // empty name, '=' or NUL in a name, NUL in a value
 	ErrTimeout = errkind.New("runner: invalid timeout", errkind.Argument)              // negative
@@ -110,9 +131,14 @@ func (e *Error) Unwrap() []error {
 	return []error{e.Err}
 }
 
-// Command is one command to run.
+// Command is one command to run: a shell command line (Command) or an
+// argument vector (Args), not both.
 type Command struct {
-	Command string            // run by /bin/sh -c (cmd.exe /d /s /c on Windows)
+	Command string // a command line, run by /bin/sh -c (cmd.exe /d /s /c on Windows)
+	// Args, when not empty, is run as that exact argument vector, with no
+	// shell: Args[0] names the program (found as the package
+	// documentation says), and Args[1:] reach it unchanged.
+	Args    []string
 	Dir     string            // working directory; "" = the current one
 	Env     map[string]string // added to (and overriding) the inherited environment
 	Stdin   string            // given on standard input; without it, stdin is empty (/dev/null)
@@ -127,10 +153,10 @@ type Command struct {
 
 // Result is how a command ended.
 type Result struct {
-	ExitCode *int          // the exit status; nil when killed by a signal
-	Signal   string        // the signal that killed the shell ("SIGKILL", "SIGTERM", ...); "" when it exited
+	ExitCode *int          // the exit status (127: not found, 126: cannot be run); nil when killed by a signal
+	Signal   string        // the signal that killed the group's leader ("SIGKILL", "SIGTERM", ...); "" when it exited
 	TimedOut bool          // the timeout stopped it (not ctx: see Run)
-	Duration time.Duration // from start until the shell ended
+	Duration time.Duration // from start until the group's leader ended
 }
 
 // Run runs c and waits for it to end. It returns an *Error, and a zero
@@ -149,7 +175,12 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	if err := check(c); err != nil {
 		return Result{}, err
 	}
+	began := time.Now()
 	r, err := start(c)
+	var nr *notRun
+	if errors.As(err, &nr) {
+		return nr.result(c.Stderr, time.Since(began)), nil
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -185,9 +216,21 @@ type running struct {
 	started    time.Time
 }
 
-// start opens the output pipes, starts the shell as the leader of a new
-// group and starts copying its output to c's writers.
+// start opens the output pipes, starts the shell (or c.Args's program) as
+// the leader of a new group and starts copying its output to c's writers.
+// A program that cannot be found or run is a *notRun error.
 func start(c Command) (*running, error) {
+	env := environ(os.Environ(), c.Env)
+	var cmd *exec.Cmd
+	if len(c.Args) > 0 {
+		path, nr := findProgram(c.Args[0], c.Dir, pathOf(env))
+		if nr != nil {
+			return nil, nr
+		}
+		cmd = &exec.Cmd{Path: path, Args: c.Args}
+	} else {
+		cmd = procgroup.Shell(c.Command)
+	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, startError(err)
@@ -201,9 +244,8 @@ func start(c Command) (*running, error) {
 	procgroup.TunePipe(outW, pipeSize)
 	procgroup.TunePipe(errW, pipeSize)
 
-	cmd := procgroup.Shell(c.Command)
 	cmd.Dir = c.Dir
-	cmd.Env = environ(os.Environ(), c.Env)
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = outW, errW
 	if c.Stdin != "" {
 		cmd.Stdin = strings.NewReader(c.Stdin)
@@ -219,6 +261,11 @@ func start(c Command) (*running, error) {
 	if err != nil {
 		outR.Close()
 		errR.Close()
+		if len(c.Args) > 0 {
+			if nr := cannotStart(c.Args[0], err); nr != nil {
+				return nil, nr
+			}
+		}
 		return nil, startError(err)
 	}
 	r.readers.Add(2)
@@ -295,10 +342,14 @@ func (r *running) cleanUp() {
 // check rejects what would make the command fail to start, with a clear
 // error, before anything is started.
 func check(c Command) error {
-	if strings.TrimSpace(c.Command) == "" {
+	if len(c.Args) > 0 {
+		if err := checkArgs(c); err != nil {
+			return err
+		}
+	} else if strings.TrimSpace(c.Command) == "" {
 		return &Error{Op: "command", Err: ErrCommand, Detail: "the command is empty", Hint: `give a shell command line, such as "ls -l"`}
 	}
-	if strings.IndexByte(c.Command, 0) >= 0 {
+	if len(c.Args) == 0 && strings.IndexByte(c.Command, 0) >= 0 {
 		return &Error{Op: "command", Err: ErrCommand, Detail: "the command contains a NUL byte", Hint: "remove it: a shell command line cannot hold NUL bytes"}
 	}
 	if c.Timeout < 0 {
@@ -329,6 +380,23 @@ func check(c Command) error {
 	return nil
 }
 
+// checkArgs checks an argument vector: a program name, no NUL byte, and no
+// command line beside it.
+func checkArgs(c Command) error {
+	if c.Command != "" {
+		return &Error{Op: "command", Err: ErrCommand, Detail: "both Command and Args are given", Hint: "give a shell command line in Command or an argument vector in Args, not both"}
+	}
+	if c.Args[0] == "" {
+		return &Error{Op: "command", Err: ErrCommand, Detail: "the program name, Args[0], is empty", Hint: `name the program to run first, such as "ls"`}
+	}
+	for i, a := range c.Args {
+		if strings.IndexByte(a, 0) >= 0 {
+			return &Error{Op: "command", Err: ErrCommand, Detail: fmt.Sprintf("argument %d contains a NUL byte", i), Hint: "remove it: a program's arguments cannot hold NUL bytes"}
+		}
+	}
+	return nil
+}
+
 func mapKeys(m map[string]string) func(func(string) bool) {
 	return func(yield func(string) bool) {
 		for k := range m {
@@ -340,7 +408,7 @@ func mapKeys(m map[string]string) func(func(string) bool) {
 }
 
 func startError(err error) error {
-	return &Error{Op: "start", Err: ErrStart, Detail: err.Error(), Hint: "check that " + procgroup.ShellName + " exists and the working directory can be entered", Cause: err}
+	return &Error{Op: "start", Err: ErrStart, Detail: err.Error(), Hint: "check that " + procgroup.ShellName + " (or the program) exists and the working directory can be entered", Cause: err}
 }
 
 // environ returns base with the variables of add set, replacing any of the

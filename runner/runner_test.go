@@ -118,6 +118,10 @@ func TestStartErrors(t *testing.T) {
 		{"empty env name", Command{Command: "true", Env: map[string]string{"": "c"}}, ErrEnv, "empty name"},
 		{"env value with NUL", Command{Command: "true", Env: map[string]string{"A": "c\x00"}}, ErrEnv, "value of A"},
 		{"negative timeout", Command{Command: "true", Timeout: -time.Second}, ErrTimeout, "negative"},
+		{"Command and Args", Command{Command: "true", Args: []string{"true"}}, ErrCommand, "both Command and Args"},
+		{"empty program name", Command{Args: []string{"", "x"}}, ErrCommand, "Args[0], is empty"},
+		{"NUL in an argument", Command{Args: []string{"echo", "a", "b\x00"}}, ErrCommand, "argument 2 contains a NUL byte"},
+		{"Args with a missing cwd", Command{Args: []string{"true"}, Dir: "/no/such/dir"}, ErrDir, `"/no/such/dir" does not exist`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -398,5 +402,98 @@ func TestErrorMessage(t *testing.T) {
 	want := `runner: invalid working directory: "/nope" does not exist (give an existing directory, or "" for the current one)`
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %q, want %q", err, want)
+	}
+}
+
+// An argument vector reaches the program unchanged, with no shell between:
+// spaces, quotes, $ and glob characters stay in their argument. A program
+// that is not found or cannot run ends as a shell's would (127, 126), with
+// one line on stderr, and is a result, not an error.
+func TestRunArgs(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	os.Mkdir(bin, 0o755)
+	write := func(name, text string, mode os.FileMode) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("bin/mytool", "#!/bin/sh\necho \"mytool $*\"\n", 0o755)
+	write("tool", "#!/bin/sh\necho \"tool in $PWD: $1\"\n", 0o755)
+	write("plain", "#!/bin/sh\necho never\n", 0o644)
+	write("garbage", "\x7fnot a program\x00\x01", 0o755)
+	write("badinterp", "#!/no/such/interpreter\n", 0o755)
+	sysPath := os.Getenv("PATH")
+	tests := []struct {
+		name     string
+		cmd      Command
+		wantCode int
+		wantOut  string
+		wantErr  string // a substring of stderr
+	}{
+		{name: "spaces stay in their argument", cmd: Command{Args: []string{"printf", "%s|", "a b", "c"}}, wantOut: "a b|c|"},
+		{name: "no expansion", cmd: Command{Args: []string{"echo", "$HOME", "*", "'q'", `"d"`, "a;b", "`x`"}}, wantOut: "$HOME * 'q' \"d\" a;b `x`\n"},
+		{name: "empty argument kept", cmd: Command{Args: []string{"printf", "[%s]", "", "x"}}, wantOut: "[][x]"},
+		{name: "exit status", cmd: Command{Args: []string{"sh", "-c", "exit 3"}}, wantCode: 3},
+		{name: "stdin and env", cmd: Command{Args: []string{"sh", "-c", `tr a-z A-Z; echo "$GREETING"`}, Stdin: "in\n", Env: map[string]string{"GREETING": "hi there"}}, wantOut: "IN\nhi there\n"},
+		{name: "absolute path", cmd: Command{Args: []string{filepath.Join(dir, "tool"), "x y"}, Dir: bin}, wantOut: "tool in " + bin + ": x y\n"},
+		{name: "relative path is taken in Dir", cmd: Command{Args: []string{"./tool", "x"}, Dir: dir}, wantOut: "tool in " + dir + ": x\n"},
+		{name: "PATH from Env", cmd: Command{Args: []string{"mytool", "a  b"}, Env: map[string]string{"PATH": bin + string(os.PathListSeparator) + sysPath}}, wantOut: "mytool a  b\n"},
+		{name: "not found", cmd: Command{Args: []string{"no-such-program-scrollback", "x"}}, wantCode: 127, wantErr: "scrollback: no-such-program-scrollback: command not found\n"},
+		{name: "not on the inherited PATH when Env replaces it", cmd: Command{Args: []string{"sh", "-c", "true"}, Env: map[string]string{"PATH": bin}}, wantCode: 127, wantErr: "sh: command not found"},
+		{name: "relative PATH entry skipped", cmd: Command{Args: []string{"tool"}, Dir: dir, Env: map[string]string{"PATH": "." + string(os.PathListSeparator) + bin}}, wantCode: 127, wantErr: "tool: command not found"},
+		{name: "a shell builtin says so", cmd: Command{Args: []string{"exit", "3"}}, wantCode: 127, wantErr: "exit is a shell builtin"},
+		{name: "no such file", cmd: Command{Args: []string{"./missing"}, Dir: dir}, wantCode: 127, wantErr: "scrollback: ./missing: no such file or directory\n"},
+		{name: "not executable", cmd: Command{Args: []string{"./plain"}, Dir: dir}, wantCode: 126, wantErr: "./plain: permission denied"},
+		{name: "a directory", cmd: Command{Args: []string{bin}}, wantCode: 126, wantErr: bin + ": is a directory"},
+		{name: "not a program", cmd: Command{Args: []string{"./garbage"}, Dir: dir}, wantCode: 126, wantErr: "./garbage: cannot run: exec format error"},
+		{name: "missing interpreter", cmd: Command{Args: []string{"./badinterp"}, Dir: dir}, wantCode: 127, wantErr: "./badinterp: cannot run: no such file or directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb syncBuffer
+			tt.cmd.Stdout, tt.cmd.Stderr = &out, &errb
+			r, err := Run(context.Background(), tt.cmd)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if r.ExitCode == nil || *r.ExitCode != tt.wantCode || r.Signal != "" || r.TimedOut {
+				t.Errorf("Result = %+v (code %s), want exit %d", r, deref(r.ExitCode), tt.wantCode)
+			}
+			if out.String() != tt.wantOut {
+				t.Errorf("stdout = %q, want %q", out.String(), tt.wantOut)
+			}
+			if tt.wantErr == "" && errb.String() != "" || !strings.Contains(errb.String(), tt.wantErr) {
+				t.Errorf("stderr = %q, want it to hold %q", errb.String(), tt.wantErr)
+			}
+		})
+	}
+}
+
+// An argument vector runs in its own process group as a command line does:
+// a timeout stops the whole group, children included.
+func TestRunArgsTimeoutKillsTheGroup(t *testing.T) {
+	for timeout := 300 * time.Millisecond; ; timeout *= 2 {
+		var out syncBuffer
+		r, err := Run(context.Background(), Command{
+			Args:    []string{"sh", "-c", "echo $$; (while :; do echo x; done) & echo ready; while :; do echo y; done"},
+			Timeout: timeout,
+			Stdout:  &out,
+		})
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if !ready(out.String(), []string{"ready"}) && timeout < 5*time.Second {
+			if pid, err := strconv.Atoi(strings.SplitN(out.String(), "\n", 2)[0]); err == nil {
+				checkGroupGone(t, pid)
+			}
+			continue
+		}
+		if !r.TimedOut || r.Signal != "SIGTERM" || r.ExitCode != nil {
+			t.Errorf("TimedOut %v, Signal %q, ExitCode %v; want true, SIGTERM, nil", r.TimedOut, r.Signal, deref(r.ExitCode))
+		}
+		checkGroupGone(t, groupPID(t, &out))
+		return
 	}
 }

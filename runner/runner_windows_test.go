@@ -23,6 +23,9 @@ func TestWindowsResults(t *testing.T) {
 		{"quotes pass through", Command{Command: `echo "a b"`}, 0, "\"a b\"\r\n"},
 		{"env", Command{Command: "echo %SCROLLBACK_A%", Env: map[string]string{"SCROLLBACK_A": "x y"}}, 0, "x y\r\n"},
 		{"stdin", Command{Command: "findstr x", Stdin: "axb\r\n"}, 0, "axb\r\n"},
+		// An argument vector: its program found on PATH with PATHEXT.
+		{"args exit status", Command{Args: []string{"cmd", "/d", "/c", "exit", "3"}}, 3, ""},
+		{"args not found", Command{Args: []string{"no-such-program-scrollback"}}, 127, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -61,7 +61,7 @@ echo "--- goreleaser check"
 # targets, archives and checksums, into dist/.
 if [ -n "${SCROLLBACK_GORELEASER_ALL:-}" ]; then
 	echo "--- goreleaser release --snapshot (into dist/)"
-	"$goreleaser" release --snapshot --clean --skip=publish
+	"$goreleaser" release --snapshot --clean --skip=publish,docker # the image: .github/workflows/ci.yml, where Docker runs
 else
 	echo "--- goreleaser build --snapshot --single-target (into dist/)"
 	"$goreleaser" build --snapshot --clean --single-target

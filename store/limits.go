@@ -97,6 +97,15 @@ type SaveFailure struct {
 	Full bool `json:"full"`
 }
 
+// Idle is what retention would delete at a cutoff (Housekeeper.CountIdle):
+// the sessions last used before it, and their copies.
+type Idle struct {
+	Sessions     int64 `json:"sessions"`
+	Copies       int64 `json:"copies"`
+	LogicalBytes int64 `json:"logicalBytes"` // the copies' sizes, as read
+	StoredBytes  int64 `json:"storedBytes"`  // what their chunks take, compressed
+}
+
 // CompressionRatio is LogicalBytes / StoredBytes, or 1 when nothing is
 // stored.
 func (s Stats) CompressionRatio() float64 {
@@ -122,6 +131,14 @@ type Housekeeper interface {
 	// cutoff, with its copies, gives the space back where the backend
 	// can, and returns how many sessions it deleted.
 	DeleteIdle(ctx context.Context, cutoff time.Time) (int, error)
+
+	// CountIdle reports what DeleteIdle with the same cutoff would delete
+	// now: the sessions (of any owner) last used before cutoff, their
+	// copies and the copies' bytes, counted as Stats counts them. Reads
+	// this store noted but has not written down yet count as uses, as they
+	// do for DeleteIdle. It changes nothing: no session, copy, use time or
+	// counter.
+	CountIdle(ctx context.Context, cutoff time.Time) (Idle, error)
 
 	// MarkUsed marks the sessions (of any owner) used now, as a save
 	// into them would, so that retention counts their idle time from now.

@@ -3,6 +3,7 @@ package evaltest
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -91,6 +92,26 @@ func (s *Server) decide(tools []string, history []eval.Message) (eval.Reply, err
 // tokens estimates a token count as a quarter of the bytes.
 func tokens(n int) int64 { return int64(n+3) / 4 }
 
+// decodeRequest decodes a request's body into req and returns the bytes
+// of what a model reads besides the messages: the tools' definitions (names,
+// descriptions, schemas) and an Anthropic system prompt. A real model is
+// billed for them on every turn, so the scripted count includes them.
+func decodeRequest(r *http.Request, req any) (int, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return 0, err
+	}
+	if err := json.Unmarshal(body, req); err != nil {
+		return 0, err
+	}
+	var extra struct {
+		Tools  json.RawMessage `json:"tools"`
+		System json.RawMessage `json:"system"`
+	}
+	json.Unmarshal(body, &extra)
+	return len(extra.Tools) + len(text(extra.System)), nil
+}
+
 type oaiMessage struct {
 	Role       string          `json:"role"`
 	Content    json.RawMessage `json:"content,omitempty"`
@@ -135,12 +156,12 @@ func (s *Server) openAI(w http.ResponseWriter, r *http.Request) {
 			} `json:"function"`
 		} `json:"tools"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	size, err := decodeRequest(r, &req)
+	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	var history []eval.Message
-	size := 0
 	for _, m := range req.Messages {
 		t := text(m.Content)
 		size += len(t)
@@ -193,12 +214,12 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 			Name string `json:"name"`
 		} `json:"tools"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	size, err := decodeRequest(r, &req)
+	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	var history []eval.Message
-	size := 0
 	for _, m := range req.Messages {
 		var s string
 		if json.Unmarshal(m.Content, &s) == nil {

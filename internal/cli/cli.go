@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/codemode"
 )
 
 // IO is where a command reads and writes, and the environment it sees.
@@ -40,8 +41,16 @@ type commandInfo struct {
 	about                string    // optional: a paragraph more, after the usage line
 	examples             []example // one or two, shown last in the help
 	order                int       // place in the help listing
+	passthrough          bool      // its arguments, --help too, go to another program: help shows no flags
 	make                 func(io IO) command
 }
+
+// help is not in commands (Main answers it before any command runs), but
+// help lists it with them.
+const (
+	helpUsage   = "help [COMMAND]"
+	helpSummary = "say what scrollback does and list its commands, or say what one command does, its flags and examples"
+)
 
 // commands holds every subcommand; each file adds its own with register.
 var commands []commandInfo
@@ -51,6 +60,16 @@ var commands []commandInfo
 func register(c commandInfo) {
 	commands = append(commands, c)
 	sort.SliceStable(commands, func(i, j int) bool { return commands[i].order < commands[j].order })
+}
+
+// lookup returns the subcommand called name.
+func lookup(name string) (commandInfo, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return commandInfo{}, false
 }
 
 // exitError carries an exit code out of a command without printing
@@ -67,17 +86,23 @@ func (e usageError) Error() string { return e.msg }
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
 // Main runs the command line and returns the process exit code: the run
-// command's own exit code for `run`, 2 for a usage mistake, 1 for any other
-// error (printed to stderr as "scrollback: ...").
+// command's own exit code for `run`, 2 for a usage mistake (an unknown
+// command or flag, a bad flag value, help for a command that does not
+// exist), 1 for any other error (printed to stderr as "scrollback: ...").
 func Main(ctx context.Context, args []string, io IO) int {
+	if len(args) > 0 && args[0] == codemode.WorkerArg {
+		// Not a command: a Code Mode worker, started by --code-workers.
+		return codemode.ServeWorker()
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		if len(args) > 1 {
-			for _, c := range commands {
-				if c.name == args[1] {
-					printHelp(io.Stdout, c, helpFlags(ctx, c, io))
-					return 0
-				}
+		if len(args) > 1 && args[1] != "help" {
+			c, ok := lookup(args[1])
+			if !ok {
+				unknownCommand(io.Stderr, "scrollback help", args[1])
+				return 2
 			}
+			printHelp(io.Stdout, c, helpFlags(ctx, c, io))
+			return 0
 		}
 		printUsage(io.Stdout)
 		if len(args) == 0 {
@@ -85,14 +110,10 @@ func Main(ctx context.Context, args []string, io IO) int {
 		}
 		return 0
 	}
-	if args[0] == "version" || args[0] == "--version" {
-		fmt.Fprintln(io.Stdout, Build())
-		return 0
+	if args[0] == "--version" {
+		args = append([]string{"version"}, args[1:]...)
 	}
-	for _, c := range commands {
-		if c.name != args[0] {
-			continue
-		}
+	if c, ok := lookup(args[0]); ok {
 		cmd := c.make(io)
 		err := cmd.Run(ctx, args[1:])
 		var ee exitError
@@ -122,8 +143,29 @@ func Main(ctx context.Context, args []string, io IO) int {
 			return 1
 		}
 	}
-	fmt.Fprintf(io.Stderr, "scrollback: unknown command %q\nRun 'scrollback help' for the list of commands.\n", args[0])
+	unknownCommand(io.Stderr, "scrollback", args[0])
 	return 2
+}
+
+// unknownCommand says that name is no command, suggests the nearest when it
+// looks like a typo, and lists them all.
+func unknownCommand(w io.Writer, who, name string) {
+	names := commandNames()
+	msg := fmt.Sprintf("%s: unknown command %q", who, name)
+	if near := nearest(name, names); near != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", near)
+	}
+	fmt.Fprintf(w, "%s\nThe commands are: %s.\nRun 'scrollback help' for what each does, 'scrollback help COMMAND' for one.\n",
+		msg, strings.Join(names, ", "))
+}
+
+// commandNames lists every command in help's order, help last.
+func commandNames() []string {
+	var names []string
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	return append(names, "help")
 }
 
 func printUsage(w io.Writer) {
@@ -135,6 +177,7 @@ Usage:
 	for _, c := range commands {
 		fmt.Fprintf(w, "  scrollback %s\n        %s\n", c.usage, c.summary)
 	}
+	fmt.Fprintf(w, "  scrollback %s\n        %s\n", helpUsage, helpSummary)
 	fmt.Fprint(w, `
 Every command takes --db PATH (else $SCROLLBACK_DB, else
 $XDG_STATE_HOME/scrollback/scrollback.db, else the platform's default:

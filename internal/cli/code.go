@@ -29,6 +29,7 @@ func init() {
 type codeCmd struct {
 	base
 	timeout time.Duration
+	workers codeWorkers
 }
 
 // maxScript bounds the script read from a file or stdin.
@@ -37,20 +38,28 @@ const maxScript = 1 << 20
 func (c *codeCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("code", true, true)
 	fs.DurationVar(&c.timeout, "timeout", 0, "stop the script after `DUR`, tool calls included (default 30s)")
+	c.workers.addFlag(fs, true)
 	pos, err := c.parse(args)
 	if err != nil {
+		return err
+	}
+	if err := c.workers.check(); err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return usagef("give one script: a FILE, or - for standard input")
 	}
 	if c.timeout < 0 {
-		return usagef("--timeout %s is negative", c.timeout)
+		return badFlag("timeout", "a duration of 0 or more", "30s or 2m", c.timeout)
 	}
 	code, err := readScript(pos[0], c.io.Stdin)
 	if err != nil {
 		return err
 	}
+	// One script: one worker, started for it.
+	workers := c.workers.pool(warnLogger(c.io.Stderr), 0)
+	defer workers.Close()
+	c.codeWorkers = workers
 	sess, st, err := c.useSession(ctx)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/codemode"
 	"github.com/scrollback-dev/scrollback/filepager"
 	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
@@ -28,15 +29,15 @@ type base struct {
 	session string
 	json    bool
 	storageFlags
+	// codeWorkers runs run_code's scripts (nil: in this process).
+	codeWorkers *codemode.Pool
 }
 
 // flags makes the subcommand's flag set with the shared flags on it.
 func (b *base) flags(name string, session, jsonFlag bool) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	// parse turns a flag error into a usage error and --help into a
 	// helpRequest, and Main prints either: the flag package prints nothing.
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
+	fs := newFlagSet(name)
 	fs.StringVar(&b.db, "db", "", "the database: a SQLite file `PATH` or a postgres:// URL (default $SCROLLBACK_DB, else $XDG_STATE_HOME/scrollback/scrollback.db, else the platform's state directory: see scrollback help)")
 	b.addLimitFlags(fs)
 	if session {
@@ -51,15 +52,18 @@ func (b *base) flags(name string, session, jsonFlag bool) *flag.FlagSet {
 
 // parse parses flags that may stand before, between or after the positional
 // arguments (until a "--", after which everything is positional), and
-// returns the positional arguments.
+// returns the positional arguments. A flag error is a usage error in our
+// words (see flagError).
 func (b *base) parse(args []string) ([]string, error) {
 	var pos []string
+	var bad *refused
+	recordRefusals(b.fs, &bad)
 	for {
 		if err := b.fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, helpRequest{b.fs}
 			}
-			return nil, usageError{err.Error()}
+			return nil, flagError(b.fs, args, err, bad, len(pos) > 0)
 		}
 		rest := b.fs.Args()
 		if len(rest) == 0 {
@@ -165,7 +169,7 @@ func (b *base) useSession(ctx context.Context) (*scrollback.Session, store.Store
 
 // newEngine returns an engine over st with the CLI's options.
 func (b *base) newEngine(st store.Store) *scrollback.Engine {
-	return scrollback.New(st, scrollback.Options{File: fileOptions(b.io.Getenv)})
+	return scrollback.New(st, scrollback.Options{File: fileOptions(b.io.Getenv), CodeWorkers: b.codeWorkers})
 }
 
 // fileOptions places the file pager's line index beside the other state.

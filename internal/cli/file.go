@@ -44,10 +44,10 @@ func (c *fileCmd) Run(ctx context.Context, args []string) error {
 		}
 	})
 	if c.limit <= 0 {
-		return usagef("--limit %d: give a positive number of lines", c.limit)
+		return badFlag("limit", "a positive number of lines", "100", c.limit)
 	}
 	if c.line <= 0 {
-		return usagef("--line %d: lines count from 1", c.line)
+		return badFlag("line", "a line number, counting from 1,", "1", c.line)
 	}
 	// Reading a file needs no store; only the line index's place.
 	eng := scrollback.New(nil, scrollback.Options{File: fileOptions(c.io.Getenv)})

@@ -11,24 +11,29 @@ import (
 
 func init() {
 	register(commandInfo{name: "gc", order: 76,
-		usage:   "gc [--retention DUR] [--json]",
+		usage:   "gc [--retention DUR] [--dry-run] [--json]",
 		summary: "delete sessions unused for longer than the retention period (default 30d), with their copies, now",
 		about: "A session is used when a copy is saved into it or read from it. scrollback mcp and proxy do the same\n" +
-			"in the background, at most once an hour.",
+			"in the background, at most once an hour. --dry-run says what would be deleted (sessions, copies,\n" +
+			"bytes) and deletes nothing.",
 		examples: []example{
 			{"delete sessions unused for 30 days", "scrollback gc"},
-			{"keep a week", "scrollback gc --retention 7d"},
+			{"see what keeping a week would delete, without deleting it", "scrollback gc --retention 7d --dry-run"},
 		},
 		make: func(io IO) command { return &gcCmd{base: base{io: io}} }})
 }
 
 // gcCmd is `scrollback gc`: retention applied at once, as the long-running
 // servers apply it every hour.
-type gcCmd struct{ base }
+type gcCmd struct {
+	base
+	dryRun bool
+}
 
 func (c *gcCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("gc", false, true)
 	c.addRetentionFlag(fs)
+	fs.BoolVar(&c.dryRun, "dry-run", false, "say what would be deleted (sessions, copies, bytes) and delete nothing (default: delete)")
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
@@ -49,6 +54,9 @@ func (c *gcCmd) Run(ctx context.Context, args []string) error {
 	if !ok {
 		return errors.New("this database has no retention")
 	}
+	if c.dryRun {
+		return c.report(ctx, h, period)
+	}
 	n := 0
 	if period > 0 {
 		if n, err = h.DeleteIdle(ctx, time.Now().Add(-period)); err != nil {
@@ -65,4 +73,42 @@ func (c *gcCmd) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.io.Stderr, "deleted %d session(s) unused for more than %s, with their copies\n", n, formatPeriod(period))
 	}
 	return nil
+}
+
+// gcDryRun is what `gc --dry-run --json` prints: what retention would
+// delete now, and the period it applies.
+type gcDryRun struct {
+	DryRun      bool       `json:"dryRun"`
+	WouldDelete store.Idle `json:"wouldDelete"`
+	Retention   string     `json:"retention"`
+}
+
+// report says what gc would delete, and deletes nothing.
+func (c *gcCmd) report(ctx context.Context, h store.Housekeeper, period time.Duration) error {
+	var idle store.Idle
+	if period > 0 {
+		var err error
+		if idle, err = h.CountIdle(ctx, time.Now().Add(-period)); err != nil {
+			return err
+		}
+	}
+	if c.json {
+		return printJSON(c.io.Stdout, gcDryRun{DryRun: true, WouldDelete: idle, Retention: formatPeriod(period)})
+	}
+	if period == 0 {
+		fmt.Fprintln(c.io.Stdout, "retention is 0: sessions are kept however long unused; gc would delete nothing")
+		return nil
+	}
+	fmt.Fprintf(c.io.Stdout, "gc would delete %s unused for more than %s, with %s of %s (%s stored); dry run: nothing deleted\n",
+		count(idle.Sessions, "session", "sessions"), formatPeriod(period), count(idle.Copies, "copy", "copies"),
+		FormatSize(idle.LogicalBytes), FormatSize(idle.StoredBytes))
+	return nil
+}
+
+// count says n things: "1 copy", "2 copies".
+func count(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -11,11 +11,12 @@ import (
 
 func init() {
 	register(commandInfo{name: "grep", order: 25,
-		usage:   "grep [--session ID] [-i] [-C N] [--max N] [--offset N] [--json] OUTPUT_ID PATTERN",
+		usage:   "grep [--session ID] [-i] [-C N] [--max N] [--offset N] [--count] [--json] OUTPUT_ID PATTERN",
 		summary: "print the lines of a retained copy that match an RE2 pattern, with line numbers and offsets",
 		examples: []example{
 			{"find the failures in a retained copy, with 2 lines of context", "scrollback grep -C 2 out_alvhvxtb4mjeowolp7r7ar5afq 'FAIL|panic:'"},
 			{"find an error message in either case", "scrollback grep -i out_alvhvxtb4mjeowolp7r7ar5afq 'error'"},
+			{"count the lines that are exactly ERROR", "scrollback grep --count out_alvhvxtb4mjeowolp7r7ar5afq '^ERROR$'"},
 		},
 		make: func(io IO) command { return &grepCmd{base: base{io: io}} }})
 }
@@ -27,6 +28,7 @@ type grepCmd struct {
 	context    int
 	max        int
 	offset     int64
+	count      bool
 }
 
 func (c *grepCmd) Run(ctx context.Context, args []string) error {
@@ -35,6 +37,7 @@ func (c *grepCmd) Run(ctx context.Context, args []string) error {
 	fs.IntVar(&c.context, "C", 0, "print `N` lines of context before and after each match, 0 to 20 (default 0)")
 	fs.IntVar(&c.max, "max", scrollback.GrepDefaultMax, fmt.Sprintf("print at most `N` matches, 1 to 1000 (default %d)", scrollback.GrepDefaultMax))
 	fs.Int64Var(&c.offset, "offset", 0, "search from byte `N` of the copy, a nextOffset (default 0, the start)")
+	fs.BoolVar(&c.count, "count", false, "print only how many lines match, from --offset on, like grep -c; --max and -C do not apply (default: print the lines)")
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
@@ -48,12 +51,23 @@ func (c *grepCmd) Run(ctx context.Context, args []string) error {
 	}
 	defer st.Close()
 	res, err := sess.GrepToolOutput(ctx, scrollback.GrepInput{ID: pos[0], Pattern: pos[1],
-		IgnoreCase: c.ignoreCase, Context: c.context, Max: c.max, Offset: c.offset})
+		IgnoreCase: c.ignoreCase, Context: c.context, Max: c.max, Offset: c.offset, Count: c.count})
 	if err != nil {
 		return err
 	}
 	if c.json {
 		return printJSON(c.io.Stdout, res)
+	}
+	if c.count {
+		// Like grep -c: the number, and status 1 when it is 0.
+		fmt.Fprintln(c.io.Stdout, res.Count)
+		if !res.Complete {
+			fmt.Fprintf(c.io.Stderr, "scrollback grep: %s, so the true count may be higher\n", strings.TrimPrefix(incompleteNote(false), "; "))
+		}
+		if res.Count == 0 {
+			return exitError{1}
+		}
+		return nil
 	}
 	// Like grep -n: "LINE:" before a match, "LINE-" before context, "--"
 	// between groups that are not adjacent; each line also gives its byte
@@ -69,7 +83,7 @@ func (c *grepCmd) Run(ctx context.Context, args []string) error {
 		}
 		more := ""
 		if truncated {
-			more = " [line cut; read the rest from its offset]"
+			more = " [part of a longer line; read on from its offset]"
 		}
 		fmt.Fprintf(w, "%d%s%d%s%s%s\n", line, sep, off, sep, text, more)
 		last = line

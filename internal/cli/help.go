@@ -69,6 +69,9 @@ func isBoolFlag(f *flag.Flag) bool {
 // help: every command parses its flags before doing anything else, so
 // --help reaches parse and comes back as a helpRequest.
 func helpFlags(ctx context.Context, c commandInfo, stdio IO) *flag.FlagSet {
+	if c.passthrough {
+		return nil
+	}
 	var h helpRequest
 	if err := c.make(stdio).Run(ctx, []string{"--help"}); errors.As(err, &h) {
 		return h.fs

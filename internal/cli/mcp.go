@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 
 	"github.com/scrollback-dev/scrollback"
@@ -26,13 +27,15 @@ func init() {
 type mcpCmd struct {
 	base
 	httpServing
-	root string
+	workers codeWorkers
+	root    string
 }
 
 func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("mcp", true, false)
 	c.addRetentionFlag(fs)
 	fs.StringVar(&c.root, "root", "", "confine read_file to the directory tree `DIR` (default: any file scrollback can read)")
+	c.workers.addFlag(fs, false)
 	c.addFlags(fs, "127.0.0.1:7777")
 	pos, err := c.parse(args)
 	if err != nil {
@@ -44,6 +47,9 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	if err := c.checkFlags(fs); err != nil {
 		return err
 	}
+	if err := c.workers.check(); err != nil {
+		return err
+	}
 	if c.http != "" && c.session != "" {
 		return usagef("--session applies to stdio only: over HTTP a client resumes a session with the %s header", mcpserver.SessionHeader)
 	}
@@ -52,27 +58,34 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	flush, err := c.startTracing(ctx)
+	if err != nil {
+		return err
+	}
+	defer flush()
 	st, err := c.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if c.http != "" {
-		if err := c.prepare(c.io); err != nil {
-			return err
-		}
-		var stopWatch func()
-		st, stopWatch = c.observeStore(ctx, st)
-		defer stopWatch()
+	st, stopWatch, err := c.prepareStore(ctx, c.io, st)
+	if err != nil {
+		return err
 	}
+	defer stopWatch()
 	fo := fileOptions(c.io.Getenv)
 	fo.Root = c.root
-	eng := scrollback.New(st, scrollback.Options{File: fo})
+	if c.log == nil {
+		c.prepareLog(c.io)
+	}
+	workers := c.workers.pool(c.log, c.workers.n)
+	defer workers.Close()
+	eng := scrollback.New(st, scrollback.Options{File: fo, CodeWorkers: workers})
 	opts := mcpserver.Options{Version: Version()}
 	// Retention spares the sessions connected clients hold (live).
 	live := &mcpserver.Live{}
 	if c.http != "" {
-		defer startRetention(ctx, st, retention, c.io.Stderr, live.Sessions)()
+		defer c.startRetention(ctx, c.io, st, retention, live)()
 		return c.serveHTTP(ctx, eng, opts, live)
 	}
 	// The session first, so that retention's first pass already spares it.
@@ -81,16 +94,16 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	live.Hold(mcpserver.BindSession(sess))
-	defer startRetention(ctx, st, retention, c.io.Stderr, live.Sessions)()
+	defer c.startRetention(ctx, c.io, st, retention, live)()
 	return c.serveStdio(ctx, sess, opts)
 }
 
 // serveStdio serves one session on stdin and stdout: a new one unless
 // --session (or $SCROLLBACK_SESSION) named one to resume.
 func (c *mcpCmd) serveStdio(ctx context.Context, sess *scrollback.Session, opts mcpserver.Options) error {
-	fmt.Fprintf(c.io.Stderr, "scrollback: serving MCP on stdio, session %s (resume it with --session %s)\n", sess.ID(), sess.ID())
 	srv := mcpserver.NewServer(sess, opts)
 	c.observeStdio(c.io, srv, sess)
+	c.say(c.io, slog.LevelInfo, fmt.Sprintf("scrollback: serving MCP on stdio, session %s (resume it with --session %s)", sess.ID(), sess.ID()), "session", sess.ID())
 	return serveStdio(ctx, srv, c.io)
 }
 

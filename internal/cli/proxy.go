@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"sort"
@@ -20,7 +21,7 @@ import (
 
 func init() {
 	register(commandInfo{name: "proxy", order: 85,
-		usage:   "proxy [--session ID] [--db PATH] [--budget N] [--budget-for TOOL=N] [--call-timeout DUR] [--http ADDR [--max-upstreams N]] ([--env K=V] [--cwd DIR] -- COMMAND... | --url URL [--header 'K: V'] [--header-file FILE])",
+		usage:   "proxy [--session ID] [--db PATH] [--budget N] [--budget-for TOOL=N] [--call-timeout DUR] [--max-ref-bytes N] [--http ADDR [--max-upstreams N]] ([--env K=V] [--cwd DIR] -- COMMAND... | --url URL [--header 'K: V'] [--header-file FILE])",
 		summary: "serve an upstream MCP server's tools with large results previewed and retained",
 		examples: []example{
 			{"preview and retain the large results of a filesystem MCP server", "scrollback proxy -- npx -y @modelcontextprotocol/server-filesystem /data"},
@@ -41,6 +42,8 @@ type proxyCmd struct {
 	budgetFor   budgetFlag
 	callTimeout time.Duration
 	maxUp       int
+	workers     codeWorkers
+	maxRefBytes int64
 	httpServing
 }
 
@@ -48,6 +51,8 @@ type proxyCmd struct {
 type headerFlag http.Header
 
 func (h headerFlag) String() string { return "" }
+
+func (h headerFlag) wants() (string, string) { return "'Name: value'", "'X-Team: search'" }
 
 func (h headerFlag) Set(v string) error {
 	k, val, ok := strings.Cut(v, ":")
@@ -78,6 +83,10 @@ type budgetFlag map[string]int
 
 func (b budgetFlag) String() string { return "" }
 
+func (b budgetFlag) wants() (string, string) {
+	return "TOOL=BYTES with BYTES a positive number", "read_file=65536"
+}
+
 func (b budgetFlag) Set(v string) error {
 	k, val, ok := strings.Cut(v, "=")
 	n, err := strconv.Atoi(val)
@@ -101,7 +110,9 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	fs.IntVar(&c.budget, "budget", scrollback.HistoryBudget, fmt.Sprintf("show results up to `N` bytes whole and preview larger ones (default %d bytes)", scrollback.HistoryBudget))
 	fs.Var(c.budgetFor, "budget-for", "the budget of one tool, `TOOL=N` bytes (repeatable; default --budget)")
 	fs.DurationVar(&c.callTimeout, "call-timeout", proxy.DefaultCallTimeout, fmt.Sprintf("give up on an upstream call after `DUR`, e.g. 30s or 2m (default %s)", proxy.DefaultCallTimeout))
-	fs.IntVar(&c.maxUp, "max-upstreams", proxy.DefaultMaxUpstreams, fmt.Sprintf("with --http, hold at most `N` upstream connections at once, one per client session (for a command, one process each), or -1 for no limit (default %d)", proxy.DefaultMaxUpstreams))
+	fs.Int64Var(&c.maxRefBytes, "max-ref-bytes", proxy.DefaultMaxRefBytes, fmt.Sprintf("replace references to retained copies (scrollback://output/ID) in an upstream call's arguments with at most `N` bytes of their text in all, or -1 to pass them on as they are (default %d)", proxy.DefaultMaxRefBytes))
+	fs.IntVar(&c.maxUp, "max-upstreams", proxy.DefaultMaxUpstreams, fmt.Sprintf("with --http, hold at most `N` upstream connections at once, one per client session (for a command, one process each): the one idle longest closes to make room, and connects again when its client next calls; -1 for no limit (default %d)", proxy.DefaultMaxUpstreams))
+	c.workers.addFlag(fs, false)
 	c.addFlags(fs, "127.0.0.1:7778")
 	pos, err := c.parse(args)
 	if err != nil {
@@ -117,11 +128,13 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	case (len(c.env) > 0 || c.cwd != "") && c.url != "":
 		return usagef("--env and --cwd apply to an upstream command only, not to --url")
 	case c.maxUp == 0 || c.maxUp < -1:
-		return usagef("--max-upstreams %d: give a positive number, or -1 for no limit", c.maxUp)
+		return badFlag("max-upstreams", "a positive number, or -1 for no limit,", "64", c.maxUp)
 	case c.http == "" && flagSet(fs, "max-upstreams"):
 		return usagef("--max-upstreams applies to --http only: over stdio the proxy has one client and one upstream connection")
+	case c.maxRefBytes == 0 || c.maxRefBytes < -1:
+		return badFlag("max-ref-bytes", "a positive number of bytes, or -1 to leave references as they are,", "8388608", c.maxRefBytes)
 	case c.budget < 1:
-		return usagef("--budget %d: give a positive number of bytes", c.budget)
+		return badFlag("budget", "a positive number of bytes", "32768", c.budget)
 	case c.http != "" && c.session != "":
 		return usagef("--session applies to stdio only: over HTTP a client resumes a session with the %s header", mcpserver.SessionHeader)
 	}
@@ -129,24 +142,31 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	if err := c.checkFlags(fs); err != nil {
 		return err
 	}
+	if err := c.workers.check(); err != nil {
+		return err
+	}
 	retention, err := c.retentionPeriod(c.io.Getenv)
 	if err != nil {
 		return err
 	}
+	flush, err := c.startTracing(ctx)
+	if err != nil {
+		return err
+	}
+	defer flush()
 	st, err := c.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if c.http != "" {
-		if err := c.prepare(c.io); err != nil {
-			return err
-		}
-		var stopWatch func()
-		st, stopWatch = c.observeStore(ctx, st)
-		defer stopWatch()
+	st, stopWatch, err := c.prepareStore(ctx, c.io, st)
+	if err != nil {
+		return err
 	}
-	eng := scrollback.New(st, scrollback.Options{File: fileOptions(c.io.Getenv)})
+	defer stopWatch()
+	workers := c.workers.pool(c.log, c.workers.n)
+	defer workers.Close()
+	eng := scrollback.New(st, scrollback.Options{File: fileOptions(c.io.Getenv), CodeWorkers: workers})
 	var env []string
 	for k, v := range c.env {
 		env = append(env, k+"="+v)
@@ -170,7 +190,7 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		}
 		up = proxy.Upstream{URL: c.url, Header: http.Header(c.headers)}
 	}
-	p, err := proxy.New(eng, up, proxy.Options{Budget: c.budget, ToolBudgets: c.budgetFor, CallTimeout: c.callTimeout, MaxUpstreams: c.maxUp, Version: Version()})
+	p, err := proxy.New(eng, up, proxy.Options{Budget: c.budget, ToolBudgets: c.budgetFor, CallTimeout: c.callTimeout, MaxUpstreams: c.maxUp, MaxRefBytes: c.maxRefBytes, Version: Version()})
 	if err != nil {
 		return err
 	}
@@ -181,7 +201,7 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	// Retention spares the sessions connected clients hold (live).
 	live := &mcpserver.Live{}
 	if c.http != "" {
-		defer startRetention(ctx, st, retention, c.io.Stderr, live.Sessions)()
+		defer c.startRetention(ctx, c.io, st, retention, live)()
 		return c.serveHTTP(ctx, p, eng, live)
 	}
 
@@ -191,10 +211,10 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	live.Hold(mcpserver.BindSession(sess))
-	defer startRetention(ctx, st, retention, c.io.Stderr, live.Sessions)()
-	fmt.Fprintf(c.io.Stderr, "scrollback proxy: serving %d upstream tools on stdio, session %s\n", len(p.Tools()), sess.ID())
+	defer c.startRetention(ctx, c.io, st, retention, live)()
 	srv := p.Server(sess)
 	c.observeStdio(c.io, srv, sess)
+	c.say(c.io, slog.LevelInfo, fmt.Sprintf("scrollback proxy: serving %d upstream tools on stdio, session %s", len(p.Tools()), sess.ID()), "session", sess.ID())
 	return serveStdio(ctx, srv, c.io)
 }
 

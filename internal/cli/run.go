@@ -6,18 +6,39 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"time"
+
+	"al.essio.dev/pkg/shellescape"
 
 	"github.com/scrollback-dev/scrollback"
 )
 
 func init() {
 	register(commandInfo{name: "run", order: 10,
-		usage:   "run [--session ID] [--timeout DUR] [--cwd DIR] [--env K=V] [--stdin FILE] [--head-bytes N] [--tail-bytes N] [--json] -- COMMAND...",
+		usage:   "run [--session ID] [--timeout DUR] [--cwd DIR] [--env K=V] [--stdin FILE] [--head-bytes N] [--tail-bytes N] [--shell] [--json] -- PROGRAM ARG... | -- 'COMMAND LINE'",
 		summary: "run a command; print its preview and exit with its exit code",
+		about: `Two or more arguments after -- run as they are, as exec would: the first
+names the program (found on PATH), and every argument reaches it whole,
+spaces, quotes and $ included; no shell is involved. A program that is not
+found exits 127, one that cannot be run 126. Exactly one argument is a shell
+command line, run by /bin/sh -c, so pipelines, redirections, globs and
+variables work: quote it whole. --shell runs several arguments through
+/bin/sh -c too, each quoted so that the shell sees the same words (for a
+builtin such as exit or cd).
+
+On Windows one argument runs with cmd.exe /d /s /c, two or more run the
+program directly (its arguments quoted by Go's rules), and --shell takes one
+argument only.
+
+The exit status is the command's own; 124 after --timeout (as timeout(1)
+gives); 128+N when signal N killed it, or when scrollback got signal N
+(Ctrl-C: 130) and stopped it. A timeout, a signal or an interruption is said
+on stderr in one line, with --json too (stdout then holds only the JSON).`,
 		examples: []example{
-			{"run the tests; a long output is previewed and retained", "scrollback run -- go test ./..."},
+			{"run a program with its arguments as they are; a long output is previewed and retained", "scrollback run -- go test -run 'TestX|TestY' ./..."},
+			{"one argument is a shell command line: a pipeline, a redirection", "scrollback run -- 'make build 2>&1 | grep -v ^warning'"},
 			{"show only the end of the output, and stop after 5 minutes", "scrollback run --head-bytes 0 --timeout 5m -- make build"},
 		},
 		make: func(io IO) command { return &runCmd{base: base{io: io}} }})
@@ -31,12 +52,15 @@ type runCmd struct {
 	cwd     string
 	stdin   string
 	env     envFlag
+	shell   bool
 }
 
 // envFlag collects repeated --env KEY=VALUE flags.
 type envFlag map[string]string
 
 func (e envFlag) String() string { return "" }
+
+func (e envFlag) wants() (string, string) { return "NAME=VALUE", "DEBUG=1" }
 
 func (e envFlag) Set(v string) error {
 	k, val, ok := strings.Cut(v, "=")
@@ -53,9 +77,10 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&c.cwd, "cwd", "", "run the command in the directory `DIR` (default the current directory)")
 	fs.StringVar(&c.stdin, "stdin", "", "give the command the contents of `FILE` on standard input (- for scrollback's own stdin; default none)")
 	c.env = envFlag{}
-	fs.Var(c.env, "env", "set `KEY=VALUE` in the command's environment (repeatable; default: scrollback's environment as it is)")
+	fs.Var(c.env, "env", "set `NAME=VALUE` in the command's environment (repeatable; default: scrollback's environment as it is)")
 	head := fs.Int("head-bytes", -1, "when the output does not fit, show `N` bytes of its start, 0 for none (default: what --tail-bytes leaves, else about two thirds of the preview)")
 	tail := fs.Int("tail-bytes", -1, "when the output does not fit, show `N` bytes of its end, 0 for none (default: what --head-bytes leaves, else about one third of the preview)")
+	fs.BoolVar(&c.shell, "shell", false, "run two or more arguments as one /bin/sh -c command line, each quoted for the shell (default: run them as they are, without a shell; one argument is always a shell command line)")
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
@@ -64,13 +89,22 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 		return usagef("no command given: put it after --, e.g. scrollback run -- make test")
 	}
 	if c.timeout < 0 {
-		return usagef("--timeout %s is negative", c.timeout)
+		return badFlag("timeout", "a duration of 0 (none) or more", "30s or 2m", c.timeout)
 	}
 	in := scrollback.RunCommandInput{
-		Command:   strings.Join(pos, " "),
 		Cwd:       c.cwd,
 		TimeoutMS: c.timeout.Milliseconds(),
 		Env:       c.env,
+	}
+	switch {
+	case len(pos) == 1:
+		in.Command = pos[0]
+	case c.shell:
+		if in.Command, err = shellLine(runtime.GOOS, pos); err != nil {
+			return err
+		}
+	default:
+		in.Args = pos
 	}
 	if *head >= 0 || *tail >= 0 {
 		in.Preview = &scrollback.PreviewShape{}
@@ -113,6 +147,19 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	}
 	res, err := sess.RunCommand(ctx, in)
 	if err != nil && res.Recovery == "" {
+		if sig, ok := interruptedBy(ctx); ok && osSignalNumber(sig) != 0 {
+			// Interrupted before the command started: nothing ran.
+			code := 128 + osSignalNumber(sig)
+			fmt.Fprintf(c.io.Stderr, "scrollback run: interrupted by %s before the command started; exit status %d\n", signalName(sig), code)
+			return exitError{code}
+		}
+		return err
+	}
+	// The command ran. An error now means scrollback was interrupted
+	// (ctx ended) and stopped it: that is said below, and the result is
+	// still shown.
+	interrupted := err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err())
+	if err != nil && !interrupted {
 		return err
 	}
 	if c.json {
@@ -128,16 +175,59 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 			fmt.Fprintf(c.io.Stderr, "scrollback run: %s\n", res.RecoveryError)
 		}
 	}
-	if err != nil {
-		return err
+	var stop *runStop
+	if interrupted {
+		stop = &runStop{}
+		stop.signal, stop.bySignal = interruptedBy(ctx)
 	}
-	return exitError{exitCode(res)}
+	code := exitCode(res, stop)
+	if note := endNote(res, c.timeout, stop, code); note != "" {
+		fmt.Fprintf(c.io.Stderr, "scrollback run: %s\n", note)
+	}
+	return exitError{code}
+}
+
+// shellLine joins args into one command line for goos's shell that runs
+// them as the same words: each quoted for a POSIX shell where it needs it
+// (al.essio.dev/pkg/shellescape), and the first always when it would read
+// as an assignment (A=1) or a reserved word (if, !, {), which a shell
+// would not run as a program. cmd.exe has no quoting that keeps every
+// argument whole, so on Windows several arguments are a usage error.
+func shellLine(goos string, args []string) (string, error) {
+	if goos == "windows" {
+		return "", usagef("--shell takes one argument on Windows, the whole cmd.exe command line: cmd.exe has no quoting that keeps several arguments whole (without --shell they run as they are)")
+	}
+	line := shellescape.QuoteCommand(args)
+	if first := shellescape.Quote(args[0]); first == args[0] && (strings.Contains(first, "=") || shellReserved[first]) {
+		line = "'" + args[0] + "'" + line[len(first):]
+	}
+	return line, nil
+}
+
+// shellReserved are the words a POSIX shell reads as syntax, not as a
+// program's name, when they come first (the ones shellescape leaves
+// unquoted; it quotes "!", "{", "}" and the like already).
+var shellReserved = map[string]bool{
+	"case": true, "do": true, "done": true, "elif": true, "else": true, "esac": true, "fi": true,
+	"for": true, "function": true, "if": true, "in": true, "select": true, "then": true, "time": true,
+	"until": true, "while": true,
+}
+
+// runStop says why scrollback stopped a command before it ended: it was
+// interrupted, by signal when bySignal.
+type runStop struct {
+	signal   os.Signal
+	bySignal bool
 }
 
 // exitCode maps a command's end to scrollback's exit code: its own code, 124
-// for a timeout (as timeout(1) does), 128+N for a signal (as shells do).
-func exitCode(r scrollback.RunCommandResult) int {
+// for a timeout (as timeout(1) does), 128+N for a signal (as shells do), and
+// when scrollback was interrupted by signal N and stopped it, 128+N as a
+// shell gives a command that signal interrupted.
+func exitCode(r scrollback.RunCommandResult, stop *runStop) int {
 	switch {
+	case stop != nil && stop.bySignal && osSignalNumber(stop.signal) != 0:
+		return 128 + osSignalNumber(stop.signal)
 	case r.TimedOut:
 		return 124
 	case r.ExitCode != nil:
@@ -148,6 +238,38 @@ func exitCode(r scrollback.RunCommandResult) int {
 		}
 	}
 	return 1
+}
+
+// endNote is the one line run says on stderr when a command did not simply
+// exit: a timeout, a signal, or scrollback interrupted; what happened,
+// after how long, and the exit status scrollback gives. "" when the command
+// exited by itself, whatever its status.
+func endNote(r scrollback.RunCommandResult, timeout time.Duration, stop *runStop, code int) string {
+	took := (time.Duration(r.DurationMS) * time.Millisecond).String()
+	ended := "it exited with status " + fmt.Sprint(deref(r.ExitCode))
+	if r.Signal != "" {
+		ended = "it was killed by " + r.Signal
+	}
+	switch {
+	case stop != nil:
+		by := ""
+		if stop.bySignal {
+			by = " by " + signalName(stop.signal)
+		}
+		return fmt.Sprintf("interrupted%s after %s: stopped the command's process group (%s); exit status %d", by, took, ended, code)
+	case r.TimedOut:
+		return fmt.Sprintf("timed out after %s (--timeout %s): stopped the command's process group (%s); exit status %d", took, timeout, ended, code)
+	case r.Signal != "":
+		return fmt.Sprintf("the command was killed by signal %s after %s; exit status %d", r.Signal, took, code)
+	}
+	return ""
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return -1
+	}
+	return *p
 }
 
 const maxStdin = 8 << 20

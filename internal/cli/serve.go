@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/internal/telemetry"
 	"github.com/scrollback-dev/scrollback/mcpserver"
 	"github.com/scrollback-dev/scrollback/store"
 )
@@ -36,18 +37,52 @@ type httpServing struct {
 	maxSessions int
 	origins     originFlag
 	drain       time.Duration
+	rate        rateFlag
 
-	// Made by prepare.
-	log    *slog.Logger
-	obs    *mcpserver.Observer
-	tokens *mcpserver.TokenSet
-	limits *mcpserver.Limits
+	oauthIssuer    string
+	oauthAudience  string
+	oauthScopes    string
+	oauthNameClaim string
+
+	// Made by startTracing, prepareLog and prepare.
+	tracing *telemetry.Tracing
+	log     *slog.Logger
+	obs     *mcpserver.Observer
+	tokens  *mcpserver.TokenSet
+	limits  *mcpserver.Limits
+}
+
+// rateFlag is --rate-limit: requests per second, minute or hour.
+type rateFlag struct{ l *mcpserver.RateLimit }
+
+func (r *rateFlag) String() string {
+	if r.l == nil {
+		return ""
+	}
+	return r.l.String()
+}
+
+func (r *rateFlag) wants() (string, string) {
+	return "requests per second, minute or hour (N/s, N/m or N/h)", "20/s"
+}
+
+func (r *rateFlag) Set(v string) error {
+	l, err := mcpserver.ParseRateLimit(v)
+	if err != nil {
+		return err
+	}
+	r.l = l
+	return nil
 }
 
 // originFlag collects repeated --allow-origin flags.
 type originFlag []string
 
 func (o *originFlag) String() string { return strings.Join(*o, ",") }
+
+func (o *originFlag) wants() (string, string) {
+	return "an origin (scheme://host[:port])", "https://app.example.com"
+}
 
 func (o *originFlag) Set(v string) error {
 	if err := mcpserver.ValidOrigin(v); err != nil {
@@ -73,22 +108,28 @@ func (h *httpServing) addFlags(fs *flag.FlagSet, example string) {
 	fs.IntVar(&h.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, fmt.Sprintf("with --http and tokens, refuse a token's MCP session over `N` open; -1: no limit (default %d)", mcpserver.DefaultMaxSessions))
 	fs.Var(&h.origins, "allow-origin", "with --http, serve browser requests from `ORIGIN` (scheme://host[:port]) besides the server's own; repeatable (default none)")
 	fs.DurationVar(&h.drain, "drain", defaultDrain, fmt.Sprintf("with --http, on SIGTERM give calls in flight `DUR` to finish before their commands are killed (default %s)", defaultDrain))
+	fs.Var(&h.rate, "rate-limit", "with --http, refuse a token's or user's requests over `RATE` (N/s, N/m or N/h, e.g. 20/s) with 429 and Retry-After (default none)")
+	fs.StringVar(&h.oauthIssuer, "oauth-issuer", "", "with --http, accept the JWT access tokens of the OAuth issuer at `URL` (OpenID discovery; its keys cached and refreshed), each user owning their sessions; static tokens still work (default none)")
+	fs.StringVar(&h.oauthAudience, "oauth-audience", "", "with --oauth-issuer, the resource `URI` tokens must name in aud (default the server's own URL, http://ADDR/mcp)")
+	fs.StringVar(&h.oauthScopes, "oauth-scopes", "", "with --oauth-issuer, the `SCOPES` requests need: scrollback:read (read copies) and/or scrollback:run (run commands, code and other tools), or read=SCOPE,run=SCOPE for the issuer's own names (default none needed)")
+	fs.StringVar(&h.oauthNameClaim, "oauth-name-claim", mcpserver.DefaultNameClaim, fmt.Sprintf("with --oauth-issuer, the token `CLAIM` that names a user in logs and metrics, else its sub (default %s)", mcpserver.DefaultNameClaim))
 }
 
 // checkFlags refuses HTTP-only flags given without --http, and bad values.
 func (h *httpServing) checkFlags(fs *flag.FlagSet) error {
 	if h.logFormat != "text" && h.logFormat != "json" {
-		return usagef("--log-format %q: want text or json", h.logFormat)
+		return badFlag("log-format", "text or json", "", fmt.Sprintf("%q", h.logFormat))
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(h.logLevel)); err != nil {
-		return usagef("--log-level %q: want debug, info, warn or error", h.logLevel)
+		return badFlag("log-level", "debug, info, warn or error", "", fmt.Sprintf("%q", h.logLevel))
 	}
 	if h.http == "" {
 		var bad []string
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
-			case "token-file", "idle-timeout", "metrics", "max-body", "max-in-flight", "max-sessions", "allow-origin", "drain":
+			case "token-file", "idle-timeout", "metrics", "max-body", "max-in-flight", "max-sessions", "allow-origin", "drain",
+				"rate-limit", "oauth-issuer", "oauth-audience", "oauth-scopes", "oauth-name-claim":
 				bad = append(bad, "--"+f.Name)
 			}
 		})
@@ -99,21 +140,90 @@ func (h *httpServing) checkFlags(fs *flag.FlagSet) error {
 	}
 	switch {
 	case h.maxBody < 1024:
-		return usagef("--max-body %d: give at least 1024 bytes", h.maxBody)
+		return badFlag("max-body", "at least 1024 bytes", "1048576", h.maxBody)
 	case h.maxInFlight == 0 || h.maxInFlight < -1:
-		return usagef("--max-in-flight %d: give a positive number, or -1 for no limit", h.maxInFlight)
+		return badFlag("max-in-flight", "a positive number, or -1 for no limit,", "16", h.maxInFlight)
 	case h.maxSessions == 0 || h.maxSessions < -1:
-		return usagef("--max-sessions %d: give a positive number, or -1 for no limit", h.maxSessions)
+		return badFlag("max-sessions", "a positive number, or -1 for no limit,", "16", h.maxSessions)
 	case h.drain < 0:
-		return usagef("--drain %s: give a duration of 0 or more", h.drain)
+		return badFlag("drain", "a duration of 0 or more", "30s or 2m", h.drain)
+	}
+	if h.oauthIssuer == "" {
+		var bad []string
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "oauth-audience", "oauth-scopes", "oauth-name-claim":
+				bad = append(bad, "--"+f.Name)
+			}
+		})
+		if len(bad) > 0 {
+			return usagef("%s applies with --oauth-issuer only", strings.Join(bad, ", "))
+		}
+		return nil
+	}
+	if _, _, err := mcpserver.ParseScopes(h.oauthScopes); err != nil {
+		return usagef("--oauth-scopes: %v", err)
+	}
+	if h.oauthNameClaim == "" {
+		return usagef("--oauth-name-claim: give a claim's name, e.g. preferred_username, email or sub")
 	}
 	return nil
+}
+
+// startTracing sets up OpenTelemetry tracing as the OTEL_* environment
+// variables say (nothing when they say nothing); call it first. Call the
+// returned function when serving ends: it flushes the spans not yet sent.
+func (h *httpServing) startTracing(ctx context.Context) (flush func(), err error) {
+	t, err := telemetry.FromEnv(ctx, Version())
+	if err != nil {
+		return nil, err
+	}
+	h.tracing = t
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := t.Shutdown(ctx); err != nil && h.log != nil {
+			h.log.Warn("tracing: the last spans were not exported", "error", err)
+		}
+	}, nil
+}
+
+// say prints what a serving command says besides its per-call logs (what
+// it serves, retention, the store's background work): a plain line on
+// stderr, or with --log-format json a JSON record, as every line then is.
+// Call it after prepareLog.
+func (h *httpServing) say(std IO, level slog.Level, msg string, args ...any) {
+	if h.logFormat == "json" {
+		h.log.Log(context.Background(), level, strings.TrimPrefix(msg, "scrollback: "), args...)
+		return
+	}
+	fmt.Fprintln(std.Stderr, msg)
+}
+
+// sayStore says, once at start, what keeps the store from its background
+// work (PostgreSQL's VACUUM, for a user that does not own the tables),
+// and routes that work's later failures through say; st is the store as
+// opened, before observeStore wraps it.
+func (h *httpServing) sayStore(std IO, st store.Store) {
+	if v, ok := st.(interface{ VacuumBlocked() string }); ok {
+		if why := v.VacuumBlocked(); why != "" {
+			h.say(std, slog.LevelWarn, "scrollback: no background VACUUM: "+why)
+		}
+	}
+	if v, ok := st.(interface{ SetVacuumErrorLog(func(error)) }); ok {
+		v.SetVacuumErrorLog(func(err error) {
+			h.say(std, slog.LevelWarn, fmt.Sprintf("scrollback: background VACUUM of the chunks failed (their freed space waits for autovacuum): %v", err))
+		})
+	}
 }
 
 // prepareLog makes the logger on stderr and the observer that logs each
 // tool call to it (and counts them, for /metrics over HTTP); call it after
 // checkFlags. Over stdio it is all prepare makes.
 func (h *httpServing) prepareLog(std IO) {
+	if h.obs != nil {
+		return
+	}
 	var level slog.Level
 	level.UnmarshalText([]byte(h.logLevel))
 	ho := &slog.HandlerOptions{Level: level}
@@ -123,12 +233,17 @@ func (h *httpServing) prepareLog(std IO) {
 		h.log = slog.New(slog.NewTextHandler(std.Stderr, ho))
 	}
 	h.obs = mcpserver.NewObserver(h.log)
+	if h.tracing.Enabled() {
+		h.obs.Trace(h.tracing.Provider, h.tracing.Propagator)
+	}
 }
 
 // observeStdio logs and counts the tool calls of srv, served over stdio on
 // sess, as the HTTP server does each session's.
 func (h *httpServing) observeStdio(std IO, srv *mcp.Server, sess *scrollback.Session) {
-	h.prepareLog(std)
+	if h.log == nil {
+		h.prepareLog(std)
+	}
 	srv.AddReceivingMiddleware(h.obs.Middleware(mcpserver.BindSession(sess)))
 }
 
@@ -147,6 +262,36 @@ func (h *httpServing) prepare(std IO) error {
 	return nil
 }
 
+// prepareStore makes the logger and observer (and, over HTTP, the tokens
+// and limits: see prepare), says what keeps the store from its background
+// work, and returns st observed: over HTTP for the metrics (see
+// observeStore), over stdio only when tracing is on. Call stop before
+// closing st.
+func (h *httpServing) prepareStore(ctx context.Context, std IO, st store.Store) (observed store.Store, stop func(), err error) {
+	if h.http != "" {
+		if err := h.prepare(std); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		h.prepareLog(std)
+	}
+	h.sayStore(std, st)
+	if h.http != "" {
+		observed, stop = h.observeStore(ctx, st)
+		return observed, stop, nil
+	}
+	if h.tracing.Enabled() {
+		return h.obs.Store(st), func() {}, nil
+	}
+	return st, func() {}, nil
+}
+
+// startRetention starts applying retention to st (see the package
+// function), saying what it does through say.
+func (h *httpServing) startRetention(ctx context.Context, std IO, st store.Store, period time.Duration, live *mcpserver.Live) (stop func()) {
+	return startRetention(ctx, st, period, func(level slog.Level, msg string) { h.say(std, level, msg) }, live.Sessions)
+}
+
 // observeStore returns st with its errors and saved bytes counted in the
 // metrics and, when st keeps statistics, starts watching them for the
 // metrics (see Observer.WatchStore). Call stop before closing st.
@@ -159,6 +304,30 @@ func (h *httpServing) observeStore(ctx context.Context, st store.Store) (observe
 		})
 	}
 	return h.obs.Store(st), stop
+}
+
+// openOAuth discovers the --oauth-issuer's keys, for the audience given or
+// this server's own URL at addr; nil without --oauth-issuer.
+func (h *httpServing) openOAuth(ctx context.Context, addr net.Addr) (*mcpserver.OAuth, error) {
+	if h.oauthIssuer == "" {
+		return nil, nil
+	}
+	audience := h.oauthAudience
+	if audience == "" {
+		host, _, _ := net.SplitHostPort(h.http)
+		if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+			return nil, usagef("--oauth-audience is needed: the server listens on every interface (%s), so the URL clients use is not known; give it, e.g. --oauth-audience https://scrollback.example.com/mcp", h.http)
+		}
+		audience = "http://" + addr.String() + mcpserver.Path
+	}
+	read, run, _ := mcpserver.ParseScopes(h.oauthScopes) // checked by checkFlags
+	oa, err := mcpserver.NewOAuth(ctx, mcpserver.OAuthOptions{
+		Issuer: h.oauthIssuer, Audience: audience, ReadScope: read, RunScope: run, NameClaim: h.oauthNameClaim,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--oauth-issuer: %w", err)
+	}
+	return oa, nil
 }
 
 // readTokens returns the configured bearer tokens: the token file's, else
@@ -199,23 +368,41 @@ func (h *httpServing) reload() {
 // stops gracefully (see stop). SIGHUP re-reads the token file.
 func (h *httpServing) serve(ctx context.Context, std IO, newHandler func(opts mcpserver.HTTPOptions) http.Handler, ready func(context.Context) error, what string) error {
 	tuneGCForServing(std.Getenv)
-	ln, err := mcpserver.Listen(ctx, h.http, h.tokens != nil)
+	ln, err := mcpserver.Listen(ctx, h.http, h.tokens != nil || h.oauthIssuer != "")
 	if err != nil {
+		return err
+	}
+	oauth, err := h.openOAuth(ctx, ln.Addr())
+	if err != nil {
+		ln.Close()
 		return err
 	}
 	srv := &http.Server{
 		Handler: newHandler(mcpserver.HTTPOptions{
 			TokenSet: h.tokens, IdleTimeout: h.idle, MaxRequestBytes: h.maxBody, Limits: h.limits,
-			AllowOrigins: h.origins, Observer: h.obs, Ready: ready,
+			AllowOrigins: h.origins, Observer: h.obs, Ready: ready, OAuth: oauth, RateLimit: h.rate.l,
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
 	}
-	auth := "no token: loopback only, every session is local"
+	var auth []string
 	if h.tokens != nil {
-		auth = fmt.Sprintf("bearer token required (%d configured)", h.tokens.Len())
+		auth = append(auth, fmt.Sprintf("bearer token required (%d configured)", h.tokens.Len()))
 	}
-	fmt.Fprintf(std.Stderr, "%s on http://%s%s (%s)\n", what, ln.Addr(), mcpserver.Path, auth)
+	if oauth != nil {
+		auth = append(auth, fmt.Sprintf("OAuth access tokens of %s for %s", oauth.Issuer(), oauth.Audience()))
+	}
+	if len(auth) == 0 {
+		auth = append(auth, "no token: loopback only, every session is local")
+	}
+	if h.rate.l != nil {
+		auth = append(auth, "at most "+h.rate.l.String()+" each")
+	}
+	if h.tracing.Enabled() {
+		auth = append(auth, "tracing over OTLP "+h.tracing.Protocol)
+	}
+	url := fmt.Sprintf("http://%s%s", ln.Addr(), mcpserver.Path)
+	h.say(std, slog.LevelInfo, fmt.Sprintf("%s on %s (%s)", what, url, strings.Join(auth, "; ")), "url", url)
 
 	servers := []*http.Server{srv}
 	done := make(chan error, 2)
@@ -234,7 +421,8 @@ func (h *httpServing) serve(ctx context.Context, std IO, newHandler func(opts mc
 			ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
 		}
 		servers = append(servers, msrv)
-		fmt.Fprintf(std.Stderr, "%s: metrics on http://%s/metrics\n", strings.SplitN(what, ":", 2)[0], mln.Addr())
+		murl := fmt.Sprintf("http://%s/metrics", mln.Addr())
+		h.say(std, slog.LevelInfo, fmt.Sprintf("%s: metrics on %s", strings.SplitN(what, ":", 2)[0], murl), "url", murl)
 		go func() { done <- msrv.Serve(mln) }()
 	}
 	go func() { done <- srv.Serve(ln) }()

@@ -33,6 +33,9 @@ type statsCmd struct{ base }
 type statsJSON struct {
 	store.Stats
 	CompressionRatio float64 `json:"compressionRatio"`
+	// VacuumBlocked says why PostgreSQL's background VACUUM cannot run
+	// (see postgres.DB.VacuumBlocked); absent when it can.
+	VacuumBlocked string `json:"vacuumBlocked,omitempty"`
 }
 
 func (c *statsCmd) Run(ctx context.Context, args []string) error {
@@ -61,8 +64,12 @@ func (c *statsCmd) Run(ctx context.Context, args []string) error {
 		}
 		return err
 	}
+	var vacuum string
+	if v, ok := st.(interface{ VacuumBlocked() string }); ok {
+		vacuum = v.VacuumBlocked()
+	}
 	if c.json {
-		return printJSON(c.io.Stdout, statsJSON{s, s.CompressionRatio()})
+		return printJSON(c.io.Stdout, statsJSON{s, s.CompressionRatio(), vacuum})
 	}
 	limit := func(n int64) string {
 		if n == 0 {
@@ -97,6 +104,9 @@ func (c *statsCmd) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(tw, "last save failure\t%s in session %s: %s\n", f.At.UTC().Format("2006-01-02 15:04:05 MST"), f.Session, f.Error)
 	} else {
 		fmt.Fprintf(tw, "last save failure\tnone\n")
+	}
+	if vacuum != "" {
+		fmt.Fprintf(tw, "background VACUUM\tcannot run: %s\n", vacuum)
 	}
 	return tw.Flush()
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
+	"log/slog"
 	"math"
 	"strconv"
 	"strings"
@@ -177,7 +177,7 @@ var housekeepingInterval = time.Hour
 // are never deleted under them: they are marked used before each pass,
 // and also every half period when that is shorter than the interval, so
 // that another instance's pass on a shared database spares them too.
-func startRetention(ctx context.Context, st store.Store, period time.Duration, log io.Writer, live func() []string) (stop func()) {
+func startRetention(ctx context.Context, st store.Store, period time.Duration, say func(slog.Level, string), live func() []string) (stop func()) {
 	h, ok := st.(store.Housekeeper)
 	if !ok || period <= 0 {
 		return func() {}
@@ -198,7 +198,7 @@ func startRetention(ctx context.Context, st store.Store, period time.Duration, l
 			if live != nil {
 				kept = h.MarkUsed(ctx, live())
 				if kept != nil && ctx.Err() == nil {
-					fmt.Fprintf(log, "scrollback: retention: marking the sessions of connected clients used: %v\n", kept)
+					say(slog.LevelWarn, fmt.Sprintf("scrollback: retention: marking the sessions of connected clients used: %v", kept))
 				}
 			}
 			// A pass runs only when the live sessions were marked: else
@@ -207,9 +207,9 @@ func startRetention(ctx context.Context, st store.Store, period time.Duration, l
 				n, err := h.DeleteIdle(ctx, time.Now().Add(-period))
 				switch {
 				case err != nil && ctx.Err() == nil:
-					fmt.Fprintf(log, "scrollback: retention: %v (retrying in %s)\n", err, housekeepingInterval)
+					say(slog.LevelWarn, fmt.Sprintf("scrollback: retention: %v (retrying in %s)", err, housekeepingInterval))
 				case n > 0:
-					fmt.Fprintf(log, "scrollback: retention: deleted %d session(s) unused for more than %s\n", n, formatPeriod(period))
+					say(slog.LevelInfo, fmt.Sprintf("scrollback: retention: deleted %d session(s) unused for more than %s", n, formatPeriod(period)))
 				}
 			}
 			select {

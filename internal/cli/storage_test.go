@@ -6,7 +6,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -95,6 +97,9 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 
+// say is a startRetention reporter writing one line per message.
+func (s *syncBuffer) say(_ slog.Level, msg string) { fmt.Fprintln(s, msg) }
+
 func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -113,7 +118,7 @@ func TestStartRetention(t *testing.T) {
 	idle, _ := db.CreateSession(ctx, "me")
 	time.Sleep(5 * time.Millisecond) // the session is now idle for longer than the period
 	var log syncBuffer
-	stop := startRetention(ctx, db, time.Millisecond, &log, nil)
+	stop := startRetention(ctx, db, time.Millisecond, log.say, nil)
 	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(log.String(), "deleted 1 session"); {
 		if time.Now().After(deadline) {
 			t.Fatalf("background retention did not run; log %q", log.String())
@@ -125,7 +130,7 @@ func TestStartRetention(t *testing.T) {
 		t.Errorf("GetSession(idle) = %v, want deleted", err)
 	}
 	// Retention 0 starts nothing.
-	startRetention(ctx, db, 0, &log, nil)()
+	startRetention(ctx, db, 0, log.say, nil)()
 }
 
 // countingStore counts the retention passes made on a real database, and
@@ -189,7 +194,7 @@ func TestStartRetentionHourly(t *testing.T) {
 		}
 		defer db.Close()
 		c := &countingStore{DB: db, hold: make(chan struct{})}
-		stop := startRetention(t.Context(), c, 24*time.Hour, io.Discard, nil)
+		stop := startRetention(t.Context(), c, 24*time.Hour, func(slog.Level, string) {}, nil)
 		synctest.Wait()
 		if n := c.passes.Load(); n != 1 {
 			t.Fatalf("%d passes at start, want 1", n)
@@ -395,7 +400,7 @@ func TestStartRetentionMarksLiveSessions(t *testing.T) {
 		c := &countingStore{DB: db, hold: make(chan struct{})}
 		close(c.hold)
 		var log syncBuffer
-		stop := startRetention(t.Context(), c, time.Hour, &log, func() []string { return []string{held.ID} })
+		stop := startRetention(t.Context(), c, time.Hour, log.say, func() []string { return []string{held.ID} })
 		for _, step := range []struct {
 			wait          time.Duration
 			marks, passes int64
@@ -464,7 +469,10 @@ func TestMCPHTTPRetentionKeepsHeldSession(t *testing.T) {
 			t.Fatalf("the server did not start; stderr %q", stderr.String())
 		}
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	// An MCP session (2025-11-25) holds its scrollback session; a request
+	// of 2026-07-28 holds none, and its default session lives by its use.
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

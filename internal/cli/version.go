@@ -1,11 +1,43 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"runtime/debug"
 	"strings"
 )
+
+func init() {
+	register(commandInfo{name: "version", order: 100,
+		usage:   "version [--json]",
+		summary: "print the version, the commit and the time scrollback was built from, and its Go and platform",
+		examples: []example{
+			{"which scrollback is this", "scrollback version"},
+			{"the same as JSON, for a script", "scrollback version --json"},
+		},
+		make: func(io IO) command { return &versionCmd{base: base{io: io}} }})
+}
+
+// versionCmd is `scrollback version` (also `scrollback --version`).
+type versionCmd struct{ base }
+
+func (c *versionCmd) Run(ctx context.Context, args []string) error {
+	c.fs = newFlagSet("version")
+	c.fs.BoolVar(&c.json, "json", false, "print the build information as a JSON object (default: one line of text)")
+	pos, err := c.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef("version takes no arguments, got %q", pos)
+	}
+	if c.json {
+		return printJSON(c.io.Stdout, Build())
+	}
+	_, err = fmt.Fprintln(c.io.Stdout, Build())
+	return err
+}
 
 // Stamped at release time by the linker (see .goreleaser.yaml):
 //
@@ -28,11 +60,11 @@ func Version() string {
 // BuildInfo is what `scrollback version` prints: the version, the commit
 // and the time it was built from, and the Go toolchain and platform.
 type BuildInfo struct {
-	Version  string // "v1.2.3", or "(devel)"
-	Commit   string // the VCS revision; "" when unknown; "+dirty" marks uncommitted changes
-	Date     string // the commit's or the build's time, RFC 3339; "" when unknown
-	Go       string // "go1.26.8"
-	Platform string // "darwin/arm64"
+	Version  string `json:"version"`  // "v1.2.3", or "(devel)"
+	Commit   string `json:"commit"`   // the VCS revision; "" when unknown; "+dirty" marks uncommitted changes
+	Date     string `json:"date"`     // the commit's or the build's time, RFC 3339; "" when unknown
+	Go       string `json:"go"`       // "go1.26.8"
+	Platform string `json:"platform"` // "darwin/arm64"
 }
 
 // String is the one line `scrollback version` prints:

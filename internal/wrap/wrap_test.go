@@ -2,465 +2,333 @@ package wrap
 
 import (
 	"bytes"
-	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	toml "github.com/pelletier/go-toml/v2"
 )
 
-// Real-looking configurations of each client, with fields the wrapper
-// does not know, which must survive.
-var configs = []struct {
-	client string
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/wrapped/")
+
+// The command every golden file is wrapped with: an absolute path, as the
+// CLI passes.
+const testCommand = "/usr/local/bin/scrollback"
+
+// shapes are real-looking configurations of each client, in
+// testdata/NAME, with fields the wrapper does not know, comments and
+// trailing commas where the client allows them; the wrapped file is
+// testdata/wrapped/NAME (go test -update rewrites them).
+var shapes = []struct {
+	file   string
 	opts   Options
-	in     string
-	want   string // the wrapped file
+	report []string // the Changes, "PATH: ACTION (REASON)"
 }{
-	{"Claude Code .mcp.json", Options{}, `{
-  "mcpServers": {
-    "github": {
-      "type": "stdio",
-      "command": "npx",
-      "args": ["-y", "@modelcontextprotocol/server-github"],
-      "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_TOKEN}"}
-    },
-    "linear": {
-      "type": "http",
-      "url": "https://mcp.linear.app/mcp",
-      "headers": {"Authorization": "Bearer ${LINEAR_KEY}"}
-    },
-    "legacy": {"type": "sse", "url": "https://example.com/sse"}
-  },
-  "x-unknown": [1, 2, {"keep": true}]
+	{"claude-desktop.json", Options{}, []string{
+		"mcpServers.filesystem: wrapped",
+		"mcpServers.memory: wrapped",
+		"mcpServers.scrollback: skipped (it runs scrollback mcp itself: behind the proxy its output ids would belong to another session)",
+	}},
+	{"claude-code-mcp.json", Options{}, []string{
+		"mcpServers.github: wrapped",
+		"mcpServers.linear: wrapped",
+		"mcpServers.legacy: skipped (" + sseReason + ")",
+		"mcpServers.sentry: wrapped",
+	}},
+	{"claude-code-user.json", Options{}, []string{
+		"mcpServers.fs: wrapped",
+		"projects./home/me/app.mcpServers.db: wrapped",
+		"projects./home/me/app.mcpServers.out: already wrapped",
+	}},
+	{"cursor.json", Options{}, []string{
+		"mcpServers.postgres: wrapped",
+		"mcpServers.remote: wrapped",
+		"mcpServers.scrollback: skipped (it runs scrollback mcp itself: behind the proxy its output ids would belong to another session)",
+	}},
+	{"vscode-mcp.json", Options{}, []string{
+		"servers.fetch: wrapped",
+		"servers.api: wrapped",
+	}},
+	{"vscode-settings.json", Options{}, []string{
+		"mcp.servers.git: wrapped",
+	}},
+	{"windsurf.json", Options{}, []string{
+		"mcpServers.brave: wrapped",
+		"mcpServers.figma: wrapped",
+	}},
+	{"gemini.json", Options{Gemini: true}, []string{
+		"mcpServers.py: wrapped",
+		"mcpServers.sse: skipped (" + sseReason + ")",
+		"mcpServers.http: wrapped",
+	}},
+	{"zed.json", Options{}, []string{
+		"context_servers.mcp-local-server: wrapped",
+		"context_servers.old-style: wrapped",
+		"context_servers.postgres-context-server: skipped (it has neither a command nor a URL)",
+	}},
+	{"codex.toml", Options{Format: TOML}, []string{
+		"mcp_servers.docs: wrapped",
+		"mcp_servers.github: wrapped",
+		"mcp_servers.bare: wrapped",
+		"mcp_servers.figma: skipped (it is a URL server: Codex refuses keys it does not know, so wrap cannot keep the original entry that --unwrap needs; write command = scrollback and args = [\"proxy\", \"--url\", URL] by hand)",
+		"mcp_servers.scrollback: skipped (it runs scrollback mcp itself: behind the proxy its output ids would belong to another session)",
+		"mcp_servers.inline: wrapped",
+		"mcp_servers.noargs: wrapped",
+	}},
 }
-`, `{
-  "mcpServers": {
-    "github": {
-      "type": "stdio",
-      "command": "scrollback",
-      "args": [
-        "proxy",
-        "--",
-        "npx",
-        "-y",
-        "@modelcontextprotocol/server-github"
-      ],
-      "env": {
-        "GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_TOKEN}"
-      }
-    },
-    "linear": {
-      "type": "stdio",
-      "command": "scrollback",
-      "args": [
-        "proxy",
-        "--url",
-        "https://mcp.linear.app/mcp"
-      ],
-      "env": {
-        "SCROLLBACK_PROXY_HEADERS": "Authorization: Bearer ${LINEAR_KEY}"
-      },
-      "x-scrollback-original": {
-        "type": "http",
-        "url": "https://mcp.linear.app/mcp",
-        "headers": {
-          "Authorization": "Bearer ${LINEAR_KEY}"
-        }
-      }
-    },
-    "legacy": {
-      "type": "sse",
-      "url": "https://example.com/sse"
-    }
-  },
-  "x-unknown": [
-    1,
-    2,
-    {
-      "keep": true
-    }
-  ]
-}
-`},
-	{"Claude Code ~/.claude.json", Options{}, `{
-  "numStartups": 42,
-  "mcpServers": {"fs": {"command": "mcp-server-filesystem", "args": ["/data"]}},
-  "projects": {
-    "/home/me/app": {"allowedTools": [], "mcpServers": {"db": {"command": "uvx", "args": ["mcp-server-sqlite", "--db-path", "app.db"]}}, "hasTrustDialogAccepted": true},
-    "/home/me/other": {"mcpServers": {}}
-  },
-  "oauthAccount": {"emailAddress": "me@example.com"}
-}
-`, `{
-  "numStartups": 42,
-  "mcpServers": {
-    "fs": {
-      "command": "scrollback",
-      "args": [
-        "proxy",
-        "--",
-        "mcp-server-filesystem",
-        "/data"
-      ]
-    }
-  },
-  "projects": {
-    "/home/me/app": {
-      "allowedTools": [],
-      "mcpServers": {
-        "db": {
-          "command": "scrollback",
-          "args": [
-            "proxy",
-            "--",
-            "uvx",
-            "mcp-server-sqlite",
-            "--db-path",
-            "app.db"
-          ]
-        }
-      },
-      "hasTrustDialogAccepted": true
-    },
-    "/home/me/other": {
-      "mcpServers": {}
-    }
-  },
-  "oauthAccount": {
-    "emailAddress": "me@example.com"
-  }
-}
-`},
-	{"Claude Desktop", Options{}, `{
-	"mcpServers": {
-		"filesystem": {
-			"command": "npx",
-			"args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"]
-		},
-		"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}
-	},
-	"globalShortcut": "Ctrl+Space"
-}
-`, `{
-	"mcpServers": {
-		"filesystem": {
-			"command": "scrollback",
-			"args": [
-				"proxy",
-				"--",
-				"npx",
-				"-y",
-				"@modelcontextprotocol/server-filesystem",
-				"/Users/me/Desktop"
-			]
-		},
-		"memory": {
-			"command": "scrollback",
-			"args": [
-				"proxy",
-				"--",
-				"npx",
-				"-y",
-				"@modelcontextprotocol/server-memory"
-			]
+
+func report(changes []Change) []string {
+	var out []string
+	for _, c := range changes {
+		s := c.Path + ": " + c.Action
+		if c.Reason != "" {
+			s += " (" + c.Reason + ")"
 		}
-	},
-	"globalShortcut": "Ctrl+Space"
-}
-`},
-	{"Cursor", Options{}, `{
-  "mcpServers": {
-    "postgres": {"command": "docker", "args": ["run", "-i", "--rm", "mcp/postgres", "postgresql://host/db"]},
-    "remote": {"url": "http://localhost:3000/mcp"}
-  }
-}
-`, `{
-  "mcpServers": {
-    "postgres": {
-      "command": "scrollback",
-      "args": [
-        "proxy",
-        "--",
-        "docker",
-        "run",
-        "-i",
-        "--rm",
-        "mcp/postgres",
-        "postgresql://host/db"
-      ]
-    },
-    "remote": {
-      "command": "scrollback",
-      "args": [
-        "proxy",
-        "--url",
-        "http://localhost:3000/mcp"
-      ],
-      "x-scrollback-original": {
-        "url": "http://localhost:3000/mcp"
-      }
-    }
-  }
-}
-`},
-	{"VS Code .vscode/mcp.json", Options{}, `{
-  "inputs": [{"type": "promptString", "id": "token", "description": "API token", "password": true}],
-  "servers": {
-    "fetch": {"type": "stdio", "command": "uvx", "args": ["mcp-server-fetch"], "envFile": "${workspaceFolder}/.env"},
-    "api": {"type": "http", "url": "https://api.example.com/mcp", "headers": {"Authorization": "Bearer ${input:token}"}}
-  }
-}
-`, `{
-  "inputs": [
-    {
-      "type": "promptString",
-      "id": "token",
-      "description": "API token",
-      "password": true
-    }
-  ],
-  "servers": {
-    "fetch": {
-      "type": "stdio",
-      "command": "scrollback",
-      "args": [
-        "proxy",
-        "--",
-        "uvx",
-        "mcp-server-fetch"
-      ],
-      "envFile": "${workspaceFolder}/.env"
-    },
-    "api": {
-      "type": "stdio",
-      "command": "scrollback",
-      "args": [
-        "proxy",
-        "--url",
-        "https://api.example.com/mcp"
-      ],
-      "env": {
-        "SCROLLBACK_PROXY_HEADERS": "Authorization: Bearer ${input:token}"
-      },
-      "x-scrollback-original": {
-        "type": "http",
-        "url": "https://api.example.com/mcp",
-        "headers": {
-          "Authorization": "Bearer ${input:token}"
-        }
-      }
-    }
-  }
-}
-`},
-	{"VS Code settings.json", Options{}, `{
-  "editor.fontSize": 14,
-  "mcp": {"servers": {"git": {"command": "uvx", "args": ["mcp-server-git"]}}}
-}
-`, `{
-  "editor.fontSize": 14,
-  "mcp": {
-    "servers": {
-      "git": {
-        "command": "scrollback",
-        "args": [
-          "proxy",
-          "--",
-          "uvx",
-          "mcp-server-git"
-        ]
-      }
-    }
-  }
-}
-`},
-	{"Windsurf", Options{}, `{
-  "mcpServers": {
-    "brave": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-brave-search"], "env": {"BRAVE_API_KEY": "k"}, "disabled": false},
-    "figma": {"serverUrl": "https://figma.example.com/mcp"}
-  }
-}
-`, `{
-  "mcpServers": {
-    "brave": {
-      "command": "scrollback",
-      "args": [
-        "proxy",
-        "--",
-        "npx",
-        "-y",
-        "@modelcontextprotocol/server-brave-search"
-      ],
-      "env": {
-        "BRAVE_API_KEY": "k"
-      },
-      "disabled": false
-    },
-    "figma": {
-      "command": "scrollback",
-      "args": [
-        "proxy",
-        "--url",
-        "https://figma.example.com/mcp"
-      ],
-      "x-scrollback-original": {
-        "serverUrl": "https://figma.example.com/mcp"
-      }
-    }
-  }
-}
-`},
-	{"Gemini CLI", Options{Gemini: true}, `{
-  "theme": "GitHub",
-  "mcpServers": {
-    "py": {"command": "python", "args": ["-m", "my_server"], "cwd": "./srv", "timeout": 30000, "trust": false},
-    "sse": {"url": "http://localhost:8080/sse"},
-    "http": {"httpUrl": "http://localhost:8080/mcp", "headers": {"X-Key": "v"}, "timeout": 5000}
-  }
-}
-`, `{
-  "theme": "GitHub",
-  "mcpServers": {
-    "py": {
-      "command": "scrollback",
-      "args": [
-        "proxy",
-        "--",
-        "python",
-        "-m",
-        "my_server"
-      ],
-      "cwd": "./srv",
-      "timeout": 30000,
-      "trust": false
-    },
-    "sse": {
-      "url": "http://localhost:8080/sse"
-    },
-    "http": {
-      "command": "scrollback",
-      "args": [
-        "proxy",
-        "--url",
-        "http://localhost:8080/mcp"
-      ],
-      "env": {
-        "SCROLLBACK_PROXY_HEADERS": "X-Key: v"
-      },
-      "timeout": 5000,
-      "x-scrollback-original": {
-        "httpUrl": "http://localhost:8080/mcp",
-        "headers": {
-          "X-Key": "v"
-        },
-        "timeout": 5000
-      }
-    }
-  }
-}
-`},
-}
-
-// canon is a JSON document re-indented, keys in their order.
-func canon(t *testing.T, b []byte) string {
-	t.Helper()
-	var out bytes.Buffer
-	if err := json.Indent(&out, b, "", "  "); err != nil {
-		t.Fatalf("invalid JSON: %v\n%s", err, b)
+		out = append(out, s)
 	}
-	return strings.TrimSpace(out.String())
+	return out
 }
 
-func TestWrapClients(t *testing.T) {
-	for _, c := range configs {
-		t.Run(c.client, func(t *testing.T) {
-			res, err := Wrap([]byte(c.in), c.opts)
+// TestShapes wraps each client's configuration, compares it with its
+// golden file, wraps it again (nothing changes), unwraps it (the original,
+// byte for byte) and unwraps the original (nothing changes).
+func TestShapes(t *testing.T) {
+	for _, s := range shapes {
+		t.Run(s.file, func(t *testing.T) {
+			opts := s.opts
+			opts.Command = testCommand
+			in, err := os.ReadFile(filepath.Join("testdata", s.file))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(res.Out) != c.want {
-				t.Errorf("wrapped:\n%s\nwant:\n%s", res.Out, c.want)
+			res, err := Wrap(in, opts)
+			if err != nil {
+				t.Fatal(err)
 			}
-			// Idempotent: wrapping again changes nothing.
-			again, err := Wrap(res.Out, c.opts)
+			if got := report(res.Changes); strings.Join(got, "\n") != strings.Join(s.report, "\n") {
+				t.Errorf("report:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(s.report, "\n"))
+			}
+			golden := filepath.Join("testdata", "wrapped", s.file)
+			if *update {
+				if err := os.WriteFile(golden, res.Out, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(res.Out, want) {
+				t.Errorf("wrapped:\n%s\nwant (%s):\n%s", res.Out, golden, want)
+			}
+
+			again, err := Wrap(res.Out, opts)
 			if err != nil || again.Changed || !bytes.Equal(again.Out, res.Out) {
 				t.Errorf("wrapping twice changed the file (%v):\n%s", err, again.Out)
 			}
-			// Unwrap restores every entry exactly, keys in their order.
-			back, err := Unwrap(res.Out, c.opts)
+			for _, c := range again.Changes {
+				if c.Action == Wrapped {
+					t.Errorf("wrapping twice wrapped %s again", c.Path)
+				}
+			}
+
+			back, err := Unwrap(res.Out, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := canon(t, back.Out), canon(t, []byte(c.in)); got != want {
-				t.Errorf("unwrapped:\n%s\nwant the original:\n%s", got, want)
+			if !bytes.Equal(back.Out, in) {
+				t.Errorf("unwrapped:\n%s\nwant the original:\n%s", back.Out, in)
 			}
-			// Unwrapping what is not wrapped changes nothing.
-			if plain, err := Unwrap([]byte(c.in), c.opts); err != nil || plain.Changed {
+			plain, err := Unwrap(in, opts)
+			if err != nil || plain.Changed || !bytes.Equal(plain.Out, in) {
 				t.Errorf("unwrapping an unwrapped file changed it (%v)", err)
 			}
 		})
 	}
 }
 
-func TestWrapReportsEachServer(t *testing.T) {
-	res, err := Wrap([]byte(configs[0].in), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []Change{
-		{Path: "mcpServers.github", Action: "wrapped"},
-		{Path: "mcpServers.linear", Action: "wrapped"},
-		{Path: "mcpServers.legacy", Action: "skipped", Reason: "it uses the SSE transport, which the proxy does not speak (streamable HTTP only)"},
-	}
-	if len(res.Changes) != len(want) {
-		t.Fatalf("changes %+v", res.Changes)
-	}
-	for i := range want {
-		if res.Changes[i] != want[i] {
-			t.Errorf("change %d: %+v, want %+v", i, res.Changes[i], want[i])
+// TestGoldenFilesParse checks that every wrapped golden file is still the
+// client's syntax and runs the proxy with the absolute command.
+func TestGoldenFilesParse(t *testing.T) {
+	for _, s := range shapes {
+		b, err := os.ReadFile(filepath.Join("testdata", "wrapped", s.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.opts.Format == TOML {
+			if _, err := Wrap(b, Options{Format: TOML, Command: testCommand}); err != nil {
+				t.Errorf("%s: %v", s.file, err)
+			}
+		} else if _, err := decodeJSON(b); err != nil {
+			t.Errorf("%s: %v", s.file, err)
+		}
+		if !bytes.Contains(b, []byte(`"`+testCommand+`"`)) {
+			t.Errorf("%s: no server runs %s", s.file, testCommand)
 		}
 	}
 }
 
-func TestWrapErrors(t *testing.T) {
-	for _, c := range []struct{ name, in, want string }{
-		{"not JSON", `{"mcpServers": `, "not a JSON object"},
-		{"an array", `[1]`, "not a JSON object"},
-		{"no servers", `{"theme": "dark"}`, "no MCP servers found"},
-		{"servers not an object", `{"mcpServers": [1]}`, "mcpServers is not an object of servers"},
-		{"comments", "{\n// a comment\n\"mcpServers\": {}}", "not a JSON object"},
+func TestRunsScrollback(t *testing.T) {
+	for _, c := range []struct {
+		argv []string
+		sub  string
+	}{
+		{[]string{"scrollback", "mcp"}, "mcp"},
+		{[]string{"/opt/homebrew/bin/scrollback", "proxy", "--", "x"}, "proxy"},
+		{[]string{`C:\Users\me\go\bin\scrollback.exe`, "mcp", "--db", "x"}, "mcp"},
+		{[]string{"npx", "-y", "scrollback@latest", "mcp"}, "mcp"},
+		{[]string{"npx", "-y", "scrollback", "proxy", "--", "srv"}, "proxy"},
+		{[]string{"docker", "run", "-i", "--rm", "ghcr.io/scrollback-dev/scrollback:0.3", "mcp"}, "mcp"},
+		{[]string{"scrollback", "run", "--", "ls"}, ""},
+		{[]string{"npx", "-y", "@modelcontextprotocol/server-memory"}, ""},
+		{[]string{"my-scrollback-tool", "mcp"}, ""},
+		{[]string{"node", "scrollback/index.js"}, ""},
+		{[]string{"/opt/sb", "proxy", "--", "x"}, "proxy"},
+	} {
+		sub, ok := runsScrollback(c.argv, "/opt/sb")
+		if sub != c.sub || ok != (c.sub != "") {
+			t.Errorf("runsScrollback(%q) = %q, %v; want %q", c.argv, sub, ok, c.sub)
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, c := range []struct {
+		name, in     string
+		opts         Options
+		line, column int
+		want         string
+	}{
+		{"cut JSON", "{\n  \"mcpServers\": ", Options{}, 2, 17, "not valid JSON"},
+		{"missing comma", "{\n  \"mcpServers\": {}\n  \"theme\": 1\n}", Options{}, 3, 3, "expecting ',' or '}'"},
+		{"an array", "\n  [1]", Options{}, 2, 3, "holds an array, not a JSON object"},
+		{"servers not an object", "{\n  \"mcpServers\": [1]\n}", Options{}, 2, 17, "mcpServers holds an array, not an object of servers"},
+		{"bad TOML", "model = \"x\"\n[mcp_servers.a\ncommand = \"x\"\n", Options{Format: TOML}, 2, 15, "not valid TOML"},
+		{"mcp_servers a string", "model = 1\nmcp_servers = \"x\"\n", Options{Format: TOML}, 2, 1, "mcp_servers is string, not a table"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Wrap([]byte(c.in), Options{})
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("got %v, want an error containing %q", err, c.want)
+			_, err := Wrap([]byte(c.in), c.opts)
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("got %v, want an *Error", err)
+			}
+			if e.Line != c.line || e.Column != c.column || !strings.Contains(e.Msg, c.want) {
+				t.Errorf("got %d:%d %q, want %d:%d and %q", e.Line, e.Column, e.Msg, c.line, c.column, c.want)
 			}
 		})
 	}
+	for _, c := range []struct {
+		in   string
+		opts Options
+	}{
+		{`{"theme": "dark"}`, Options{}},
+		{"model = 1\n", Options{Format: TOML}},
+	} {
+		if _, err := Wrap([]byte(c.in), c.opts); !errors.Is(err, ErrNoServers) {
+			t.Errorf("%q: got %v, want ErrNoServers", c.in, err)
+		}
+	}
 }
 
-func TestWrapCustomCommand(t *testing.T) {
-	in := `{"mcpServers": {"a": {"command": "srv"}}}`
-	res, err := Wrap([]byte(in), Options{Command: "/opt/bin/scrollback"})
+// TestEditsInPlace: comments, blank lines and the layout of what is not a
+// server stay byte for byte; a trailing comma on the last member stays.
+func TestEditsInPlace(t *testing.T) {
+	in := "{\n  // keep me\n  \"x\": [1,2,   3],\n\n  \"mcpServers\": {\"a\": {\"command\": \"srv\",},},\n}\n"
+	res, err := Wrap([]byte(in), Options{Command: testCommand})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(res.Out), `"command": "/opt/bin/scrollback"`) {
-		t.Errorf("the command is not the one asked for:\n%s", res.Out)
-	}
-	back, _ := Unwrap(res.Out, Options{Command: "/opt/bin/scrollback"})
-	if canon(t, back.Out) != canon(t, []byte(in)) {
-		t.Errorf("unwrapped:\n%s", back.Out)
+	want := "{\n  // keep me\n  \"x\": [1,2,   3],\n\n  \"mcpServers\": {\"a\": {\"command\": \"" + testCommand + "\", \"args\": [\"proxy\", \"--\", \"srv\"],},},\n}\n"
+	if string(res.Out) != want {
+		t.Errorf("got:\n%s\nwant:\n%s", res.Out, want)
 	}
 }
 
-func TestDiff(t *testing.T) {
-	a := []byte("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n")
-	b := []byte("1\n2\n3\n4\nfive\n6\n7\n8\n9\n10\n11\n")
-	want := "--- a\n+++ b\n@@ -2,9 +2,10 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n 9\n 10\n+11\n"
-	if got := Diff(a, b, "a", "b"); got != want {
-		t.Errorf("diff:\n%s\nwant:\n%s", got, want)
+func TestTOMLCRLF(t *testing.T) {
+	in := "[mcp_servers.a]\r\ncommand = \"srv\"\r\nenabled = true\r\n"
+	res, err := Wrap([]byte(in), Options{Format: TOML, Command: testCommand})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if Diff(a, a, "a", "b") != "" {
-		t.Error("equal texts have a diff")
+	want := "[mcp_servers.a]\r\ncommand = \"" + testCommand + "\"\r\nargs = [\"proxy\", \"--\", \"srv\"]\r\nenabled = true\r\n"
+	if string(res.Out) != want {
+		t.Errorf("got %q, want %q", res.Out, want)
 	}
+	back, err := Unwrap(res.Out, Options{Format: TOML, Command: testCommand})
+	if err != nil || string(back.Out) != in {
+		t.Errorf("unwrapped %q (%v), want %q", back.Out, err, in)
+	}
+}
+
+// decodeAny decodes a configuration with every empty "args" list taken out.
+func decodeAny(t *testing.T, b []byte, format Format) any {
+	var v any
+	var err error
+	if format == TOML {
+		err = toml.Unmarshal(b, &v)
+	} else {
+		v, err = decodeJSON(b)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if a, ok := v["args"].([]any); ok && len(a) == 0 {
+				delete(v, "args")
+			}
+			for _, x := range v {
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(v)
+	return v
+}
+
+// FuzzWrap: whatever the input, Wrap and Unwrap return an error or a file
+// that decodes, and unwrapping what Wrap wrote gives back the input.
+func FuzzWrap(f *testing.F) {
+	for _, s := range shapes {
+		b, err := os.ReadFile(filepath.Join("testdata", s.file))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, s.opts.Format == TOML)
+	}
+	f.Fuzz(func(t *testing.T, in []byte, isTOML bool) {
+		opts := Options{Command: testCommand}
+		if isTOML {
+			opts.Format = TOML
+		}
+		res, err := Wrap(in, opts)
+		if err != nil {
+			return
+		}
+		if res.Changed {
+			back, err := Unwrap(res.Out, opts)
+			if err != nil {
+				t.Fatalf("unwrapping what Wrap wrote: %v\n%s", err, res.Out)
+			}
+			// Servers that ran scrollback proxy before Wrap are unwrapped
+			// too, so only a file without them must come back; an empty
+			// args list comes back as none.
+			if !bytes.Contains(in, []byte("proxy")) && !bytes.Equal(back.Out, in) {
+				a, b := decodeAny(t, in, opts.Format), decodeAny(t, back.Out, opts.Format)
+				if !reflect.DeepEqual(a, b) {
+					t.Fatalf("unwrap(wrap(x)) != x:\n%q\n%q", in, back.Out)
+				}
+			}
+		}
+	})
 }

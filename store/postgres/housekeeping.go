@@ -217,6 +217,30 @@ func (db *DB) MarkUsed(ctx context.Context, sessions []string) error {
 	return db.wrap("mark sessions used", markUsed(ctx, db.pool, ids, ats))
 }
 
+// CountIdle reports what DeleteIdle would delete now (see
+// store.Housekeeper), in one read-only query: the reads this instance
+// noted and has not written down yet count as uses without being written.
+func (db *DB) CountIdle(ctx context.Context, cutoff time.Time) (store.Idle, error) {
+	used := []string{} // sessions whose noted use spares them
+	for _, r := range db.reads.Sessions() {
+		if !r.At.Before(cutoff) {
+			used = append(used, r.ID)
+		}
+	}
+	var idle store.Idle
+	err := db.retry(ctx, func() error {
+		return db.pool.QueryRow(ctx, `
+WITH idle AS (SELECT id FROM sessions WHERE last_used_at < $1 AND NOT (id = ANY($2::text[])))
+SELECT (SELECT count(*) FROM idle), count(*), coalesce(sum(total_bytes), 0)::bigint, coalesce(sum(stored_bytes), 0)::bigint
+FROM copies WHERE session IN (SELECT id FROM idle) AND NOT pending`, cutoff, used).Scan(
+			&idle.Sessions, &idle.Copies, &idle.LogicalBytes, &idle.StoredBytes)
+	})
+	if err != nil {
+		return store.Idle{}, db.wrap("count idle sessions", err)
+	}
+	return idle, nil
+}
+
 // DeleteIdle deletes every session last used before cutoff, with its
 // copies, and counts them as retention deletions. The rows' space is made
 // reusable by a VACUUM in the background (see SetVacuumErrorLog).

@@ -96,6 +96,12 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		pool.Close()
 		return nil, db.wrap("delete abandoned copies", err)
 	}
+	blocked, err := vacuumBlocked(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, db.wrap("check who may VACUUM the chunks", err)
+	}
+	db.vac.block(blocked)
 	return db, nil
 }
 

@@ -146,11 +146,22 @@ func migrateWith(ctx context.Context, pool *pgxpool.Pool, migrations []string) e
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrationLock)); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		// Created only when missing: even CREATE ... IF NOT EXISTS needs
+		// the CREATE privilege on the schema, which a user that was only
+		// granted the tables of a migrated database (a team's usual
+		// set-up: one role owns the schema, the servers connect as
+		// another) does not have.
+		var exists bool
+		if err := tx.QueryRow(ctx, "SELECT to_regclass('schema_migrations') IS NOT NULL").Scan(&exists); err != nil {
+			return err
+		}
+		if !exists {
+			if _, err := tx.Exec(ctx, `CREATE TABLE schema_migrations (
 	version    INTEGER PRIMARY KEY,
 	applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
 )`); err != nil {
-			return err
+				return err
+			}
 		}
 		var version int
 		if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&version); err != nil {

@@ -2,8 +2,12 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // vacuumer makes the space of deleted rows reusable soon after they are
@@ -40,6 +44,9 @@ type VacuumStats struct {
 	Runs      int64 // VACUUMs finished without error
 	Failures  int64 // VACUUMs that failed (cancelled by Close ones excepted)
 	LastError error // the last failure's error, or nil
+	// Blocked says why no background VACUUM runs ("" when they do): the
+	// URL's user may not VACUUM the chunks (see VacuumBlocked).
+	Blocked string
 }
 
 func (v *vacuumer) init(run func(ctx context.Context) error) {
@@ -48,12 +55,20 @@ func (v *vacuumer) init(run func(ctx context.Context) error) {
 	v.idle = sync.NewCond(&v.mu)
 }
 
+// block keeps every VACUUM from running, for the reason given ("": they
+// run).
+func (v *vacuumer) block(reason string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.stats.Blocked = reason
+}
+
 // soon asks for a VACUUM: started now when none runs, else once more after
 // the one running.
 func (v *vacuumer) soon() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.closed || v.run == nil {
+	if v.closed || v.run == nil || v.stats.Blocked != "" {
 		return
 	}
 	if v.running {
@@ -215,4 +230,48 @@ func (db *DB) SetVacuumErrorLog(log func(error)) {
 	db.vac.mu.Lock()
 	db.vac.onError = log
 	db.vac.mu.Unlock()
+}
+
+// VacuumBlocked says why the background VACUUM cannot run, "" when it can.
+// PostgreSQL lets only a table's owner (a member of the owning role, a
+// superuser, or from PostgreSQL 17 a role with the MAINTAIN privilege on
+// it) VACUUM a table; anyone else's VACUUM skips it with a warning and
+// reclaims nothing. Then evicted and deleted space comes back only when
+// autovacuum runs, and the database grows past its caps in between. The
+// check is made once, when the database is opened.
+func (db *DB) VacuumBlocked() string { return db.VacuumStats().Blocked }
+
+// vacuumBlocked asks the server whether the connected user may VACUUM the
+// chunks, and says why not.
+func vacuumBlocked(ctx context.Context, pool *pgxpool.Pool) (string, error) {
+	var (
+		user, owner string
+		may         bool
+		version     int
+	)
+	err := pool.QueryRow(ctx, `SELECT current_user, pg_get_userbyid(c.relowner),
+	r.rolsuper OR pg_has_role(current_user, c.relowner, 'USAGE'),
+	current_setting('server_version_num')::int
+FROM pg_class c, pg_roles r WHERE c.oid = 'chunks'::regclass AND r.rolname = current_user`).Scan(&user, &owner, &may, &version)
+	if err != nil {
+		return "", err
+	}
+	if !may && version >= 170000 {
+		// MAINTAIN is a privilege only from PostgreSQL 17 on: older
+		// servers reject its name, so it is asked about only there.
+		if err := pool.QueryRow(ctx, `SELECT has_table_privilege('chunks', 'MAINTAIN')`).Scan(&may); err != nil {
+			return "", err
+		}
+	}
+	if may {
+		return "", nil
+	}
+	return fmt.Sprintf("the database user %q does not own the table chunks (its owner is %q), and only the owner may VACUUM it: "+
+		"evicted and deleted space comes back only when autovacuum runs. Connect as %q, or run ALTER TABLE chunks OWNER TO %s "+
+		"(or, on PostgreSQL 17 and later, GRANT MAINTAIN ON chunks TO %s) and restart", user, owner, owner, quoteIdent(user), quoteIdent(user)), nil
+}
+
+// quoteIdent quotes a role's name as SQL wants it in a statement.
+func quoteIdent(name string) string {
+	return pgx.Identifier{name}.Sanitize()
 }

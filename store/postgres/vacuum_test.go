@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -279,5 +281,52 @@ func TestVacuumUrgentDrains(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestVacuumBlockedForNonOwner: a user who does not own the chunks (and
+// so cannot VACUUM them: PostgreSQL would skip the table with a warning)
+// is told so, with the statement that mends it, and no VACUUM is sent;
+// the owner is told nothing.
+func TestVacuumBlockedForNonOwner(t *testing.T) {
+	u := newDatabase(t)
+	owner := openTest(t, u) // migrates: the server's admin user owns the tables
+	if got := owner.VacuumBlocked(); got != "" {
+		t.Fatalf("the owner is blocked: %s", got)
+	}
+
+	role := "scrollback_nonowner_" + store.NewID("r")[2:10]
+	for _, q := range []string{
+		"CREATE ROLE " + role + " LOGIN",
+		"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO " + role,
+		"GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO " + role,
+	} {
+		if _, err := owner.pool.Exec(t.Context(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	t.Cleanup(func() {
+		owner.pool.Exec(context.Background(), "REASSIGN OWNED BY "+role+" TO CURRENT_USER")
+		owner.pool.Exec(context.Background(), "DROP OWNED BY "+role)
+		owner.pool.Exec(context.Background(), "DROP ROLE IF EXISTS "+role)
+	})
+	nu, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nu.User = url.User(role)
+	db := openTest(t, nu.String())
+	got := db.VacuumBlocked()
+	for _, want := range []string{role, "does not own the table chunks", "ALTER TABLE chunks OWNER TO " + `"` + role + `"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("VacuumBlocked() = %q, want it to say %q", got, want)
+		}
+	}
+	db.vac.soon()
+	if err := db.vac.wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st := db.VacuumStats(); st.Runs != 0 || st.Failures != 0 || st.Blocked != got {
+		t.Errorf("a blocked DB ran a VACUUM: %+v", st)
 	}
 }

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"os"
 	"time"
@@ -179,6 +180,32 @@ func (d *DB) MarkUsed(ctx context.Context, sessions []string) error {
 		}
 		return nil
 	})
+}
+
+// CountIdle reports what DeleteIdle would delete now (see
+// store.Housekeeper), in one read-only query: the reads noted and not yet
+// written down count as uses without being written.
+func (d *DB) CountIdle(ctx context.Context, cutoff time.Time) (store.Idle, error) {
+	used := []string{} // sessions whose noted use spares them
+	for _, r := range d.reads.Sessions() {
+		if !r.At.Before(cutoff) {
+			used = append(used, r.ID)
+		}
+	}
+	ids, err := json.Marshal(used)
+	if err != nil {
+		return store.Idle{}, err
+	}
+	var idle store.Idle
+	err = d.db.QueryRowContext(ctx, `
+WITH idle AS (SELECT id FROM sessions WHERE last_used_at < ?1 AND id NOT IN (SELECT value FROM json_each(?2)))
+SELECT (SELECT count(*) FROM idle), count(*), coalesce(sum(total_bytes), 0), coalesce(sum(stored_bytes), 0)
+FROM copies WHERE session IN (SELECT id FROM idle) AND NOT pending`, cutoff.UnixNano(), string(ids)).Scan(
+		&idle.Sessions, &idle.Copies, &idle.LogicalBytes, &idle.StoredBytes)
+	if err != nil {
+		return store.Idle{}, d.readErr("count idle sessions", err)
+	}
+	return idle, nil
 }
 
 // DeleteIdle deletes every session last used before cutoff, with its

@@ -32,6 +32,7 @@ var housekeepingTests = []struct {
 	{"EvictUnderConcurrentReads", testEvictConcurrentReads},
 	{"GoneCopiesNotServedFromCache", testGoneNotCached},
 	{"DeleteIdle", testDeleteIdle},
+	{"CountIdleDeletesNothing", testCountIdle},
 	{"MarkUsedSparesFromRetention", testMarkUsed},
 	{"StatsSession", testStatsSession},
 }
@@ -407,6 +408,80 @@ func testDeleteIdle(t *testing.T, s store.Store, h store.Housekeeper) {
 	}
 	if n, err := h.DeleteIdle(ctxT(t), cutoff); err != nil || n != 0 {
 		t.Errorf("DeleteIdle again = %d, %v; want 0, nil", n, err)
+	}
+}
+
+// CountIdle says what DeleteIdle with the same cutoff then deletes —
+// sessions of any owner, with their copies and bytes, a session without
+// copies included — and changes nothing itself: the copies stay readable,
+// the sessions' last use and the counters stay as they were, and asking
+// again gives the same answer. A read noted after the cutoff (not yet
+// written down) spares its session, as it does from DeleteIdle.
+func testCountIdle(t *testing.T, s store.Store, h store.Housekeeper) {
+	idle := createSession(t, s, alice)
+	small := saveCopy(t, s, idle.ID, store.CopyMeta{}, []byte("old\n"))
+	bigData := noise(3, 3*store.ChunkSize+10)
+	big := saveCopy(t, s, idle.ID, store.CopyMeta{}, bigData)
+	empty := createSession(t, s, bob)
+	readLater := createSession(t, s, alice)
+	readCopy := saveCopy(t, s, readLater.ID, store.CopyMeta{}, []byte("read after the cutoff\n"))
+	time.Sleep(20 * time.Millisecond) // order the clock readings, not a timing assertion
+	cutoff := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	busy := createSession(t, s, bob)
+	saveCopy(t, s, busy.ID, store.CopyMeta{}, []byte("new\n"))
+	if _, err := s.ReadCopyAt(ctxT(t), readLater.ID, readCopy.ID, make([]byte, 4), 0); err != nil {
+		t.Fatalf("ReadCopyAt: %v", err)
+	}
+
+	idleStats := stats(t, h, idle.ID)
+	before := stats(t, h, "")
+	want := store.Idle{Sessions: 2, Copies: 2, LogicalBytes: int64(4 + len(bigData)), StoredBytes: idleStats.StoredBytes}
+	for i := range 2 {
+		got, err := h.CountIdle(ctxT(t), cutoff)
+		if err != nil || got != want {
+			t.Fatalf("CountIdle #%d = %+v, %v; want %+v", i+1, got, err, want)
+		}
+	}
+	after := stats(t, h, "")
+	if after.Sessions != before.Sessions || after.Copies != before.Copies || after.LogicalBytes != before.LogicalBytes ||
+		after.StoredBytes != before.StoredBytes || after.RetentionDeletions != before.RetentionDeletions || after.Evictions != before.Evictions {
+		t.Errorf("stats after CountIdle = %+v, before %+v: it must change nothing", after, before)
+	}
+	wantReadable(t, s, idle.ID, small, []byte("old\n"))
+	wantReadable(t, s, idle.ID, big, bigData)
+	// Reading the idle session's copies above is a use: count from before it.
+	got, err := s.GetSession(ctxT(t), bob, empty.ID)
+	if err != nil || !got.LastUsedAt.Before(cutoff) {
+		t.Errorf("GetSession(idle, counted) = %+v, %v; want it kept, last used before the cutoff", got, err)
+	}
+
+	// What DeleteIdle deletes is what CountIdle said, once the reads made
+	// since are left out: empty is still idle, idle was read just now.
+	n, err := h.DeleteIdle(ctxT(t), cutoff)
+	if err != nil || n != 1 {
+		t.Fatalf("DeleteIdle = %d, %v; want 1 (the empty session; the others were read)", n, err)
+	}
+	if got, err := h.CountIdle(ctxT(t), cutoff); err != nil || got != (store.Idle{}) {
+		t.Errorf("CountIdle after DeleteIdle = %+v, %v; want nothing", got, err)
+	}
+
+	// Without reads between, the count and the deletion agree exactly:
+	// every session left is idle at a cutoff of now.
+	saveCopy(t, s, createSession(t, s, alice).ID, store.CopyMeta{}, noise(4, store.ChunkSize+1))
+	time.Sleep(20 * time.Millisecond)
+	cutoff = time.Now()
+	before = stats(t, h, "")
+	counted, err := h.CountIdle(ctxT(t), cutoff)
+	if err != nil || counted.Sessions != before.Sessions || counted.Copies != before.Copies ||
+		counted.LogicalBytes != before.LogicalBytes || counted.StoredBytes != before.StoredBytes {
+		t.Fatalf("CountIdle(now) = %+v, %v; want everything the store holds, %+v", counted, err, before)
+	}
+	if n, err := h.DeleteIdle(ctxT(t), cutoff); err != nil || int64(n) != counted.Sessions {
+		t.Errorf("DeleteIdle = %d, %v; want %d, as CountIdle said", n, err, counted.Sessions)
+	}
+	if after := stats(t, h, ""); after.Sessions != 0 || after.Copies != 0 {
+		t.Errorf("stats after DeleteIdle(now) = %+v, want nothing left", after)
 	}
 }
 

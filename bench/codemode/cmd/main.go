@@ -1,19 +1,33 @@
 // Command codemodebench measures how fast Code Mode's memory bound stops a
-// runaway script, and what it costs the process: for each allocation
-// pattern (string concatenation, arrays, objects, typed arrays) it runs
-// the script in a fresh child process with the default 256 MiB bound and
-// reports the time from the heap crossing the bound to the run's end (as a
-// range: the heap read counts garbage, so the crossing is known only to
-// lie between the last time the heap read went over the bound and the
-// first collection that found that much live), and the child's peak RSS.
-// It exits 1 when a target is missed: stopped within 1 s of crossing (the
-// range's upper end), peak RSS under the bound plus 256 MiB. Beside each
-// run, measured just before it, is a reference for the machine's load at
-// the moment: one full collection of a heap of the bound's size in small
-// Go objects (ref GC ms), the work a verdict on a script growing small
-// objects waits for.
+// runaway script, and what it costs, in this process's way (the script in
+// the server's process) and in a worker process (codemode.Pool), in the
+// same run and under the same load. For each allocation pattern (string
+// concatenation, arrays, objects, typed arrays), with the default 256 MiB
+// bound:
 //
-//	go run ./bench/codemode/cmd [-n 3] [-pattern string] [-serving]
+//   - in process: the script runs in a fresh child process of this
+//     command, as a server would run it; cross→stop is a range (the heap
+//     read counts garbage, so the crossing is known only to lie between
+//     the last time the heap read went over the bound and the first
+//     collection that found that much live), and the peak RSS is the
+//     child's. Beside it, measured just before, is a full collection of a
+//     heap of the bound's size in small objects (ref GC ms): the work a
+//     verdict on a script growing small objects waits for.
+//   - in a worker: this command is the server; it reads the worker's data
+//     segment (VmData, what RLIMIT_DATA counts) every 200 µs, and
+//     cross→stop runs from the first reading past the bound to the run's
+//     end ("before crossing" when the worker was stopped before a reading
+//     saw it past). The peak RSS is the worker's (VmHWM), and server ΔRSS
+//     is this process's resident memory after the run less before.
+//
+// -load N starts N busy loops (child processes) for the whole run, on top
+// of whatever else the machine runs; the load average is printed before
+// each pattern. It exits 1 when a target is missed: in a worker, stopped
+// within 1 s of crossing, peak RSS at most the bound plus 64 MiB, the
+// server's RSS within 16 MiB; in process, stopped within 1 s, peak RSS
+// under the bound plus 256 MiB (the in-process targets of issue 12).
+//
+//	go run ./bench/codemode/cmd [-n 3] [-pattern objects] [-load 8] [-mode both|inprocess|workers] [-serving]
 package main
 
 import (
@@ -25,14 +39,23 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/scrollback-dev/scrollback/codemode"
 )
 
+// pattern is one runaway script.
+type pattern struct{ name, code string }
+
 // patterns are the runaway scripts, each growing the heap a different way.
-var patterns = []struct{ name, code string }{
+var patterns = []pattern{
 	{"string", "let s = 'x';\nwhile (true) s += s;"},
 	{"string-async", "let s = 'x';\nwhile (true) { s += s; await null; }"},
 	{"array", "const a: number[] = [];\nwhile (true) a.push(a.length);"},
@@ -54,16 +77,23 @@ type child struct {
 }
 
 func main() {
+	codemode.WorkerMain() // this command is its workers' executable too
 	runs := flag.Int("n", 3, "runs of each pattern")
 	only := flag.String("pattern", "", "run only this pattern")
-	serving := flag.Bool("serving", false, "run the children with the collector settings of scrollback mcp --http (GOGC=400, GOMEMLIMIT=1GiB)")
+	mode := flag.String("mode", "both", "inprocess, workers, or both")
+	load := flag.Int("load", 0, "start `N` busy loops for the whole run")
+	serving := flag.Bool("serving", false, "run the in-process children with the collector settings of scrollback mcp --http (GOGC=400, GOMEMLIMIT=1GiB)")
 	childOf := flag.String("child", "", "internal: run one pattern and report it")
 	flag.Parse()
-	if *childOf == "gc" {
+	switch *childOf {
+	case "":
+	case "gc":
 		gcReference()
 		return
-	}
-	if *childOf != "" {
+	case "spin":
+		for {
+		}
+	default:
 		runChild(*childOf)
 		return
 	}
@@ -71,47 +101,207 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	if *load > 0 {
+		stopLoad := startLoad(exe, *load)
+		defer stopLoad()
+		exitHook = stopLoad // os.Exit skips deferred calls
+	}
 	const bound = codemode.DefaultMaxMemory
-	fmt.Printf("bound %d MiB; targets: stop ≤ 1000 ms after crossing, peak RSS < %d MiB\n", bound>>20, (bound+256<<20)>>20)
-	fmt.Printf("%-13s %-7s %9s %22s %11s %13s %9s\n", "pattern", "kind", "total ms", "cross→stop (lo–hi)", "peak RSS", "RSS at start", "ref GC ms")
+	exits := make(chan codemode.WorkerExit, 4)
+	pool := codemode.NewPool(codemode.PoolOptions{Size: 1, OnExit: func(e codemode.WorkerExit) { exits <- e }})
+	defer pool.Close()
+	fmt.Printf("bound %d MiB; targets: stop ≤ 1000 ms after crossing; peak RSS ≤ %d MiB in a worker (< %d MiB in process); server ΔRSS ≤ 16 MiB\n", bound>>20, (bound+64<<20)>>20, (bound+256<<20)>>20)
+	fmt.Printf("%-13s %-9s %-7s %9s %22s %9s %11s %9s\n", "pattern", "where", "kind", "total ms", "cross→stop (lo–hi)", "peak RSS", "server ΔRSS", "ref GC ms")
 	missed := false
+	var ratios []float64
 	for _, p := range patterns {
 		if *only != "" && p.name != *only {
 			continue
 		}
+		fmt.Printf("-- load average %s\n", loadAvg())
 		for i := 0; i < *runs; i++ {
-			ref := gcRef(exe)
-			cmd := exec.Command(exe, "-child", p.name)
-			cmd.Stderr = os.Stderr
-			if *serving {
-				cmd.Env = append(os.Environ(), "GOGC=400", "GOMEMLIMIT=1GiB")
+			var in, wk float64 = -1, -1
+			if *mode != "workers" {
+				var ok bool
+				in, ok = runInProcess(exe, p.name, *serving)
+				missed = missed || !ok
 			}
-			out, err := cmd.Output()
-			if err != nil {
-				log.Fatalf("%s: %v", p.name, err)
+			if *mode != "inprocess" {
+				var ok bool
+				wk, ok = runInWorker(pool, exits, p)
+				missed = missed || !ok
 			}
-			var c child
-			if err := json.Unmarshal(out, &c); err != nil {
-				log.Fatalf("%s: %v: %s", p.name, err, out)
+			if in > 0 && wk > 0 {
+				ratios = append(ratios, in/wk)
 			}
-			peak := peakRSS(cmd.ProcessState)
-			// A script stopped before its heap crossed the bound (one
-			// huge allocation of half the bound) met the time target.
-			ok := c.Kind == "memory" && (!c.Crossed || c.StopMS <= 1000) && peak < bound+256<<20
-			mark := ""
-			if !ok {
-				mark, missed = "  MISSED", true
-			}
-			stop := fmt.Sprintf("%10.0f–%5.0f ms", c.SeenMS, c.StopMS)
-			if !c.Crossed {
-				stop = "before crossing"
-			}
-			fmt.Printf("%-13s %-7s %9.0f %22s %7d MiB %9d MiB %9.0f%s\n", p.name, c.Kind, c.TotalMS, stop, peak>>20, c.BaseRSS>>20, ref, mark)
 		}
 	}
+	if len(ratios) > 0 {
+		sort.Float64s(ratios)
+		fmt.Printf("in-process cross→stop (hi) ÷ worker cross→stop, per run: median %.0f×, least %.0f× (%d runs that crossed in both)\n", ratios[len(ratios)/2], ratios[0], len(ratios))
+	}
+	fmt.Printf("load average at the end %s\n", loadAvg())
 	if missed {
+		exitHook()
 		os.Exit(1)
 	}
+}
+
+// exitHook runs before the command exits with a missed target.
+var exitHook = func() {}
+
+// startLoad starts n busy loops and returns the function that ends them.
+func startLoad(exe string, n int) (stop func()) {
+	var cmds []*exec.Cmd
+	for range n {
+		cmd := exec.Command(exe, "-child", "spin")
+		dieWithParent(cmd)
+		if err := cmd.Start(); err != nil {
+			log.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	time.Sleep(2 * time.Second) // let the load average see them
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			for _, c := range cmds {
+				c.Process.Kill()
+				c.Wait()
+			}
+		})
+	}
+}
+
+// runInProcess runs pattern name in a fresh child process, the script in
+// its own process as a server would, and prints the row; it returns the
+// cross→stop upper bound in ms (-1 when it did not cross) and whether the
+// targets were met.
+func runInProcess(exe, name string, serving bool) (float64, bool) {
+	const bound = codemode.DefaultMaxMemory
+	ref := gcRef(exe)
+	cmd := exec.Command(exe, "-child", name)
+	cmd.Stderr = os.Stderr
+	if serving {
+		cmd.Env = append(os.Environ(), "GOGC=400", "GOMEMLIMIT=1GiB")
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		log.Fatalf("%s: %v", name, err)
+	}
+	var c child
+	if err := json.Unmarshal(out, &c); err != nil {
+		log.Fatalf("%s: %v: %s", name, err, out)
+	}
+	peak := peakRSS(cmd.ProcessState)
+	// A script stopped before its heap crossed the bound (one huge
+	// allocation of half the bound) met the time target.
+	ok := c.Kind == "memory" && (!c.Crossed || c.StopMS <= 1000) && peak < bound+256<<20
+	stop := fmt.Sprintf("%10.0f–%5.0f ms", c.SeenMS, c.StopMS)
+	hi := c.StopMS
+	if !c.Crossed {
+		stop, hi = "before crossing", -1
+	}
+	fmt.Printf("%-13s %-9s %-7s %9.0f %22s %5d MiB %11s %9.0f%s\n", name, "process", c.Kind, c.TotalMS, stop, peak>>20, "-", ref, mark(ok))
+	return hi, ok
+}
+
+// runInWorker runs the pattern in a worker of pool, this process being
+// the server, and prints the row; it returns cross→stop in ms (-1 when no
+// reading saw the worker past the bound) and whether the targets were
+// met.
+func runInWorker(pool *codemode.Pool, exits <-chan codemode.WorkerExit, p pattern) (float64, bool) {
+	const bound = codemode.DefaultMaxMemory
+	runtime.GC()
+	debug.FreeOSMemory()
+	before := selfRSS()
+	var crossed atomic.Int64 // unix ns of the first reading past the bound
+	done := make(chan struct{})
+	watched := make(chan struct{})
+	// The script's first step tells this process the worker's pid, and
+	// waits until its data segment is being read.
+	start := codemode.Tool{Name: "start", Call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		pid, _ := codemode.WorkerPID(ctx)
+		go watchData(pid, bound, &crossed, done, watched)
+		<-watched
+		return json.RawMessage(`{}`), nil
+	}}
+	t0 := time.Now()
+	res := pool.Run(context.Background(), "await tools.start({});\n"+p.code, []codemode.Tool{start}, codemode.Options{Timeout: 2 * time.Minute})
+	end := time.Now()
+	close(done)
+	e := <-exits
+	runtime.GC()
+	debug.FreeOSMemory()
+	grew := selfRSS() - before
+	kind := "none"
+	if res.Error != nil {
+		kind = res.Error.Kind
+	}
+	stop, ms := "before crossing", -1.0
+	if at := crossed.Load(); at != 0 {
+		ms = float64(end.Sub(time.Unix(0, at)).Microseconds()) / 1000
+		stop = fmt.Sprintf("%16.0f ms", ms)
+	}
+	ok := kind == "memory" && ms <= 1000 && e.PeakRSS <= bound+64<<20 && grew <= 16<<20
+	fmt.Printf("%-13s %-9s %-7s %9.0f %22s %5d MiB %7.1f MiB %9s%s\n", p.name, "worker", kind, float64(end.Sub(t0).Microseconds())/1000, stop, e.PeakRSS>>20, float64(grew)/(1<<20), "-", mark(ok))
+	return ms, ok
+}
+
+func mark(ok bool) string {
+	if ok {
+		return ""
+	}
+	return "  MISSED"
+}
+
+// watchData reads process pid's data segment every 200 µs until done,
+// and records when it first grew past bound from the first reading.
+func watchData(pid int, bound int64, crossed *atomic.Int64, done, watched chan struct{}) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/statm", pid))
+	if err != nil {
+		close(watched) // no /proc: no crossing is seen
+		return
+	}
+	defer f.Close()
+	page := int64(os.Getpagesize())
+	read := func() int64 {
+		var buf [256]byte
+		n, _ := f.ReadAt(buf[:], 0)
+		fields := strings.Fields(string(buf[:n]))
+		if len(fields) < 6 {
+			return -1
+		}
+		v, _ := strconv.ParseInt(fields[5], 10, 64)
+		return v * page
+	}
+	base := read()
+	close(watched)
+	t := time.NewTicker(200 * time.Microsecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			if d := read(); d >= 0 && d-base > bound && crossed.Load() == 0 {
+				crossed.Store(time.Now().UnixNano())
+			}
+		}
+	}
+}
+
+// selfRSS is this process's resident memory, from /proc/self/statm.
+func selfRSS() int64 { return rss() }
+
+// loadAvg is the machine's load averages over 1, 5 and 15 minutes.
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(data))
+	if err != nil || len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // gcRef runs the reference in a child process of its own (its heap must

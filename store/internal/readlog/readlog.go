@@ -49,6 +49,26 @@ func (l *Log) Pending() bool {
 	return len(l.reads) > 0
 }
 
+// Sessions returns each session's latest noted use (the latest read of
+// its copies) since the last Take, sorted by id, and forgets nothing: it
+// lets a backend count what housekeeping would see without writing the
+// reads down.
+func (l *Log) Sessions() []Read {
+	l.mu.Lock()
+	last := map[string]time.Time{}
+	for _, m := range l.reads {
+		if m.at.After(last[m.session]) {
+			last[m.session] = m.at
+		}
+	}
+	l.mu.Unlock()
+	var sessions []Read
+	for _, s := range slices.Sorted(maps.Keys(last)) {
+		sessions = append(sessions, Read{ID: s, At: last[s]})
+	}
+	return sessions
+}
+
 // Take returns the reads noted since the last Take, and forgets them: each
 // copy's latest read and each session's latest (the latest read of its
 // copies), both sorted by id, so that writers that lock rows in this order

@@ -26,6 +26,12 @@ func TestTake(t *testing.T) {
 	if !l.Pending() {
 		t.Fatal("Pending = false after Note")
 	}
+	// Sessions says the same as Take will, and forgets nothing.
+	for range 2 {
+		if got, want := l.Sessions(), []Read{{"ses_a", at(3)}, {"ses_b", at(7)}}; !slices.Equal(got, want) {
+			t.Errorf("Sessions = %v, want %v", got, want)
+		}
+	}
 	copies, sessions := l.Take()
 	wantCopies := []Read{{"out_0", at(7)}, {"out_1", at(3)}, {"out_2", at(5)}, {"out_3", at(2)}}
 	wantSessions := []Read{{"ses_a", at(3)}, {"ses_b", at(7)}}
@@ -34,6 +40,9 @@ func TestTake(t *testing.T) {
 	}
 	if l.Pending() {
 		t.Error("Pending = true after Take")
+	}
+	if s := l.Sessions(); len(s) != 0 {
+		t.Errorf("Sessions after Take = %v, want none", s)
 	}
 	if c, _ := l.Take(); len(c) != 0 {
 		t.Errorf("a second Take = %v, want nothing", c)

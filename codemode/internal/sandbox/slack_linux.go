@@ -1,0 +1,3 @@
+package sandbox
+
+const watchSlack = 32 << 20

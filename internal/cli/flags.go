@@ -1,0 +1,265 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Flag errors are said here, once for every subcommand: the flag package's
+// own ("invalid value "5" for flag -timeout: parse error") never reaches
+// the user. Each names the flag, what it wants with an example, and what
+// it got: "--timeout wants a duration such as 30s or 2m, got "5"".
+
+// newFlagSet returns an empty flag set for subcommand name whose errors
+// come back to parse, which says them in our words, and which prints
+// nothing itself: Main prints the error, or the help on --help.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// wanter is a flag.Value of our own that says what it wants, and gives an
+// example value, for the error of a value it refused.
+type wanter interface {
+	wants() (what, example string)
+}
+
+// flagWants says what flag f wants and gives an example value: from the
+// Value itself when it is a wanter, else from the type the flag package
+// parses into. ok is false for a flag that takes any string (which cannot
+// be given a bad value) or whose type says nothing.
+func flagWants(f *flag.Flag) (what, example string, ok bool) {
+	v := f.Value
+	switch w := v.(type) {
+	case *recordingValue:
+		v = w.Value
+	case recordingBool:
+		v = w.Value
+	}
+	if w, isW := v.(wanter); isW {
+		what, example = w.wants()
+		return what, example, true
+	}
+	g, isG := v.(flag.Getter)
+	if !isG {
+		return "", "", false
+	}
+	switch g.Get().(type) {
+	case time.Duration:
+		return "a duration", "30s or 2m", true
+	case int, int64:
+		return "a whole number", numberExample(f.DefValue), true
+	case uint, uint64:
+		return "a whole number of 0 or more", numberExample(f.DefValue), true
+	case float64:
+		return "a number", "0.5", true
+	case bool:
+		return "true or false", dashed(f.Name) + "=false (or " + dashed(f.Name) + " alone for true)", true
+	}
+	return "", "", false
+}
+
+// numberExample is the flag's default when that is a telling example (a
+// positive number), else 10.
+func numberExample(def string) string {
+	if n, err := strconv.ParseInt(def, 10, 64); err == nil && n > 0 {
+		return def
+	}
+	return "10"
+}
+
+// dashed is a flag's name as help shows it: -C for a one-letter flag,
+// --name for the others (the flag package takes either form for either).
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// recordingValue wraps a flag's Value to remember which flag refused which
+// value and why, for parse to say so: the flag package reports it only in
+// a string of its own.
+type recordingValue struct {
+	flag.Value
+	f      *flag.Flag
+	failed **refused
+}
+
+// refused is a value a flag did not take.
+type refused struct {
+	f     *flag.Flag
+	value string
+	err   error
+}
+
+func (v *recordingValue) Set(s string) error {
+	err := v.Value.Set(s)
+	if err != nil {
+		*v.failed = &refused{v.f, s, err}
+	}
+	return err
+}
+
+// recordingBool is a recordingValue for a boolean flag, which the flag
+// package lets stand without a value.
+type recordingBool struct{ *recordingValue }
+
+func (recordingBool) IsBoolFlag() bool { return true }
+
+// recordRefusals wraps every flag of fs in a recordingValue, so that the
+// flag that refused a value is known in *failed after fs.Parse fails.
+func recordRefusals(fs *flag.FlagSet, failed **refused) {
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, done := f.Value.(*recordingValue); done {
+			return
+		}
+		if _, done := f.Value.(recordingBool); done {
+			return
+		}
+		rv := &recordingValue{Value: f.Value, f: f, failed: failed}
+		if isBoolFlag(f) {
+			f.Value = recordingBool{rv}
+		} else {
+			f.Value = rv
+		}
+	})
+}
+
+// flagError turns an error of fs.Parse(args) into a usage error in our
+// words. bad is the value a flag refused, if that was the error;
+// afterCommand says positional arguments came before the failing flag.
+func flagError(fs *flag.FlagSet, args []string, err error, bad *refused, afterCommand bool) error {
+	msg := err.Error()
+	if bad != nil {
+		return usageError{refusedText(bad)}
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		if f := fs.Lookup(name); f != nil {
+			what, example, known := flagWants(f)
+			if !known {
+				// A string: its usage says what it is, often with an
+				// example.
+				arg, usage := flag.UnquoteUsage(f)
+				if i := strings.LastIndex(usage, " (default"); i > 0 {
+					usage = usage[:i]
+				}
+				return usagef("%s wants %s (%s), got nothing", dashed(name), arg, usage)
+			}
+			return usagef("%s wants %s such as %s, got nothing", dashed(name), what, example)
+		}
+	}
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return usageError{unknownFlagText(fs, asGiven(name, args), afterCommand)}
+	}
+	if arg, ok := strings.CutPrefix(msg, "bad flag syntax: "); ok {
+		return usagef("%q is not a flag: write -NAME or --NAME (e.g. --json), and put arguments that start with - after --", arg)
+	}
+	return usageError{strings.TrimPrefix(msg, "flag: ")}
+}
+
+// refusedText says which flag refused which value, what it wants and an
+// example, with the value's own fault when it is telling.
+func refusedText(bad *refused) string {
+	what, example, known := flagWants(bad.f)
+	if !known {
+		return fmt.Sprintf("%s: %v", dashed(bad.f.Name), bad.err)
+	}
+	msg := fmt.Sprintf("%s wants %s such as %s, got %q", dashed(bad.f.Name), what, example, bad.value)
+	switch {
+	case errors.Is(bad.err, strconv.ErrRange) || strings.Contains(bad.err.Error(), "out of range"):
+		msg += " (out of range)"
+	case what == "a duration":
+		if _, err := strconv.ParseFloat(bad.value, 64); err == nil {
+			msg += " (a duration needs a unit: s, m or h, e.g. " + bad.value + "s)"
+		}
+	}
+	return msg
+}
+
+// asGiven returns flag name as it stands in args (-la or --la), the
+// flag package having dropped its dashes.
+func asGiven(name string, args []string) string {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if f, _, _ := strings.Cut(a, "="); f == "-"+name || f == "--"+name {
+			return f
+		}
+	}
+	return dashed(name)
+}
+
+// unknownFlagText says flag (as given, dashes included) does not exist,
+// names the nearest one when it looks like a typo, and, for a command that
+// takes another command after --, where that command's own flags go.
+func unknownFlagText(fs *flag.FlagSet, flagArg string, afterCommand bool) string {
+	msg := "unknown flag " + flagArg
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if near := nearest(strings.TrimLeft(flagArg, "-"), names); near != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", dashed(near))
+	}
+	if c, ok := lookup(fs.Name()); ok && afterCommand && strings.Contains(c.usage, "-- ") {
+		msg += fmt.Sprintf("; a flag meant for the command goes after --, e.g. scrollback %s -- ls -la", c.name)
+	} else {
+		msg += fmt.Sprintf("; see scrollback %s --help for its flags", fs.Name())
+	}
+	return msg
+}
+
+// nearest returns the name in names nearest to s when it is close enough
+// to be a typo (at most two edits, or a prefix), else "".
+func nearest(s string, names []string) string {
+	best, bestD := "", 3
+	for _, n := range names {
+		d := editDistance(s, n)
+		if len(s) >= 3 && strings.HasPrefix(n, s) {
+			d = min(d, 1)
+		}
+		if d < bestD && d < len(n) && d < len(s) {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// badFlag is the usage error for a flag whose value parsed but is out of
+// what the command accepts: "--limit wants a positive number of lines
+// such as 100, got 0".
+// An enumeration of the values accepted is its own example: give "".
+func badFlag(name, what, example string, got any) error {
+	if example == "" {
+		return usagef("%s wants %s, got %v", dashed(name), what, got)
+	}
+	return usagef("%s wants %s such as %s, got %v", dashed(name), what, example, got)
+}

@@ -1,0 +1,194 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
+)
+
+// Retained copies as MCP resources: each copy is the resource
+// scrollback://output/ID of the session that made it.
+
+// OutputURIPrefix starts the URI of every retained copy:
+// scrollback://output/ID.
+const OutputURIPrefix = "scrollback://output/"
+
+// OutputURITemplate is the resource template of the retained copies, as
+// resources/templates/list shows it.
+const OutputURITemplate = OutputURIPrefix + "{id}"
+
+// The _meta keys of a copy's state, on a resources/read of a copy and on a
+// result the proxy previewed.
+const (
+	MetaTotalBytes = "scrollback/totalBytes" // the copy's length
+	MetaComplete   = "scrollback/complete"   // whether the copy holds the whole text
+)
+
+// OutputURI is the URI of retained copy id.
+func OutputURI(id string) string { return OutputURIPrefix + id }
+
+// OutputLink is the resource_link block a result that retained a copy
+// carries after its text blocks: the copy's URI, its id as name, its MIME
+// type and its size in bytes (totalBytes). A client that reads resources
+// gets the whole copy with resources/read, without the model paging it.
+func OutputLink(id string, totalBytes int64) *mcp.ResourceLink {
+	size := totalBytes
+	return &mcp.ResourceLink{URI: OutputURI(id), Name: id, MIMEType: "text/plain", Size: &size}
+}
+
+// appendOutputLink adds the resource_link of out's retained copy, when
+// out is a result that retained one, after res's text blocks.
+func appendOutputLink(res *mcp.CallToolResult, out any) {
+	var id string
+	var size int64
+	switch r := out.(type) {
+	case scrollback.RunCommandResult:
+		id, size = r.OutputID, r.TotalBytes
+	case scrollback.RunCodeResult:
+		id, size = r.OutputID, r.TotalBytes
+	}
+	if id != "" {
+		res.Content = append(res.Content, OutputLink(id, size))
+	}
+}
+
+// An OutputRef is a reference to a retained copy, or to a byte range of
+// it, as a string: scrollback://output/ID, optionally followed by
+// #bytes=A-B (from offset A up to offset B, excluded; B may be left out
+// for the end of the copy) and then #allow-incomplete (the reference may
+// stand for a copy that lacks part of what its tool produced).
+type OutputRef struct {
+	ID              string
+	From, To        int64 // the range; To < 0 is the end of the copy
+	AllowIncomplete bool
+}
+
+// ParseOutputRef reads s as a reference to a retained copy. ok is false
+// when s is not one: it does not start with OutputURIPrefix followed by an
+// id (letters, digits, '_' and '-'). err is set when it is one but what
+// follows the id is not a fragment a reference may have.
+func ParseOutputRef(s string) (ref OutputRef, ok bool, err error) {
+	rest, found := strings.CutPrefix(s, OutputURIPrefix)
+	if !found {
+		return ref, false, nil
+	}
+	n := 0
+	for n < len(rest) && (rest[n] >= 'a' && rest[n] <= 'z' || rest[n] >= 'A' && rest[n] <= 'Z' || rest[n] >= '0' && rest[n] <= '9' || rest[n] == '_' || rest[n] == '-') {
+		n++
+	}
+	if n == 0 || n < len(rest) && rest[n] != '#' {
+		return ref, false, nil
+	}
+	ref = OutputRef{ID: rest[:n], To: -1}
+	frag := rest[n:]
+	if f, cut := strings.CutSuffix(frag, "#allow-incomplete"); cut {
+		ref.AllowIncomplete, frag = true, f
+	}
+	if frag == "" {
+		return ref, true, nil
+	}
+	bad := fmt.Errorf("%w: %s: after the id, a reference takes #bytes=A-B (offsets, B excluded; #bytes=A- for the rest of the copy), then optionally #allow-incomplete, as in %s#bytes=0-4096", scrollback.ErrArgument, quote(s), OutputURI(ref.ID))
+	spec, found := strings.CutPrefix(frag, "#bytes=")
+	if !found {
+		return ref, true, bad
+	}
+	a, b, found := strings.Cut(spec, "-")
+	from, err := strconv.ParseInt(a, 10, 64)
+	if !found || err != nil || from < 0 || a[0] == '+' {
+		return ref, true, bad
+	}
+	ref.From = from
+	if b != "" {
+		to, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || to < 0 || b[0] == '+' {
+			return ref, true, bad
+		}
+		ref.To = to
+	}
+	return ref, true, nil
+}
+
+// quote quotes a caller's string for a message, cut short.
+func quote(s string) string {
+	if len(s) > 120 {
+		return strconv.Quote(utf8x.Cut(s, 120)) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// outputTemplate is the resource template of the retained copies.
+var outputTemplate = &mcp.ResourceTemplate{
+	URITemplate: OutputURITemplate,
+	Name:        "retained_output",
+	Title:       "Retained tool output",
+	Description: "The whole text of a retained copy of this session, by its output_id (a result that retained one links to it).",
+	MIMEType:    "text/plain",
+}
+
+// AddOutputResources adds the retained copies of b's session to srv as
+// resources: resources/templates/list shows OutputURITemplate, and
+// resources/read of scrollback://output/ID returns the copy's whole text,
+// with its totalBytes and complete in _meta. A copy of another session,
+// another owner's or one that never existed is the same resource-not-found
+// error (-32602, see resourceError), whose data carries MetaErrorKind
+// "not_found"; an evicted one's kind is "evicted".
+func AddOutputResources(srv *mcp.Server, b *Binding) {
+	srv.AddResourceTemplate(outputTemplate, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		uri := req.Params.URI
+		return ReadOutputResource(ctx, b, uri)
+	})
+}
+
+// ReadOutputResource answers resources/read of uri, a retained copy's URI,
+// from b's session, as AddOutputResources does.
+func ReadOutputResource(ctx context.Context, b *Binding, uri string) (*mcp.ReadResourceResult, error) {
+	const op = "resources/read"
+	ref, ok, err := ParseOutputRef(uri)
+	if err == nil && (!ok || ref.From != 0 || ref.To >= 0 || ref.AllowIncomplete) {
+		err = fmt.Errorf("%w: %s: a retained copy's URI is %s followed by its output_id, nothing else", scrollback.ErrNoOutput, quote(uri), OutputURIPrefix)
+	}
+	if err != nil {
+		return nil, resourceError(uri, fmt.Errorf("%s: %w", op, err))
+	}
+	s, err := b.Existing(ctx)
+	if err == nil && s == nil {
+		err = &scrollback.Error{Op: op, Err: scrollback.ErrNoOutput, Msg: scrollback.ErrNoOutput.Error() + ": " + quote(ref.ID),
+			Hint: "this session has retained nothing yet"}
+	}
+	if err != nil {
+		return nil, resourceError(uri, err)
+	}
+	var text bytes.Buffer
+	info, err := s.CatRange(ctx, op, ref.ID, 0, -1, &text)
+	if err != nil {
+		return nil, resourceError(uri, err)
+	}
+	return &mcp.ReadResourceResult{
+		Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: text.String()}},
+		Meta:     mcp.Meta{MetaSession: s.ID(), MetaTotalBytes: info.TotalBytes, MetaComplete: info.Complete},
+	}, nil
+}
+
+// resourceError is the JSON-RPC error of a resources/read that failed:
+// invalid params (-32602), which the MCP specification gives a resource
+// not found (SEP-2164), for a copy that cannot be read, with the URI and
+// the error's kind (not_found, evicted) in its data; an internal error
+// (-32603) when the store is unavailable.
+func resourceError(uri string, err error) error {
+	kind := scrollback.ErrorKind(err)
+	code := int64(jsonrpc.CodeInvalidParams)
+	if kind == scrollback.KindUnavailable {
+		code = jsonrpc.CodeInternalError
+	}
+	data, _ := json.Marshal(map[string]string{"uri": uri, MetaErrorKind: kind})
+	return &jsonrpc.Error{Code: code, Message: err.Error(), Data: data}
+}
