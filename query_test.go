@@ -5,12 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/store"
+	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
 // queryAll follows nextOffset from 0 and returns the concatenated pages,
@@ -224,4 +228,42 @@ func FuzzQueryPages(f *testing.F) {
 			t.Fatalf("pages give %d bytes of %d", len(whole), res.TotalBytes)
 		}
 	})
+}
+
+// TestQueryCutAtTheCap: a command printing one JSON document larger than
+// the copy cap leaves a copy of its head, a marker and its tail;
+// query_tool_output over it says the copy was cut at the cap (an
+// incomplete copy), how much was dropped and where, not only that the copy
+// is not valid JSON.
+func TestQueryCutAtTheCap(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the command is a POSIX shell pipeline")
+	}
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "scrollback.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ctx := t.Context()
+	eng := scrollback.New(st, scrollback.Options{Capture: capture.Limits{Copy: 64 << 10}})
+	sess, err := eng.NewSession(ctx, scrollback.LocalOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sess.RunCommand(ctx, scrollback.RunCommandInput{Command: `printf '{"items": ['; seq -s ', ' 1 100000; printf ']}\n'`})
+	if err != nil || res.OutputID == "" || res.Complete || res.Gap == nil {
+		t.Fatalf("RunCommand = %+v, %v; want an incomplete retained copy with a gap", res, err)
+	}
+	_, err = sess.QueryToolOutput(ctx, scrollback.QueryInput{ID: res.OutputID, Filter: ".items | length"})
+	if !errors.Is(err, scrollback.ErrArgument) {
+		t.Fatalf("err = %v, want ErrArgument", err)
+	}
+	for _, want := range []string{"cut at the copy cap", "cap of 65536 bytes", fmt.Sprintf("%d bytes", res.Gap.Bytes), "incomplete", "read_tool_output"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "not valid JSON") {
+		t.Errorf("%q calls the copy not valid JSON", err)
+	}
 }

@@ -2,20 +2,18 @@ package scrollback
 
 import (
 	"context"
-	"time"
 
 	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/store"
 )
 
-// spillInterval is how often a running command's settled output is looked
-// at and, in whole chunks, stored.
-const spillInterval = 20 * time.Millisecond
-
 // spill stores a running command's settled head (capture.Settled) in a
-// pending copy as it arrives, a whole chunk at a time, so that when the
+// pending copy as it arrives, whole chunks at a time, so that when the
 // command ends only the rest is left to save: the save overlaps the
-// command instead of following it. Nobody sees the pending copy until
+// command instead of following it. It wakes when a whole chunk has
+// settled (capture.Watch), not on a timer: a command that writes its
+// output fast (cat of a large file) used to end before the first tick, 20
+// ms in, and its whole copy was saved after it. Nobody sees the pending copy until
 // retain finishes it; if the command's output fits the preview, retain
 // aborts it; if spilling fails, what was spilled is aborted and the copy is
 // saved whole, as without spilling.
@@ -24,6 +22,7 @@ type spill struct {
 	cp      *capture.Capture
 	st      store.Streamer
 	session string
+	settled <-chan struct{} // cp.Watch: a whole chunk more has settled
 	stop    chan struct{}
 	done    chan struct{}
 
@@ -41,20 +40,18 @@ func (s *Session) startSpill(ctx context.Context, cp *capture.Capture) *spill {
 		return nil
 	}
 	sp := &spill{ctx: context.WithoutCancel(ctx), cp: cp, st: st, session: s.info.ID,
-		stop: make(chan struct{}), done: make(chan struct{})}
+		settled: cp.Watch(store.ChunkSize), stop: make(chan struct{}), done: make(chan struct{})}
 	go sp.loop()
 	return sp
 }
 
 func (sp *spill) loop() {
 	defer close(sp.done)
-	t := time.NewTicker(spillInterval)
-	defer t.Stop()
 	for sp.err == nil {
 		select {
 		case <-sp.stop:
 			return
-		case <-t.C:
+		case <-sp.settled:
 			sp.step()
 		}
 	}

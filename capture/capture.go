@@ -43,6 +43,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strconv"
 	"sync"
 	"unicode/utf8"
 
@@ -159,6 +160,12 @@ type Capture struct {
 	newlines int64 // newlines written to both streams
 	streams  [2]int64
 	errTail  tailRing // the last bytes of stderr alone
+
+	// watch, when not nil, is signalled each time the settled prefix
+	// passes another multiple of watchStep bytes (see Watch).
+	watch     chan struct{}
+	watchStep int
+	watched   int // multiples of watchStep signalled so far
 }
 
 // New returns a Capture with the given limits (zero fields take defaults).
@@ -223,11 +230,40 @@ func (c *Capture) write(stream int, p []byte) (int, error) {
 	}
 	if int64(n) <= room {
 		c.appendHead(p)
+		c.signal()
 		return n, nil
 	}
 	c.appendHead(p[:int(room)])
 	c.overflow(cause, p[int(room):])
+	c.signal()
 	return n, nil
+}
+
+// Watch returns a channel that receives a value each time the settled
+// prefix (see Settled) passes another multiple of step bytes, so that a
+// caller storing it a chunk at a time wakes when there is a chunk to
+// store, not on a timer. Signals that the receiver has not taken yet
+// merge into one. Call it before the first write.
+func (c *Capture) Watch(step int) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watch, c.watchStep = make(chan struct{}, 1), max(step, 1)
+	return c.watch
+}
+
+// signal signals watch when the settled prefix has passed another
+// multiple of watchStep. c.mu is held.
+func (c *Capture) signal() {
+	if c.watch == nil {
+		return
+	}
+	if k := c.settled() / c.watchStep; k > c.watched {
+		c.watched = k
+		select {
+		case c.watch <- struct{}{}:
+		default: // one is waiting already
+		}
+	}
 }
 
 var newline = []byte{'\n'}
@@ -307,8 +343,13 @@ func (c *Capture) overflow(cause string, rest []byte) {
 func (c *Capture) Settled() []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.buf[:c.settled()]
+}
+
+// settled is the length of Settled's prefix. c.mu is held.
+func (c *Capture) settled() int {
 	k := max(min(len(c.buf), c.headMax), 0)
-	return c.buf[:k-near(k)]
+	return k - near(k)
 }
 
 // Result returns the retained copy and the counts. Call it once every write
@@ -434,6 +475,66 @@ func marker(lead bool, dropped, lines int64, cause string, limit int64) []byte {
 		b = append(b, '\n')
 	}
 	return append(b, present.GapMarker(dropped, lines, cause, limit)...)
+}
+
+// Marker is what a marker line says: how many bytes and lines of the
+// output were dropped where it stands, and which cap was crossed.
+type Marker struct {
+	Bytes, Lines int64
+	Cap          string // "copy", "stdout" or "stderr"
+	Limit        int64  // that cap, in bytes
+}
+
+// MarkerPrefix is how every marker line begins.
+const MarkerPrefix = "[scrollback: "
+
+// MaxMarkerLen bounds a marker line's length, its newlines included.
+var MaxMarkerLen = markerReserve
+
+// ParseMarker reads line (without the newlines around it) as a marker line
+// of this package and returns what it says, or false when line is not
+// exactly one: a reader of a copy (a JSON query stopping at the gap) can
+// then say the copy was cut at a cap rather than that it is malformed.
+func ParseMarker(line []byte) (Marker, bool) {
+	var m Marker
+	rest, ok := bytes.CutPrefix(line, []byte(MarkerPrefix))
+	if !ok {
+		return Marker{}, false
+	}
+	if m.Bytes, rest, ok = count(rest, "byte", " ("); !ok {
+		return Marker{}, false
+	}
+	if m.Lines, rest, ok = count(rest, "line", ") dropped here: the "); !ok {
+		return Marker{}, false
+	}
+	cause, rest, ok := bytes.Cut(rest, []byte(" cap of "))
+	if !ok || !(string(cause) == "copy" || string(cause) == "stdout" || string(cause) == "stderr") {
+		return Marker{}, false
+	}
+	m.Cap = string(cause)
+	if m.Limit, rest, ok = count(rest, "byte", " was crossed]"); !ok || len(rest) != 0 {
+		return Marker{}, false
+	}
+	return m, true
+}
+
+// count reads "N unit" (plural unless N is 1) followed by sep, as plural
+// writes it, and returns N and what follows sep.
+func count(b []byte, unit, sep string) (int64, []byte, bool) {
+	num, rest, ok := bytes.Cut(b, []byte(" "))
+	if !ok || len(num) == 0 || len(num) > 1 && num[0] == '0' {
+		return 0, nil, false
+	}
+	n, err := strconv.ParseInt(string(num), 10, 64)
+	if err != nil || n < 0 || num[0] == '+' {
+		return 0, nil, false
+	}
+	word := unit
+	if n != 1 {
+		word += "s"
+	}
+	rest, ok = bytes.CutPrefix(rest, []byte(word+sep))
+	return n, rest, ok
 }
 
 // ring keeps the last len(buf) bytes written to it: pos is where the next

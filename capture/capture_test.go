@@ -185,6 +185,13 @@ func checkGap(t *testing.T, l Limits, all []byte, r Result) {
 	if m == nil {
 		t.Fatalf("no marker line at offset %d: %q", g.Offset, r.Copy[g.Offset:min(int64(len(r.Copy)), g.Offset+160)])
 	}
+	// A reader of the copy tells the marker line by what it says.
+	if pm, ok := ParseMarker(bytes.Trim(m, "\n")); !ok || pm.Bytes != g.Bytes || pm.Lines != g.Lines || pm.Limit != capFor(l, pm.Cap) {
+		t.Fatalf("ParseMarker(%q) = %+v, %v; want the gap's counts and its cap", m, pm, ok)
+	}
+	if len(m) > MaxMarkerLen {
+		t.Fatalf("marker of %d bytes, more than MaxMarkerLen (%d)", len(m), MaxMarkerLen)
+	}
 	tail := r.Copy[g.Offset+int64(len(m)):]
 	if !bytes.HasSuffix(all, tail) {
 		t.Fatalf("tail (%d bytes) is not a suffix of the output", len(tail))
@@ -462,4 +469,91 @@ func FuzzSettled(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseMarker: ParseMarker reads back what marker writes, singular
+// and plural, and refuses anything else.
+func TestParseMarker(t *testing.T) {
+	for _, c := range []struct {
+		bytes, lines int64
+		cause        string
+		limit        int64
+	}{
+		{1, 0, "copy", 8 << 20},
+		{123456789, 45678, "stdout", 1},
+		{2, 1, "stderr", 512},
+		{1<<63 - 1, 1<<63 - 1, "copy", 1<<63 - 1},
+	} {
+		for _, lead := range []bool{false, true} {
+			m := marker(lead, c.bytes, c.lines, c.cause, c.limit)
+			got, ok := ParseMarker(bytes.Trim(m, "\n"))
+			if want := (Marker{c.bytes, c.lines, c.cause, c.limit}); !ok || got != want {
+				t.Errorf("ParseMarker(%q) = %+v, %v; want %+v", m, got, ok, want)
+			}
+		}
+	}
+	good := string(bytes.Trim(marker(false, 10, 2, "copy", 100), "\n"))
+	for _, line := range []string{
+		"",
+		"[scrollback: ",
+		good[:len(good)-1],
+		good + " ",
+		" " + good,
+		strings.Replace(good, "10 bytes", "1 bytes", 1),
+		strings.Replace(good, "10 bytes", "-10 bytes", 1),
+		strings.Replace(good, "10 bytes", "+10 bytes", 1),
+		strings.Replace(good, "10 bytes", "010 bytes", 1),
+		strings.Replace(good, "2 lines", "2 line", 1),
+		strings.Replace(good, "copy cap", "disk cap", 1),
+		strings.Replace(good, "100 bytes", "99999999999999999999 bytes", 1),
+		"[scrollback: the command failed (exit status 2). The last 10 bytes it wrote to stderr come first; its output follows.]",
+	} {
+		if m, ok := ParseMarker([]byte(line)); ok {
+			t.Errorf("ParseMarker(%q) = %+v, true; want false", line, m)
+		}
+	}
+}
+
+// TestWatch: the watch channel is signalled whenever the settled prefix
+// passes another multiple of the step, and only then; signals the
+// receiver has not taken merge into one; crossing a cap settles the head
+// and signals too.
+func TestWatch(t *testing.T) {
+	c := New(Limits{Copy: 64 << 10, Tail: 4 << 10})
+	ch := c.Watch(4096)
+	signalled := func() bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	line := []byte(strings.Repeat("x", 99) + "\n")
+	passed := 0
+	for i := range 300 {
+		c.Stdout().Write(line)
+		k := len(c.Settled()) / 4096
+		got := signalled()
+		if want := k > passed; got != want {
+			t.Fatalf("write %d: settled %d bytes (%d steps, %d signalled before): signal %v, want %v", i, len(c.Settled()), k, passed, got, want)
+		}
+		passed = k
+	}
+	// Many steps at once, untaken: one signal.
+	c2 := New(Limits{})
+	ch2 := c2.Watch(1024)
+	for range 100 {
+		c2.Stdout().Write(bytes.Repeat(line, 20))
+	}
+	if n := len(ch2); n != 1 {
+		t.Errorf("%d signals waiting, want them merged into 1", n)
+	}
+	// Past the copy cap the head is final and settles at once.
+	c3 := New(Limits{Copy: 16 << 10, Tail: 2 << 10})
+	ch3 := c3.Watch(1 << 10)
+	c3.Stdout().Write(bytes.Repeat(line, 200))
+	if len(ch3) != 1 || len(c3.Settled()) < 8<<10 {
+		t.Errorf("past the cap: %d signals, %d bytes settled; want a signal and the head settled", len(ch3), len(c3.Settled()))
+	}
 }

@@ -22,5 +22,7 @@
 // parsing stopped and the bytes found there. When the copy is incomplete
 // (cut at a cap), a stream is filtered as far as its whole documents go
 // (Result.Stopped says where the rest was dropped), and a single document
-// cut short is ErrCut.
+// cut short, or whose middle a cap dropped (parsing stops at the marker
+// line capture put in its place: capture.ParseMarker), is ErrCut, whose
+// message says the copy was cut at that cap, where and by how much.
 package jsonq

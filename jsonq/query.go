@@ -16,6 +16,7 @@ import (
 
 	"github.com/itchyny/gojq"
 
+	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
 )
 
@@ -39,7 +40,8 @@ var (
 	// ErrSyntax: the copy is not JSON (or exceeds MaxDepth or
 	// MaxNumberLen); Error.Offset and Error.Line say where.
 	ErrSyntax = errors.New("jsonq: the copy is not valid JSON")
-	// ErrCut: an incomplete copy is one document that ends before it does.
+	// ErrCut: an incomplete copy is one document that ends before it does,
+	// or whose middle a cap dropped.
 	ErrCut = errors.New("jsonq: the copy is a JSON document cut short")
 	// ErrRuntime: the filter raised an error, or a result cannot be
 	// written (nesting deeper than MaxDepth).
@@ -237,7 +239,15 @@ func Run(ctx context.Context, f *Filter, r io.ReaderAt, size int64, opts Options
 			if !opts.Complete && res.Documents > 0 {
 				res.Stopped = start
 				res.StopReason = se.msg
+				if _, m, ok := markerNear(r, size, se.offset); ok {
+					res.StopReason = fmt.Sprintf("the %s cap was crossed there and %s (%s) were dropped", m.Cap, units(m.Bytes, "byte"), units(m.Lines, "line"))
+				}
 				break
+			}
+			if !opts.Complete {
+				if at, m, ok := markerNear(r, size, se.offset); ok {
+					return nil, cutAtCap(r, at, m)
+				}
 			}
 			return nil, copyError(r, size, se, opts.Complete, res.Documents)
 		}
@@ -353,6 +363,63 @@ func copyError(r io.ReaderAt, size int64, se *syntaxError, complete bool, docs i
 	}
 	return &Error{Err: ErrSyntax, Offset: se.offset, Line: line, Msg: msg,
 		Hint: "query_tool_output reads one JSON document or JSON Lines; for other text use grep_tool_output or read_tool_output"}
+}
+
+// markerSearch is how far past where parsing stopped the marker line of a
+// cut copy may start: the head is cut at a line end or a character
+// boundary, so parsing stops at the marker or a few bytes before it (in a
+// literal or a number the head cut short).
+const markerSearch = 96
+
+// markerNear finds the marker line capture puts where it dropped the
+// middle of an output (capture.ParseMarker), starting at a line start
+// near off, where parsing of an incomplete copy stopped. It returns the
+// marker's offset and what it says.
+func markerNear(r io.ReaderAt, size, off int64) (int64, capture.Marker, bool) {
+	from := max(off-2, 0)
+	buf := make([]byte, min(size-from, off-from+markerSearch+int64(capture.MaxMarkerLen)))
+	n, _ := r.ReadAt(buf, from)
+	buf = buf[:n]
+	for i := 0; i <= min(len(buf), int(off-from)+markerSearch); {
+		k := bytes.Index(buf[i:], []byte(capture.MarkerPrefix))
+		if k < 0 || i+k > int(off-from)+markerSearch {
+			break
+		}
+		at := i + k
+		i = at + 1
+		if from+int64(at) > 0 && (at == 0 || buf[at-1] != '\n') {
+			continue
+		}
+		line := buf[at:]
+		if end := bytes.IndexByte(line, '\n'); end >= 0 {
+			line = line[:end]
+		} else if from+int64(len(buf)) < size {
+			continue // longer than any marker
+		}
+		if m, ok := capture.ParseMarker(line); ok {
+			return from + int64(at), m, true
+		}
+	}
+	return 0, capture.Marker{}, false
+}
+
+// cutAtCap is the error for one document whose middle the copy dropped at
+// a cap: parsing stopped at the marker line that stands for it, at
+// offset at.
+func cutAtCap(r io.ReaderAt, at int64, m capture.Marker) error {
+	line := lineAt(r, at)
+	return &Error{Err: ErrCut, Offset: at, Line: line,
+		Msg: fmt.Sprintf("the copy is one JSON document cut at the %s cap: the tool's output passed the cap of %s, so %s (%s) of its middle were dropped at byte %d (line %d), where the copy holds a marker line instead; the copy is incomplete, and a document missing its middle cannot be queried whole",
+			m.Cap, units(m.Limit, "byte"), units(m.Bytes, "byte"), units(m.Lines, "line"), at, line),
+		Hint: "read the start and the end that were kept with read_tool_output or grep_tool_output, or re-run the tool with its own filters so that its output fits"}
+}
+
+// units writes n and its unit, plural unless n is 1.
+func units(n int64, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return strconv.FormatInt(n, 10) + " " + unit + "s"
 }
 
 // lineAt is the 1-based line of offset off.

@@ -3,10 +3,14 @@ package jsonq
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scrollback-dev/scrollback/capture"
 )
 
 func run(t *testing.T, filter, data string, opts Options) (*Result, error) {
@@ -182,4 +186,80 @@ func TestWindowBoundaries(t *testing.T) {
 			t.Errorf("shift %d: got %q", shift, res.Text)
 		}
 	}
+}
+
+// captured is what capture retains of output under a copy cap of
+// copyCap bytes: the whole output, or its head, a marker line and its
+// tail.
+func captured(output string, copyCap int64) capture.Result {
+	c := capture.New(capture.Limits{Copy: copyCap})
+	c.Stdout().Write([]byte(output))
+	return c.Result()
+}
+
+// TestCutAtTheCap: one JSON document whose middle the copy cap dropped
+// says that the copy was cut at the cap, where, and how much was
+// dropped, not only that it is not valid JSON, wherever the cut falls:
+// inside a string, a number, a literal, between tokens, at a line end of
+// indented JSON. JSON Lines are filtered as far as their whole documents
+// go, and the note says the cap was crossed there.
+func TestCutAtTheCap(t *testing.T) {
+	var recs []string
+	for i := range 200 {
+		recs = append(recs, fmt.Sprintf(`{"id":%d,"name":"rec %d é","ok":%v,"n":null,"x":%d.5e3,"tags":["a","b"]}`, i, i, i%2 == 0, i*7919))
+	}
+	minified := `{"items":[` + strings.Join(recs, ",") + `]}`
+	var indented bytes.Buffer
+	json.Indent(&indented, []byte(minified), "", "  ")
+	for _, doc := range []struct {
+		name, text string
+	}{{"minified", minified}, {"indented", indented.String()}} {
+		for copyCap := int64(600); copyCap < 900; copyCap++ {
+			r := captured(doc.text, copyCap)
+			if r.Complete {
+				t.Fatalf("%s, cap %d: the copy is complete", doc.name, copyCap)
+			}
+			_, err := run(t, ".items | length", string(r.Copy), Options{Complete: false})
+			var e *Error
+			if !errors.As(err, &e) || !errors.Is(err, ErrCut) {
+				t.Fatalf("%s, cap %d (cut %q): err = %v, want ErrCut", doc.name, copyCap, r.Copy[max(0, r.Gap.Offset-10):r.Gap.Offset+20], err)
+			}
+			for _, want := range []string{
+				"cut at the copy cap", fmt.Sprintf("cap of %d bytes", copyCap), fmt.Sprintf("%d bytes", r.Gap.Bytes),
+				fmt.Sprintf("at byte %d", r.Gap.Offset+btoi(r.Copy[r.Gap.Offset] == '\n')), "incomplete",
+			} {
+				if !strings.Contains(err.Error(), want) {
+					t.Fatalf("%s, cap %d: %q lacks %q", doc.name, copyCap, err, want)
+				}
+			}
+			if strings.Contains(err.Error(), "not valid JSON") {
+				t.Fatalf("%s, cap %d: %q still calls the copy not valid JSON", doc.name, copyCap, err)
+			}
+		}
+	}
+	// The same bytes said complete are not JSON: the marker is no
+	// excuse when nothing was dropped.
+	r := captured(minified, 700)
+	if _, err := run(t, ".", string(r.Copy), Options{Complete: true}); !errors.Is(err, ErrSyntax) {
+		t.Errorf("complete copy with a marker-like line: err = %v, want ErrSyntax", err)
+	}
+	// Text that only looks like a marker mid-line is not one.
+	fake := `{"a":` + "\"x\"[scrollback: 5 bytes (0 lines) dropped here: the copy cap of 9 bytes was crossed]\n"
+	if _, err := run(t, ".", fake, Options{Complete: false}); !errors.Is(err, ErrSyntax) {
+		t.Errorf("a marker mid-line: err = %v, want ErrSyntax", err)
+	}
+	// JSON Lines: the whole documents of the head are filtered.
+	lines := strings.Join(recs, "\n") + "\n"
+	r = captured(lines, 2000)
+	res, err := run(t, ".id", string(r.Copy), Options{Complete: false})
+	if err != nil || res.Stopped != r.Gap.Offset || !strings.Contains(res.StopReason, fmt.Sprintf("the copy cap was crossed there and %d bytes", r.Gap.Bytes)) {
+		t.Errorf("cut JSON Lines: %+v, %v; want them stopped at the marker (%d) and said so", res, err, r.Gap.Offset)
+	}
+}
+
+func btoi(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }

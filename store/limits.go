@@ -65,6 +65,36 @@ type Stats struct {
 	Evictions          int64  `json:"evictions"`
 	RetentionDeletions int64  `json:"retentionDeletions"` // sessions deleted for being idle
 	Limits             Limits `json:"limits"`
+
+	// FreeBytes is space the database holds that no copy uses, which saves
+	// take before growing it: SQLite's free pages. Nil when the backend
+	// does not know it cheaply (PostgreSQL).
+	FreeBytes *int64 `json:"freeBytes,omitempty"`
+	// DiskFreeBytes is the free space, available to this process, of the
+	// file system that holds the database. Nil when not known (PostgreSQL,
+	// whose files are the server's; Windows).
+	DiskFreeBytes *int64 `json:"diskFreeBytes,omitempty"`
+	// LastSaveFailure is the latest save that failed for a reason of the
+	// database's own (for one session: the latest in it), or nil.
+	LastSaveFailure *SaveFailure `json:"lastSaveFailure,omitempty"`
+}
+
+// SaveFailure is a save that failed for a reason of the database's own (a
+// full disk, a read-only file, a lock held too long, a server gone), not
+// of its input or its caller. A backend records the latest in the
+// database, for the stats of any later process; when even that cannot be
+// written (the disk is still full), it keeps it in memory, where only its
+// own Stats see it until it manages to write it (at the latest, it tries
+// again when it closes).
+type SaveFailure struct {
+	At      time.Time `json:"at"`
+	Session string    `json:"session"`
+	Error   string    `json:"error"`
+	// Full is true when the save failed for lack of space (ErrFull):
+	// the backend then gave back what the failed save had taken (its
+	// partial rows, SQLite's write-ahead log), so that a later save that
+	// fits succeeds.
+	Full bool `json:"full"`
 }
 
 // Idle is what retention would delete at a cutoff (Housekeeper.CountIdle):

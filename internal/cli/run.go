@@ -127,7 +127,13 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	}
 
 	st, err := c.openStore(ctx)
-	if err != nil {
+	var ue usageError
+	switch {
+	case errors.As(err, &ue):
+		// A setting that is not one (a quota of 12XB) is a mistake in
+		// how scrollback was called, like a bad flag: nothing runs.
+		return err
+	case err != nil:
 		// No database: the command still runs and its result is shown;
 		// only the retained copy is lost, and the result says so.
 		fmt.Fprintf(c.io.Stderr, "scrollback run: %v; running without a retained copy\n", err)

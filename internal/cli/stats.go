@@ -12,9 +12,10 @@ import (
 func init() {
 	register(commandInfo{name: "stats", order: 75,
 		usage:   "stats [--session ID] [--json]",
-		summary: "show what the database holds: sessions, copies, logical and stored bytes, compression, file size, evictions and retention deletions",
+		summary: "show what the database holds: sessions, copies, logical and stored bytes, compression, file size, free space, evictions, retention deletions and the last failed save",
 		about: "Numbers are for the whole database unless --session names one session. Stored bytes are what the copies take\n" +
-			"after compression; the quotas (--session-quota, --db-cap) count them.",
+			"after compression; the quotas (--session-quota, --db-cap) count them. Free space is the database's free pages and\n" +
+			"its file system's free bytes (SQLite, where the platform says); the last failed save says when, where and why.",
 		examples: []example{
 			{"how much the database holds and how well it compresses", "scrollback stats"},
 			{"one session's numbers, as JSON", "scrollback stats --session s_... --json"},
@@ -87,12 +88,23 @@ func (c *statsCmd) Run(ctx context.Context, args []string) error {
 	fmt.Fprintf(tw, "stored bytes\t%d (%s)\n", s.StoredBytes, FormatSize(s.StoredBytes))
 	fmt.Fprintf(tw, "compression\t%.2fx\n", s.CompressionRatio())
 	fmt.Fprintf(tw, "database size\t%d (%s)\n", s.FileBytes, FormatSize(s.FileBytes))
+	if s.FreeBytes != nil {
+		fmt.Fprintf(tw, "free in database\t%d (%s)\n", *s.FreeBytes, FormatSize(*s.FreeBytes))
+	}
+	if s.DiskFreeBytes != nil {
+		fmt.Fprintf(tw, "free on disk\t%d (%s)\n", *s.DiskFreeBytes, FormatSize(*s.DiskFreeBytes))
+	}
 	fmt.Fprintf(tw, "evictions\t%d\n", s.Evictions)
 	if s.Session == "" {
 		fmt.Fprintf(tw, "retention deletions\t%d\n", s.RetentionDeletions)
 	}
 	fmt.Fprintf(tw, "session quota\t%s\n", limit(s.Limits.SessionQuota))
 	fmt.Fprintf(tw, "database cap\t%s\n", limit(s.Limits.DBCap))
+	if f := s.LastSaveFailure; f != nil {
+		fmt.Fprintf(tw, "last save failure\t%s in session %s: %s\n", f.At.UTC().Format("2006-01-02 15:04:05 MST"), f.Session, f.Error)
+	} else {
+		fmt.Fprintf(tw, "last save failure\tnone\n")
+	}
 	if vacuum != "" {
 		fmt.Fprintf(tw, "background VACUUM\tcannot run: %s\n", vacuum)
 	}

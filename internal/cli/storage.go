@@ -93,7 +93,7 @@ var sizeUnits = []struct {
 // name the accepted ones.
 func ParseSize(s string) (int64, error) {
 	bad := func() (int64, error) {
-		return 0, fmt.Errorf("%q is not a size: want a whole number of bytes with an optional unit, such as 512MiB, 4GiB or 0 (unbounded)", s)
+		return 0, fmt.Errorf("%q is not a size: want a whole number of bytes with an optional unit (B, KiB, MiB, GiB, TiB; KB, MB, GB, TB in powers of ten), such as 512MiB, 4GiB or 0 (unbounded)", s)
 	}
 	num, mult := strings.TrimSpace(s), int64(1)
 	for _, u := range sizeUnits {

@@ -193,6 +193,11 @@ FROM sessions WHERE id = $1`, session).Scan(
 	if session != "" && st.Sessions == 0 {
 		return store.Stats{}, store.ErrSessionNotFound
 	}
+	// FreeBytes and DiskFreeBytes stay unknown: the files are the
+	// server's, and the free space in them is not counted cheaply.
+	if st.LastSaveFailure, err = db.lastFailure(ctx, session); err != nil {
+		return store.Stats{}, db.wrap("stats", err)
+	}
 	return st, nil
 }
 

@@ -31,7 +31,9 @@ func (db *DB) BeginCopy(ctx context.Context, session string) (store.PendingCopy,
 		return err
 	})
 	if err != nil {
-		return nil, db.wrap("begin copy", err)
+		err = db.wrap("begin copy", err)
+		db.saveFailed(ctx, session, 0, err)
+		return nil, err
 	}
 	return p, nil
 }
@@ -74,10 +76,20 @@ func (p *pendingCopy) Append(ctx context.Context, b []byte) error {
 		return w.copyFrom(ctx, tx, bytes.NewReader(b))
 	})
 	if err != nil {
-		return p.db.wrap("append to copy", err)
+		err = p.db.wrap("append to copy", err)
+		p.failed(ctx, err)
+		return err
 	}
 	p.w = w
 	return nil
+}
+
+// failed hands the error of an Append or Finish to saveFailed; when that
+// deleted the copy's rows (to give their space back), the copy is done.
+func (p *pendingCopy) failed(ctx context.Context, err error) {
+	if p.db.saveFailed(ctx, p.info.Session, p.w.pk, err) {
+		p.done = true
+	}
 }
 
 func (p *pendingCopy) Finish(ctx context.Context, meta store.CopyMeta, r io.Reader) (store.CopyInfo, error) {
@@ -91,6 +103,17 @@ func (p *pendingCopy) Finish(ctx context.Context, meta store.CopyMeta, r io.Read
 	if p.w.tally.Chunks == 0 {
 		p.db.vac.waitBriefly(ctx)
 	}
+	info, err := p.finish(ctx, info, r)
+	if err != nil {
+		p.failed(ctx, err)
+		return store.CopyInfo{}, err
+	}
+	p.done = true
+	return info, nil
+}
+
+// finish is Finish's transaction.
+func (p *pendingCopy) finish(ctx context.Context, info store.CopyInfo, r io.Reader) (store.CopyInfo, error) {
 	tx, err := p.db.pool.Begin(ctx)
 	if err != nil {
 		return store.CopyInfo{}, p.db.wrap("save copy", err)
@@ -103,7 +126,6 @@ func (p *pendingCopy) Finish(ctx context.Context, meta store.CopyMeta, r io.Read
 	if err := p.db.finishTx(ctx, tx, &w, r, &info); err != nil {
 		return store.CopyInfo{}, err
 	}
-	p.done = true
 	return info, nil
 }
 

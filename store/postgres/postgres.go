@@ -45,6 +45,9 @@ type DB struct {
 	// vac vacuums the tables in the background after rows were deleted
 	// (see SetVacuumErrorLog).
 	vac vacuumer
+
+	// fails keeps the latest failed save until it is written down.
+	fails failures
 }
 
 var _ store.Store = (*DB)(nil)
@@ -107,6 +110,11 @@ func Open(ctx context.Context, url string) (*DB, error) {
 // background VACUUM under way is cancelled (the next one, or autovacuum,
 // does its work).
 func (db *DB) Close() error {
+	// A failed save that could not be written down when it failed: one
+	// more try, so that the stats of later processes know of it.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	db.writeFailure(ctx)
+	cancel()
 	db.vac.close()
 	if db.reads.Pending() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -297,10 +305,22 @@ func (db *DB) SaveCopy(ctx context.Context, session string, meta store.CopyMeta,
 	// (see flushReads).
 	db.flushReads(ctx)
 	db.vac.waitBriefly(ctx)
+	info, err := db.saveCopy(ctx, info, r)
+	if err != nil {
+		db.saveFailed(ctx, session, 0, err)
+		return store.CopyInfo{}, err
+	}
+	return info, nil
+}
+
+// saveCopy is SaveCopy's transaction.
+func (db *DB) saveCopy(ctx context.Context, info store.CopyInfo, r io.Reader) (store.CopyInfo, error) {
 	tx, err := db.pool.Begin(ctx)
 	if err != nil {
 		return store.CopyInfo{}, db.wrap("save copy", err)
 	}
+	// Rolled back before saveFailed runs, so that a VACUUM it starts sees
+	// the rows this transaction wrote as dead.
 	defer tx.Rollback(context.WithoutCancel(ctx))
 
 	pk, err := insertCopy(ctx, tx, &info, false)
@@ -374,7 +394,7 @@ type chunkWriter struct {
 // copyFrom streams r into the copy's next chunks, one reused buffer at a
 // time.
 func (w *chunkWriter) copyFrom(ctx context.Context, tx pgx.Tx, r io.Reader) error {
-	src := &chunkSource{ctx: ctx, r: r, copy: w.pk, raw: w.raw, first: w.tally.Chunks, buf: make([]byte, store.ChunkSize), zbuf: make([]byte, 0, store.ChunkSize)}
+	src := &chunkSource{ctx: ctx, r: r, copy: w.pk, raw: w.raw, first: w.tally.Chunks, buf: make([]byte, store.ChunkSize), zbuf: make([]byte, 0, chunkcodec.DstSize(store.ChunkSize))}
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, []string{"copy", "seq", "codec", "data"}, src)
 	if src.err != nil {
 		// The reader failed or ctx ended; COPY was aborted because of it.

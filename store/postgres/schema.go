@@ -114,6 +114,18 @@ INSERT INTO counters (name, value) VALUES ('evictions', 0), ('retention_deletion
 	`
 ALTER TABLE chunks SET (autovacuum_vacuum_cost_delay = 0, toast.autovacuum_vacuum_cost_delay = 0);
 `,
+	// 4: the latest save that failed for a reason of the database's own
+	// (a full disk, mostly), which stats reports: one row, replaced by each
+	// failure, as in store/sqlite's version 3.
+	`
+CREATE TABLE save_failures (
+	id      INTEGER PRIMARY KEY CHECK (id = 1),
+	at      TIMESTAMPTZ NOT NULL,
+	session TEXT NOT NULL,
+	error   TEXT NOT NULL,
+	"full"  BOOLEAN NOT NULL
+);
+`,
 }
 
 // migrationLock is the pg_advisory_xact_lock key that serialises migrations

@@ -30,6 +30,7 @@ type vacuumer struct {
 	running bool // a goroutine is running or about to run a VACUUM
 	again   bool // a request came after the running VACUUM started
 	closed  bool
+	drain   bool // Close waits for the VACUUM (see urgent)
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -78,6 +79,21 @@ func (v *vacuumer) soon() {
 	v.wg.Add(1)
 	go v.loop()
 }
+
+// urgent asks for a VACUUM as soon does, one that close waits for (up
+// to vacuumDrain) before it cancels what is left: after a save failed for
+// lack of space, the next save, maybe the next process's (a CLI's next
+// command), fits only once a VACUUM has made the failed rows' space
+// reusable.
+func (v *vacuumer) urgent() {
+	v.mu.Lock()
+	v.drain = true
+	v.mu.Unlock()
+	v.soon()
+}
+
+// vacuumDrain bounds how long close waits for an urgent VACUUM.
+const vacuumDrain = 10 * time.Second
 
 func (v *vacuumer) loop() {
 	defer v.wg.Done()
@@ -143,9 +159,18 @@ func (v *vacuumer) wait(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// close cancels a VACUUM under way and waits for it; later requests do
+// close cancels a VACUUM under way (after waiting for it, up to
+// vacuumDrain, when one was urgent) and waits for it; later requests do
 // nothing.
 func (v *vacuumer) close() {
+	v.mu.Lock()
+	drain := v.drain
+	v.mu.Unlock()
+	if drain {
+		ctx, cancel := context.WithTimeout(context.Background(), vacuumDrain)
+		v.wait(ctx)
+		cancel()
+	}
 	v.mu.Lock()
 	v.closed = true
 	v.mu.Unlock()

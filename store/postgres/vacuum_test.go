@@ -234,6 +234,56 @@ func TestVacuumWaitBriefly(t *testing.T) {
 	})
 }
 
+// TestVacuumUrgentDrains: close cancels an ordinary VACUUM at once, but
+// waits for an urgent one (after a save failed for lack of space) to
+// end, at most vacuumDrain, and cancels it only then.
+func TestVacuumUrgentDrains(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		urgent bool
+		ends   time.Duration // when the VACUUM ends by itself; 0: never
+		want   time.Duration // how long close takes
+	}{
+		{"ordinary", false, time.Second, 0},
+		{"urgent, ends soon", true, time.Second, time.Second},
+		{"urgent, never ends", true, 0, vacuumDrain},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var v vacuumer
+				cancelled := false
+				v.init(func(ctx context.Context) error {
+					var end <-chan time.Time
+					if c.ends > 0 {
+						end = time.After(c.ends)
+					}
+					select {
+					case <-end:
+						return nil
+					case <-ctx.Done():
+						cancelled = true
+						return ctx.Err()
+					}
+				})
+				if c.urgent {
+					v.urgent()
+				} else {
+					v.soon()
+				}
+				synctest.Wait()
+				start := time.Now()
+				v.close()
+				if d := time.Since(start); d != c.want {
+					t.Errorf("close took %v, want %v", d, c.want)
+				}
+				if wantCancel := !c.urgent || c.ends == 0; cancelled != wantCancel {
+					t.Errorf("cancelled = %v, want %v", cancelled, wantCancel)
+				}
+			})
+		})
+	}
+}
+
 // TestVacuumBlockedForNonOwner: a user who does not own the chunks (and
 // so cannot VACUUM them: PostgreSQL would skip the table with a warning)
 // is told so, with the statement that mends it, and no VACUUM is sent;

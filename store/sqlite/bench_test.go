@@ -19,13 +19,15 @@ import (
 const size8MiB = 8 << 20
 
 // BenchmarkCompressionRatio saves 8 MiB of each kind of output and reports
-// logical / stored bytes (target: at least 4x on each). The reference is
-// raw storage, 1x by definition.
+// logical / stored bytes (target: at least 4x on each), and the same for
+// small copies (targets: seq-1-100000 at least 1/0.45 = 2.2x, the 100 KB
+// go test log at least 1/0.3 = 3.3x). The reference is raw storage, 1x by
+// definition.
 func BenchmarkCompressionRatio(b *testing.B) {
-	for _, k := range []struct {
+	for _, k := range append([]struct {
 		name string
 		data []byte
-	}{{"go-test-log", sample.GoTestLog(size8MiB)}, {"json-export", sample.JSONExport(size8MiB)}, {"seq", sample.Seq(size8MiB)}} {
+	}{{"go-test-log", sample.GoTestLog(size8MiB)}, {"json-export", sample.JSONExport(size8MiB)}, {"seq", sample.Seq(size8MiB)}}, smallCopies...) {
 		b.Run(k.name, func(b *testing.B) {
 			db := open(b, filepath.Join(b.TempDir(), "bench.db"), nil)
 			ctx := context.Background()
@@ -89,14 +91,25 @@ func benchSave(b *testing.B, data []byte, opts *sqlite.Options) {
 	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
 }
 
-// BenchmarkReadPage4KiB reads random 4 KiB pages of an 8 MiB copy through
-// ReadCopyAt (target: a median of at most 100 µs), from compressed chunks
-// (the default) and raw ones (the reference).
+// smallCopies are the copies people retain most: a little over a
+// preview's budget to a few hundred KB (issue 32).
+var smallCopies = []struct {
+	name string
+	data []byte
+}{
+	{"seq-1-100000", sample.Seq(588_895)},
+	{"go-test-log-100KB", sample.GoTestLog(100_000)},
+	{"seq-1-7000", sample.Seq(33_894)},
+}
+
+// BenchmarkReadPage4KiB reads random 4 KiB pages of an 8 MiB copy, and of
+// small copies, through ReadCopyAt (target: a median of at most 100 µs),
+// from compressed chunks (the default) and raw ones (the reference).
 func BenchmarkReadPage4KiB(b *testing.B) {
-	for _, k := range []struct {
+	for _, k := range append([]struct {
 		name string
 		data []byte
-	}{{"letters", payload(2, size8MiB)}, {"go-test-log", sample.GoTestLog(size8MiB)}} {
+	}{{"letters", payload(2, size8MiB)}, {"go-test-log", sample.GoTestLog(size8MiB)}}, smallCopies...) {
 		for _, raw := range []bool{false, true} {
 			b.Run(fmt.Sprintf("%s/raw=%v", k.name, raw), func(b *testing.B) {
 				benchRead(b, k.data, &sqlite.Options{RawChunks: raw})
@@ -106,37 +119,46 @@ func BenchmarkReadPage4KiB(b *testing.B) {
 }
 
 // BenchmarkReadPageSequential pages forward through a compressed 8 MiB go
-// test log 4 KiB at a time, as a reader following nextOffset does: the
-// decompressed chunk is cached, so each chunk is decompressed once.
-// Reference: the same over raw chunks.
+// test log, and through small copies, 4 KiB at a time, as a reader
+// following nextOffset does: the decompressed chunk is cached, so each
+// chunk is decompressed once. Reference: the same over raw chunks.
 func BenchmarkReadPageSequential(b *testing.B) {
-	for _, raw := range []bool{false, true} {
-		b.Run(fmt.Sprintf("raw=%v", raw), func(b *testing.B) {
-			db := open(b, filepath.Join(b.TempDir(), "bench.db"), &sqlite.Options{RawChunks: raw})
-			ctx := context.Background()
-			sess, _ := db.CreateSession(ctx, "bench")
-			info, err := db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, bytes.NewReader(sample.GoTestLog(size8MiB)))
-			if err != nil {
-				b.Fatal(err)
-			}
-			p := make([]byte, 4096)
-			var times []time.Duration
-			off := int64(0)
-			for b.Loop() {
-				if off+4096 > info.TotalBytes {
-					off = 0
-				}
-				start := time.Now()
-				if n, err := db.ReadCopyAt(ctx, sess.ID, info.ID, p, off); n != len(p) || err != nil {
-					b.Fatalf("ReadCopyAt(%d) = %d, %v", off, n, err)
-				}
-				times = append(times, time.Since(start))
-				off += 4096
-			}
-			slices.Sort(times)
-			b.ReportMetric(float64(times[len(times)/2].Nanoseconds())/1000, "p50-µs")
-		})
+	for _, k := range append([]struct {
+		name string
+		data []byte
+	}{{"go-test-log", sample.GoTestLog(size8MiB)}}, smallCopies...) {
+		for _, raw := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/raw=%v", k.name, raw), func(b *testing.B) {
+				benchSequential(b, k.data, raw)
+			})
+		}
 	}
+}
+
+func benchSequential(b *testing.B, data []byte, raw bool) {
+	db := open(b, filepath.Join(b.TempDir(), "bench.db"), &sqlite.Options{RawChunks: raw})
+	ctx := context.Background()
+	sess, _ := db.CreateSession(ctx, "bench")
+	info, err := db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, bytes.NewReader(data))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := make([]byte, 4096)
+	var times []time.Duration
+	off := int64(0)
+	for b.Loop() {
+		if off+4096 > info.TotalBytes {
+			off = 0
+		}
+		start := time.Now()
+		if n, err := db.ReadCopyAt(ctx, sess.ID, info.ID, p, off); n != len(p) || err != nil {
+			b.Fatalf("ReadCopyAt(%d) = %d, %v", off, n, err)
+		}
+		times = append(times, time.Since(start))
+		off += 4096
+	}
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Nanoseconds())/1000, "p50-µs")
 }
 
 func benchRead(b *testing.B, data []byte, opts *sqlite.Options) {

@@ -54,6 +54,9 @@ func (e *Error) Is(target error) bool { return store.IsUnavailable(target, e.Err
 // keeping the driver error in the chain.
 type classified = dberr.Classified
 
+// fullHint is what to do about a full disk.
+const fullHint = "free disk space, delete old sessions, or point SCROLLBACK_DB at another file system"
+
 // isBusy reports whether err is SQLite's SQLITE_BUSY: a lock another
 // connection holds.
 func isBusy(err error) bool {
@@ -71,6 +74,10 @@ func wrap(op, path string, err error) error {
 	if errors.As(err, &e) {
 		return err
 	}
+	var ld *lowDiskError
+	if errors.As(err, &ld) {
+		return &Error{Op: op, Path: path, Err: &classified{Kind: ErrFull, Cause: err}, Hint: fullHint}
+	}
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
 		return &Error{Op: op, Path: path, Err: err}
@@ -82,7 +89,7 @@ func wrap(op, path string, err error) error {
 		out.Hint = "check the permissions of the file and its directory, or point SCROLLBACK_DB at a writable location"
 	case sqlite3.SQLITE_FULL:
 		out.Err = &classified{Kind: ErrFull, Cause: err}
-		out.Hint = "free disk space, delete old sessions, or point SCROLLBACK_DB at another file system"
+		out.Hint = fullHint
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 		out.Err = &classified{Kind: ErrBusy, Cause: err}
 		out.Hint = "another process held the database lock too long; retry"

@@ -147,6 +147,14 @@ func (d *DB) Stats(ctx context.Context, session string) (store.Stats, error) {
 	if err != nil {
 		return store.Stats{}, d.readErr("stats", err)
 	}
+	free, disk, err := d.freeSpace(ctx)
+	if err != nil {
+		return store.Stats{}, d.readErr("stats", err)
+	}
+	st.FreeBytes, st.DiskFreeBytes = &free, disk
+	if st.LastSaveFailure, err = d.lastFailure(ctx, session); err != nil {
+		return store.Stats{}, d.readErr("stats", err)
+	}
 	for _, p := range []string{d.path, d.path + "-wal"} {
 		if fi, err := os.Stat(p); err == nil {
 			st.FileBytes += fi.Size()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/scrollback-dev/scrollback/store"
@@ -30,9 +31,10 @@ func (d *DB) BeginCopy(ctx context.Context, session string) (store.PendingCopy, 
 		return err
 	})
 	if err != nil {
+		d.saveFailed(ctx, session, 0, err)
 		return nil, err
 	}
-	p.w.raw = d.raw
+	p.w.raw, p.w.room = d.raw, room{dir: filepath.Dir(d.path)}
 	return p, nil
 }
 
@@ -74,6 +76,7 @@ func (p *pendingCopy) Append(ctx context.Context, b []byte) error {
 			return err
 		}
 		defer insert.Close()
+		w.room.begin()
 		for off := 0; off < len(b); off += store.ChunkSize {
 			if err := w.write(ctx, insert, b[off:off+store.ChunkSize]); err != nil {
 				return err
@@ -82,10 +85,19 @@ func (p *pendingCopy) Append(ctx context.Context, b []byte) error {
 		return nil
 	})
 	if err != nil {
+		p.failed(ctx, err)
 		return err
 	}
 	p.w = w
 	return nil
+}
+
+// failed hands the error of an Append or Finish to saveFailed; when that
+// deleted the copy's rows (to give their space back), the copy is done.
+func (p *pendingCopy) failed(ctx context.Context, err error) {
+	if p.d.saveFailed(ctx, p.info.Session, p.w.pk, err) {
+		p.done = true
+	}
 }
 
 func (p *pendingCopy) Finish(ctx context.Context, meta store.CopyMeta, r io.Reader) (store.CopyInfo, error) {
@@ -106,6 +118,7 @@ func (p *pendingCopy) Finish(ctx context.Context, meta store.CopyMeta, r io.Read
 		return p.d.finish(ctx, tx, &w, &info)
 	})
 	if err != nil {
+		p.failed(ctx, err)
 		return store.CopyInfo{}, err
 	}
 	p.done = true

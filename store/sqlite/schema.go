@@ -90,6 +90,18 @@ CREATE TABLE counters (
 );
 INSERT INTO counters (name, value) VALUES ('evictions', 0), ('retention_deletions', 0);
 `,
+	// 3: the latest save that failed for a reason of the database's own
+	// (a full disk, mostly), which stats reports to later processes: one
+	// row, replaced by each failure.
+	`
+CREATE TABLE save_failures (
+	id      INTEGER PRIMARY KEY CHECK (id = 1),
+	at      INTEGER NOT NULL, -- unix nanoseconds
+	session TEXT NOT NULL,
+	error   TEXT NOT NULL,
+	full    INTEGER NOT NULL
+);
+`,
 }
 
 // migrate brings the schema up to date. It runs in one BEGIN IMMEDIATE

@@ -93,6 +93,9 @@ type DB struct {
 	// write transaction (a save, housekeeping, Close) stores it: marking
 	// every page read in the file would make each read a write.
 	reads readlog.Log
+
+	// fails keeps the latest failed save until it is written down.
+	fails failures
 }
 
 var _ store.Store = (*DB)(nil)
@@ -262,6 +265,11 @@ func (d *DB) Close() error {
 		d.write(ctx, "record reads", func(tx *sql.Tx) error { return d.flushReads(ctx, tx) })
 		cancel()
 	}
+	// A failed save that could not be written down when it failed: one
+	// more try, so that the stats of later processes know of it.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	d.writeFailure(ctx)
+	cancel()
 	if d.readChunks != nil {
 		d.readChunks.Close()
 	}
@@ -536,13 +544,14 @@ func (d *DB) SaveCopy(ctx context.Context, session string, meta store.CopyMeta, 
 		if err != nil {
 			return err
 		}
-		w := &chunkWriter{pk: pk, raw: d.raw}
+		w := &chunkWriter{pk: pk, raw: d.raw, room: room{dir: filepath.Dir(d.path)}}
 		if err := w.copyFrom(ctx, tx, r); err != nil {
 			return err
 		}
 		return d.finish(ctx, tx, w, &info)
 	})
 	if err != nil {
+		d.saveFailed(ctx, session, 0, err)
 		return store.CopyInfo{}, err
 	}
 	return info, nil
@@ -575,6 +584,7 @@ func insertCopy(ctx context.Context, tx *sql.Tx, info *store.CopyInfo, pending b
 type chunkWriter struct {
 	pk    int64
 	raw   bool // Options.RawChunks
+	room  room // what the current transaction's chunks take of the file system
 	tally chunkcodec.Tally
 	zbuf  []byte
 }
@@ -587,9 +597,12 @@ func (w *chunkWriter) write(ctx context.Context, insert *sql.Stmt, chunk []byte)
 	data, codec := chunk, chunkcodec.Raw
 	if !w.raw {
 		if w.zbuf == nil {
-			w.zbuf = make([]byte, 0, store.ChunkSize)
+			w.zbuf = make([]byte, 0, chunkcodec.DstSize(store.ChunkSize))
 		}
 		data, codec = chunkcodec.Encode(w.zbuf, chunk)
+	}
+	if err := w.room.take(len(data)); err != nil {
+		return err
 	}
 	if _, err := insert.ExecContext(ctx, w.pk, w.tally.Chunks, codec, data); err != nil {
 		return err
@@ -605,6 +618,7 @@ func prepareInsert(ctx context.Context, tx *sql.Tx) (*sql.Stmt, error) {
 // copyFrom streams r into chunks, one reused buffer at a time, so memory
 // does not grow with the copy.
 func (w *chunkWriter) copyFrom(ctx context.Context, tx *sql.Tx, r io.Reader) error {
+	w.room.begin()
 	insert, err := prepareInsert(ctx, tx)
 	if err != nil {
 		return err

@@ -171,8 +171,11 @@ func TestDeleteReclaimsSpace(t *testing.T) {
 				t.Fatal(err)
 			}
 			big, _ := db.CreateSession(ctx, "me")
+			// Random bytes, stored raw, so that the copies take 16 MiB.
+			data := make([]byte, 8<<20+17)
+			rand.NewChaCha8([32]byte{2}).Read(data)
 			for range 2 {
-				if _, err := db.SaveCopy(ctx, big.ID, store.CopyMeta{}, bytes.NewReader(payload(2, 8<<20+17))); err != nil {
+				if _, err := db.SaveCopy(ctx, big.ID, store.CopyMeta{}, bytes.NewReader(data)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -360,30 +363,136 @@ func checkDBError(t *testing.T, err, kind error, op, path string) {
 	t.Logf("%s: %v", op, err)
 }
 
-func TestDiskFull(t *testing.T) {
+// smallFS mounts a tmpfs of size bytes in a temporary directory, to be
+// filled, and unmounts it when the test ends; it skips the test, saying
+// why, where it cannot (not root, no mount).
+func smallFS(t *testing.T, size string) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("mounts a file system")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a small tmpfs")
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skipf("needs root on Linux to mount a small tmpfs to fill (%s, uid %d); skipping the full-disk test", runtime.GOOS, os.Geteuid())
 	}
 	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a 2 MiB tmpfs to fill (%v: %s); skipping the full-disk test", err, bytes.TrimSpace(out))
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a %s tmpfs to fill (%v: %s); skipping the full-disk test", size, err, bytes.TrimSpace(out))
 	}
-	path := filepath.Join(dir, "full.db")
-	db, err := sqlite.Open(path, nil)
 	t.Cleanup(func() {
-		if db != nil {
-			db.Close()
-		}
 		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
 			t.Errorf("umount %s: %v: %s", dir, err, out)
 		}
 	})
-	if err != nil {
-		t.Fatal(err)
+	return dir
+}
+
+// TestDiskFull fills a 3 MiB file system, as a laptop's disk fills: a save
+// too large for it fails with ErrFull, saying so; the copies saved before
+// still read; and the failed save gives its space back (its partial rows
+// deleted, the write-ahead log checkpointed and truncated), so that the
+// next save that fits succeeds. That went wrong one time in two: a copy
+// saved while its command ran (a pending copy) left its appended chunks in
+// the log, which filled the disk for every later save. Each way of saving
+// is tried several times over, on fresh databases.
+func TestDiskFull(t *testing.T) {
+	dir := smallFS(t, "3m")
+	// Random bytes, stored raw: compression cannot make them fit.
+	big := make([]byte, 8<<20)
+	rand.NewChaCha8([32]byte{3}).Read(big)
+	fits := sample.Seq(108_894) // seq 1 20000
+	for i := range 8 {
+		streamed := i%2 == 1
+		t.Run(fmt.Sprintf("%d/streamed=%v", i, streamed), func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprintf("full%d.db", i))
+			db := open(t, path, nil)
+			ctx := t.Context()
+			sess, err := db.CreateSession(ctx, "me")
+			if err != nil {
+				t.Fatal(err)
+			}
+			small, err := db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, strings.NewReader("fits"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if streamed {
+				// As a command's capture does: chunks appended while it
+				// runs, until the disk refuses one.
+				p, err := db.BeginCopy(ctx, sess.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for off := 0; ; off += store.ChunkSize {
+					if off == len(big) {
+						t.Fatal("8 MiB appended to a 3 MiB file system")
+					}
+					if err = p.Append(ctx, big[off:off+store.ChunkSize]); err != nil {
+						break
+					}
+				}
+				checkDBError(t, err, sqlite.ErrFull, "append to copy", path)
+				if err := p.Abort(ctx); err != nil {
+					t.Errorf("Abort after the failed append: %v", err)
+				}
+			} else {
+				_, err = db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, bytes.NewReader(big))
+				checkDBError(t, err, sqlite.ErrFull, "save copy", path)
+			}
+			// The failed save's space is back: no log, no row of it.
+			if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() != 0 {
+				t.Errorf("after the failed save the write-ahead log holds %d bytes, want it truncated", fi.Size())
+			}
+			raw, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var copies, chunks int
+			if err := raw.QueryRow(`SELECT (SELECT count(*) FROM copies), (SELECT count(*) FROM chunks)`).Scan(&copies, &chunks); err != nil {
+				t.Fatal(err)
+			}
+			raw.Close()
+			if copies != 1 || chunks != 1 {
+				t.Errorf("after the failed save the database holds %d copies and %d chunks, want the small copy's 1 and 1", copies, chunks)
+			}
+			if got := readAll(t, db, sess.ID, small.ID); string(got) != "fits" {
+				t.Errorf("the copy saved before reads %q", got)
+			}
+			info, err := db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, bytes.NewReader(fits))
+			if err != nil {
+				t.Fatalf("seq 1 20000 after the failed save: %v", err)
+			}
+			if got := readAll(t, db, sess.ID, info.ID); !bytes.Equal(got, fits) {
+				t.Errorf("seq 1 20000 reads back %d bytes, not its own", len(got))
+			}
+			// Stats say what is free and what failed, in this process and
+			// (written down) in the next.
+			st, err := db.Stats(ctx, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.FreeBytes == nil || st.DiskFreeBytes == nil || *st.DiskFreeBytes <= 0 || *st.DiskFreeBytes > 3<<20 {
+				t.Errorf("Stats: FreeBytes %s, DiskFreeBytes %s; want both, the disk's under 3 MiB", show(st.FreeBytes), show(st.DiskFreeBytes))
+			}
+			f := st.LastSaveFailure
+			if f == nil || !f.Full || f.Session != sess.ID || !strings.Contains(f.Error, "full") || time.Since(f.At) > time.Minute {
+				t.Errorf("Stats.LastSaveFailure = %+v; want the failed save, for lack of space", f)
+			}
+			db.Close()
+			again := open(t, path, &sqlite.Options{ReadOnly: true})
+			if st, err := again.Stats(ctx, sess.ID); err != nil || st.LastSaveFailure == nil || st.LastSaveFailure.Error != f.Error {
+				t.Errorf("Stats of another process: %+v, %v; want the same failure", st.LastSaveFailure, err)
+			}
+			again.Close()
+			os.Remove(path)
+		})
 	}
+}
+
+// TestDiskFullUnderQuota: a save that fails for lack of space evicts
+// nothing: its evictions roll back with it.
+func TestDiskFullUnderQuota(t *testing.T) {
+	dir := smallFS(t, "3m")
+	path := filepath.Join(dir, "full.db")
+	db := open(t, path, nil)
 	ctx := t.Context()
 	sess, err := db.CreateSession(ctx, "me")
 	if err != nil {
@@ -393,29 +502,36 @@ func TestDiskFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Random bytes, which stay raw: compression cannot make them fit.
 	big := make([]byte, 4<<20)
 	rand.NewChaCha8([32]byte{3}).Read(big)
-	_, err = db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, bytes.NewReader(big))
-	checkDBError(t, err, sqlite.ErrFull, "save copy", path)
-	// Nothing of the failed copy is visible; the earlier one still reads.
-	list, lerr := db.ListCopies(ctx, sess.ID)
-	if lerr != nil || len(list) != 1 || list[0].ID != small.ID {
-		t.Errorf("after a full disk, ListCopies = %v, %v; want only the small copy", list, lerr)
-	}
-	// Deleting frees the space again for small saves.
-	if _, err := db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, strings.NewReader("still fits")); err != nil {
-		t.Errorf("small save after a failed big one: %v", err)
-	}
-	// A full disk under a quota evicts nothing: the failed save rolls its
-	// evictions back with it.
 	db.SetLimits(store.Limits{SessionQuota: 100})
 	_, err = db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, bytes.NewReader(big))
 	checkDBError(t, err, sqlite.ErrFull, "save copy", path)
-	got := make([]byte, 4)
-	if n, err := db.ReadCopyAt(ctx, sess.ID, small.ID, got, 0); n != 4 || string(got) != "fits" {
-		t.Errorf("after a failed save under a quota, the small copy reads %q, %v", got[:n], err)
+	if got := readAll(t, db, sess.ID, small.ID); string(got) != "fits" {
+		t.Errorf("after a failed save under a quota, the small copy reads %q", got)
 	}
+}
+
+// show prints a number that may be unknown.
+func show(n *int64) string {
+	if n == nil {
+		return "unknown"
+	}
+	return strconv.FormatInt(*n, 10)
+}
+
+// readAll reads a whole copy.
+func readAll(t *testing.T, db *sqlite.DB, session, id string) []byte {
+	t.Helper()
+	info, err := db.StatCopy(t.Context(), session, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]byte, info.TotalBytes)
+	if n, err := db.ReadCopyAt(t.Context(), session, id, p, 0); int64(n) != info.TotalBytes || err != nil && err != io.EOF {
+		t.Fatalf("ReadCopyAt = %d, %v", n, err)
+	}
+	return p
 }
 
 func TestOpenErrors(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/scrollback-dev/scrollback/store"
+	"github.com/scrollback-dev/scrollback/store/internal/sample"
 )
 
 // housekeepingTests check what store.Housekeeper promises: compression that
@@ -24,6 +25,7 @@ var housekeepingTests = []struct {
 	fn   func(t *testing.T, s store.Store, h store.Housekeeper)
 }{
 	{"Compressible", testCompressible},
+	{"SmallCopiesCompressed", testSmallCopies},
 	{"EvictLeastRecentlyRead", testEvictLRU},
 	{"EvictOversizedCopyKept", testEvictOversized},
 	{"EvictDBCapAcrossSessions", testEvictDBCap},
@@ -139,6 +141,66 @@ func testCompressible(t *testing.T, s store.Store, h store.Housekeeper) {
 	if min := int64(len(rnd)) * 2; st.StoredBytes < min || st.StoredBytes > logical/2 {
 		t.Errorf("Stats.StoredBytes = %d of %d logical: want the text compressed and the random bytes raw (%d..%d)", st.StoredBytes, logical, min, logical/2)
 	}
+}
+
+// testSmallCopies: the outputs people retain most, a little over a
+// preview's budget to a few hundred KB, are stored compressed whatever
+// their content, saved whole or while their command runs (a pending copy
+// appended a chunk at a time), and read back byte for byte. The bounds are
+// the issue's: `seq 1 100000` at most 0.45x its size (gzip -6 makes 0.37x,
+// zstd -1 0.42x), a 100 KB go test log at most 0.3x.
+func testSmallCopies(t *testing.T, s store.Store, h store.Housekeeper) {
+	for _, c := range []struct {
+		name string
+		data []byte
+		max  float64
+	}{
+		{"seq 1 100000", sample.Seq(588_895), 0.45},
+		{"seq 1 20000", sample.Seq(108_894), 0.45},
+		{"go test log, 100 KB", sample.GoTestLog(100_000), 0.3},
+		{"go test log, 30 KB", sample.GoTestLog(30_000), 0.3},
+		{"JSON export, 100 KB", sample.JSONExport(100_000), 0.3},
+		{"seq 1 7000, just over a preview", sample.Seq(33_894), 0.45},
+	} {
+		for _, streamed := range []bool{false, true} {
+			sess := createSession(t, s, alice)
+			var info store.CopyInfo
+			if st, ok := s.(store.Streamer); ok && streamed {
+				info = saveStreamed(t, st, sess.ID, c.data)
+			} else if streamed {
+				continue
+			} else {
+				info = saveCopy(t, s, sess.ID, store.CopyMeta{Complete: true}, c.data)
+			}
+			wantReadable(t, s, sess.ID, info, c.data)
+			st := stats(t, h, sess.ID)
+			ratio := float64(st.StoredBytes) / float64(len(c.data))
+			if st.LogicalBytes != int64(len(c.data)) || ratio > c.max {
+				t.Errorf("%s (streamed %v): %d bytes stored in %d: %.3fx, want at most %.2fx", c.name, streamed, len(c.data), st.StoredBytes, ratio, c.max)
+			}
+		}
+	}
+}
+
+// saveStreamed saves data as a command's capture does: its whole chunks
+// appended to a pending copy, the rest given to Finish.
+func saveStreamed(t *testing.T, st store.Streamer, session string, data []byte) store.CopyInfo {
+	t.Helper()
+	p, err := st.BeginCopy(ctxT(t), session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(data) / store.ChunkSize * store.ChunkSize
+	for off := 0; off < n; off += 2 * store.ChunkSize {
+		if err := p.Append(ctxT(t), data[off:min(n, off+2*store.ChunkSize)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info, err := p.Finish(ctxT(t), store.CopyMeta{Complete: true}, bytes.NewReader(data[n:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
 }
 
 func testEvictLRU(t *testing.T, s store.Store, h store.Housekeeper) {
