@@ -6,6 +6,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"runtime/debug"
 
@@ -84,6 +85,18 @@ func serveFloor(kind string) {
 		})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{JSONResponse: true})
+	if addr := os.Getenv("SCROLLBACK_PPROF"); addr != "" {
+		// Go's profiles, as scrollback serves them for -profile.
+		pln, err := net.Listen("tcp", addr)
+		if err != nil {
+			log.Fatal(err)
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		go http.Serve(pln, mux)
+		fmt.Fprintf(os.Stderr, "floor (%s): Go profiles on http://%s/debug/pprof/\n", kind, pln.Addr())
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		log.Fatal(err)
