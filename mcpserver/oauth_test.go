@@ -32,7 +32,7 @@ type testIssuer struct {
 	keys []jose.JSONWebKey // published
 }
 
-func newTestIssuer(t *testing.T) *testIssuer {
+func newTestIssuer(t testing.TB) *testIssuer {
 	t.Helper()
 	iss := &testIssuer{}
 	mux := http.NewServeMux()
@@ -58,7 +58,7 @@ func newTestIssuer(t *testing.T) *testIssuer {
 
 // rotate makes a new signing key and publishes it, keeping the old one
 // published when keepOld.
-func (iss *testIssuer) rotate(t *testing.T, keepOld bool) {
+func (iss *testIssuer) rotate(t testing.TB, keepOld bool) {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -77,7 +77,7 @@ func (iss *testIssuer) rotate(t *testing.T, keepOld bool) {
 }
 
 // token signs claims with the issuer's current key (or key, when given).
-func (iss *testIssuer) token(t *testing.T, claims map[string]any, key *rsa.PrivateKey) string {
+func (iss *testIssuer) token(t testing.TB, claims map[string]any, key *rsa.PrivateKey) string {
 	t.Helper()
 	iss.mu.Lock()
 	kid := iss.kid
