@@ -26,7 +26,10 @@
 // read_tool_output that does nothing and returns a result shaped like a
 // page (floor-page: the same 4 KiB of text in a text block and in
 // structuredContent) or two bytes (floor-tiny), so that the server CPU per
-// call scrollback adds to what the SDK costs reads as a ratio. Two more
+// call scrollback adds to what the SDK costs reads as a ratio; a third,
+// floor-store, reads the page from scrollback's store with the engine's
+// own call and answers it as scrollback shapes it, nothing else around it:
+// what the SDK and the store cost together. Two more
 // ways of calling the same server can join the rounds: -oauth (the server
 // with --oauth-issuer, each client a user of its own sending an RS256 JWT
 // access token signed by an issuer this program serves) and -stateless
@@ -72,7 +75,7 @@ func main() {
 	bin := flag.String("scrollback", "", "the scrollback binary to serve with (default: build ./cmd/scrollback)")
 	ref := flag.String("ref", "", "a reference scrollback `binary` (main's, say): the reads run against it and the measured one in turn, -rounds times, and the medians are compared")
 	rounds := flag.Int("rounds", 3, "with -ref or -floor, rounds of reads against each server")
-	floor := flag.Bool("floor", false, "also measure the SDK's floor: the official SDK's streamable HTTP handler, in a process of its own, with a read_tool_output that does nothing and returns a result shaped like a page (floor-page) or two bytes (floor-tiny); rounds alternate as with -ref")
+	floor := flag.Bool("floor", false, "also measure the SDK's floor: the official SDK's streamable HTTP handler, in a process of its own, with a read_tool_output that does nothing and returns a result shaped like a page (floor-page) or two bytes (floor-tiny), or that reads the page from scrollback's store and nothing else (floor-store); rounds alternate as with -ref")
 	serve := flag.String("serve-floor", "", "serve a floor server (`page` or `tiny`) and print its address, as -floor runs it; nothing else")
 	oauth := flag.Bool("oauth", false, "also measure the server with --oauth-issuer (an issuer served by this program), each client a user sending its JWT access token; rounds alternate as with -ref")
 	stateless := flag.Bool("stateless", false, "also measure requests of protocol 2026-07-28 (no MCP session, each request on its own, on the default scrollback session); rounds alternate as with -ref")
@@ -133,6 +136,7 @@ func main() {
 		}
 		if *floor {
 			targets = append(targets, target{name: "floor-page", argv: []string{self, "-serve-floor", floorPage}},
+				target{name: "floor-store", argv: []string{self, "-serve-floor", floorStore}},
 				target{name: "floor-tiny", argv: []string{self, "-serve-floor", floorTiny}})
 		}
 		results := make(map[string][]readResult)
