@@ -323,7 +323,7 @@ func statmBytes() (resident, data int64, err error) {
 func LimitRun(bound int64, inUse uint64, cpu time.Duration) string {
 	var set []string
 	if bound > 0 {
-		if _, data, err := statmBytes(); err == nil {
+		if _, data, err := statmBytes(); err == nil && !raceDetector {
 			lim := uint64(data + HardGrowth(bound))
 			if err := unix.Setrlimit(unix.RLIMIT_DATA, &unix.Rlimit{Cur: lim, Max: lim}); err == nil {
 				set = append(set, fmt.Sprintf("RLIMIT_DATA %d MiB (%d MiB now)", mib(int64(lim)), mib(data)))

@@ -1,0 +1,6 @@
+//go:build !race
+
+package sandbox
+
+// raceDetector: see race_on.go.
+const raceDetector = false
