@@ -258,7 +258,8 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 	guarded.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "scrollback: not found: the MCP endpoint is "+Path, http.StatusNotFound)
 	})
-	// Path, where nearly every request goes, is routed without the mux.
+	// Path, where nearly every request goes, is routed without the mux,
+	// behind the token check as the others.
 	var authed http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == Path {
 			mcpHandler.ServeHTTP(w, r)
@@ -267,7 +268,7 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 		guarded.ServeHTTP(w, r)
 	})
 	if tokens != nil || opts.OAuth != nil {
-		authed = newAuthenticator(tokens, opts.OAuth, guarded)
+		authed = newAuthenticator(tokens, opts.OAuth, authed)
 	}
 	authed = obs.traceHTTP(authed)
 	// Protected Resource Metadata is public and read by browser-based
