@@ -31,6 +31,11 @@ import (
 //   - floor: the SDK's streamable handler (JSON answers) with a tool that
 //     does nothing and answers a result shaped like a page, as bench/mcp
 //     -floor serves it: what the SDK itself costs;
+//   - store: the same SDK handler whose read_tool_output reads the page
+//     from scrollback's store (an engine session's ReadToolOutput, its
+//     arguments decoded by encoding/json) and answers it as scrollback
+//     does, nothing else around it, as bench/mcp -floor's floor-store:
+//     what the SDK and the store cost together;
 //   - session: scrollback's handler as `scrollback mcp --http` sets it up
 //     (observer with a text log line a call, limits), in an MCP session;
 //   - oauth: the same with an OAuth issuer, the request carrying its JWT
@@ -52,6 +57,20 @@ func BenchmarkServeRead(b *testing.B) {
 		c := &serveClient{h: floorHandler(string(text[:4096]))}
 		c.initialize(b)
 		c.read(b, "out_floor", size)
+	})
+	b.Run("store", func(b *testing.B) {
+		eng, _ := newEngine(b, filepager.Options{})
+		sess, err := eng.NewSession(context.Background(), scrollback.LocalOwner)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rc, err := sess.RunCommand(context.Background(), scrollback.RunCommandInput{Command: "cat " + src})
+		if err != nil || rc.OutputID == "" {
+			b.Fatalf("making a copy: %v %+v", err, rc)
+		}
+		c := &serveClient{h: storeFloorHandler(sess)}
+		c.initialize(b)
+		c.read(b, rc.OutputID, size)
 	})
 	b.Run("session", func(b *testing.B) {
 		c := &serveClient{h: observedHandler(b, nil)}
@@ -96,6 +115,32 @@ func floorHandler(page string) http.Handler {
 					off, off+4096, total, "out_abcdefghijklmnopqrstuvwxyz", off+4096)}},
 				StructuredContent: scrollback.Page{Text: page, NextOffset: off + 4096, TotalBytes: total, HasMore: true, Complete: true},
 				Meta:              mcp.Meta{MetaSession: "s_abcdefghijklmnopqrstuvwxyz"},
+			}, nil
+		})
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true})
+}
+
+// storeFloorHandler is the SDK's handler with a read_tool_output that
+// reads the page of sess's copy and nothing else, as bench/mcp's
+// floor-store.
+func storeFloorHandler(sess *scrollback.Session) http.Handler {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "floor", Version: "v0"}, nil)
+	meta := mcp.Meta{MetaSession: sess.ID()}
+	srv.AddTool(&mcp.Tool{Name: "read_tool_output", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in scrollback.ReadInput
+			if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+				return nil, err
+			}
+			page, err := sess.ReadToolOutput(ctx, in)
+			if err != nil {
+				return nil, err
+			}
+			text := pageText(in, page)
+			return &mcp.CallToolResult{
+				Content:           []mcp.Content{&mcp.TextContent{Text: text[0]}, &mcp.TextContent{Text: text[1]}},
+				StructuredContent: page,
+				Meta:              meta,
 			}, nil
 		})
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: true})
