@@ -64,12 +64,7 @@ func (a *authenticator) verify(ctx context.Context, token string) (*auth.TokenIn
 		}
 	}
 	if a.oauth != nil {
-		info, err := a.oauth.Verify(ctx, token)
-		if err != nil {
-			return nil, err
-		}
-		info.Extra[oauthKey] = true
-		return info, nil
+		return a.oauth.Verify(ctx, token) // its info carries oauthKey
 	}
 	return nil, fmt.Errorf("%w: scrollback: the bearer token is not one this server accepts", auth.ErrInvalidToken)
 }

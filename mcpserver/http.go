@@ -258,9 +258,17 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 	guarded.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "scrollback: not found: the MCP endpoint is "+Path, http.StatusNotFound)
 	})
-	var authed http.Handler = guarded
+	// Path, where nearly every request goes, is routed without the mux,
+	// behind the token check as the others.
+	var authed http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == Path {
+			mcpHandler.ServeHTTP(w, r)
+			return
+		}
+		guarded.ServeHTTP(w, r)
+	})
 	if tokens != nil || opts.OAuth != nil {
-		authed = newAuthenticator(tokens, opts.OAuth, guarded)
+		authed = newAuthenticator(tokens, opts.OAuth, authed)
 	}
 	authed = obs.traceHTTP(authed)
 	// Protected Resource Metadata is public and read by browser-based
@@ -275,17 +283,22 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 	}
 	origins := newOriginCheck(opts.AllowOrigins)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h, pattern := public.Handler(r); pattern != "" {
-			h.ServeHTTP(w, r)
-			return
+		other := r.URL.Path != Path // Path is neither public nor open
+		if other {
+			if h, pattern := public.Handler(r); pattern != "" {
+				h.ServeHTTP(w, r)
+				return
+			}
 		}
 		if err := origins.check(r); err != nil {
 			http.Error(w, err.Error(), http.StatusForbidden)
 			return
 		}
-		if h, pattern := open.Handler(r); pattern != "" {
-			h.ServeHTTP(w, r)
-			return
+		if other {
+			if h, pattern := open.Handler(r); pattern != "" {
+				h.ServeHTTP(w, r)
+				return
+			}
 		}
 		authed.ServeHTTP(w, r)
 	})

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -83,6 +85,7 @@ type OAuth struct {
 	opts     OAuthOptions
 	verifier *oidc.IDTokenVerifier
 	algs     []string
+	verified verifiedTokens
 }
 
 // ErrOAuthConfig is returned by NewOAuth for options that cannot work.
@@ -184,8 +187,22 @@ func OAuthOwner(issuer, subject string) string {
 // Verify checks an access token: signature by one of the issuer's keys,
 // issuer, audience, expiry and not-before. It returns the token's info
 // (owner, scopes, expiry, and the user's name for logs), or an error that
-// wraps auth.ErrInvalidToken and says what was wrong.
+// wraps auth.ErrInvalidToken and says what was wrong. A token verified
+// before is taken from a cache until it expires (see verifiedTokens), and
+// its info is then the same value: do not modify it.
 func (o *OAuth) Verify(ctx context.Context, raw string) (*auth.TokenInfo, error) {
+	now := time.Now()
+	if info, ok := o.verified.get(raw, now); ok {
+		return info, nil
+	}
+	kid, gen := tokenKeyID(raw), o.verified.generation()
+	info, err := o.verify(ctx, raw)
+	o.verified.put(raw, kid, gen, info, o.opts.Leeway)
+	return info, err
+}
+
+// verify is Verify without the cache.
+func (o *OAuth) verify(ctx context.Context, raw string) (*auth.TokenInfo, error) {
 	tok, err := o.verifier.Verify(ctx, raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s", auth.ErrInvalidToken, o.explain(raw, err))
@@ -216,8 +233,93 @@ func (o *OAuth) Verify(ctx context.Context, raw string) (*auth.TokenInfo, error)
 		UserID:     OAuthOwner(tok.Issuer, tok.Subject),
 		Scopes:     scopes,
 		Expiration: tok.Expiry,
-		Extra:      map[string]any{tokenNameKey: name},
+		Extra:      map[string]any{tokenNameKey: name, oauthKey: true},
 	}, nil
+}
+
+// verifiedTokens remembers the access tokens an OAuth verified, each until
+// it expires, so that a client's every request does not pay for checking
+// the same signature again (an RSA verification and three decodings of
+// the claims: most of what OAuth adds to a call). go-oidc fetches the
+// issuer's keys again when a signature does not verify with those it has,
+// which may withdraw keys; so a token refused, or signed with a key no
+// remembered token names, empties the cache, and the tokens of a withdrawn
+// key are refused from their next request on, as without it. It is
+// bounded (maxVerifiedTokens) and safe for concurrent use.
+type verifiedTokens struct {
+	mu      sync.Mutex
+	entries map[string]verifiedToken // by the token as sent
+	kids    map[string]int           // the entries' key ids, counted
+	gen     uint64                   // how many times it was emptied
+}
+
+type verifiedToken struct {
+	info  *auth.TokenInfo
+	until time.Time // its expiry, plus the leeway
+}
+
+// maxVerifiedTokens bounds the cache (tokens are a kilobyte or so each);
+// past it, it starts again empty.
+const maxVerifiedTokens = 4096
+
+// get returns the info of raw when it was verified and has not expired.
+func (c *verifiedTokens) get(raw string, now time.Time) (*auth.TokenInfo, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[raw]
+	if !ok || !now.Before(e.until) {
+		return nil, false
+	}
+	return e.info, true
+}
+
+// generation says how many times the cache was emptied, for put.
+func (c *verifiedTokens) generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+// put records the outcome of verifying raw, a token naming key kid, which
+// began when the cache's generation was gen: info, nil when it was
+// refused, is kept until its expiry plus leeway, unless the cache was
+// emptied meanwhile (the verification may have used keys since withdrawn).
+func (c *verifiedTokens) put(raw, kid string, gen uint64, info *auth.TokenInfo, leeway time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	stale := gen != c.gen
+	if info == nil || c.kids[kid] == 0 || len(c.entries) >= maxVerifiedTokens {
+		c.entries, c.kids = nil, nil
+		c.gen++
+	}
+	if info == nil || stale {
+		return
+	}
+	if c.entries == nil {
+		c.entries, c.kids = map[string]verifiedToken{}, map[string]int{}
+	}
+	if _, ok := c.entries[raw]; !ok {
+		c.kids[kid]++
+	}
+	c.entries[raw] = verifiedToken{info: info, until: info.Expiration.Add(leeway)}
+}
+
+// tokenKeyID returns the key id (kid) in a JWT's header, "" when it has
+// none or is no JWT.
+func tokenKeyID(raw string) string {
+	head, _, ok := strings.Cut(raw, ".")
+	if !ok {
+		return ""
+	}
+	data, err := base64.RawURLEncoding.DecodeString(head)
+	if err != nil {
+		return ""
+	}
+	var h struct {
+		Kid string `json:"kid"`
+	}
+	json.Unmarshal(data, &h)
+	return h.Kid
 }
 
 // stringList decodes a claim that is a list of strings or one string

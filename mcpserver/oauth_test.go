@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/scrollback-dev/scrollback/filepager"
@@ -32,7 +34,7 @@ type testIssuer struct {
 	keys []jose.JSONWebKey // published
 }
 
-func newTestIssuer(t *testing.T) *testIssuer {
+func newTestIssuer(t testing.TB) *testIssuer {
 	t.Helper()
 	iss := &testIssuer{}
 	mux := http.NewServeMux()
@@ -58,7 +60,7 @@ func newTestIssuer(t *testing.T) *testIssuer {
 
 // rotate makes a new signing key and publishes it, keeping the old one
 // published when keepOld.
-func (iss *testIssuer) rotate(t *testing.T, keepOld bool) {
+func (iss *testIssuer) rotate(t testing.TB, keepOld bool) {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -77,7 +79,7 @@ func (iss *testIssuer) rotate(t *testing.T, keepOld bool) {
 }
 
 // token signs claims with the issuer's current key (or key, when given).
-func (iss *testIssuer) token(t *testing.T, claims map[string]any, key *rsa.PrivateKey) string {
+func (iss *testIssuer) token(t testing.TB, claims map[string]any, key *rsa.PrivateKey) string {
 	t.Helper()
 	iss.mu.Lock()
 	kid := iss.kid
@@ -366,4 +368,94 @@ func postMessage(t *testing.T, url string, hdr map[string]string, msg string) (i
 	n, _ := resp.Body.Read(buf)
 	b.Write(buf[:n])
 	return resp.StatusCode, b.String(), resp.Header
+}
+
+// TestVerifiedTokens: a verified token is remembered until its expiry plus
+// the leeway; a refusal, or a token naming a key id no remembered token
+// names (go-oidc may then have fetched the keys again and withdrawn some),
+// forgets every token; an outcome of a verification that began before the
+// cache was emptied is not kept; the cache is bounded.
+func TestVerifiedTokens(t *testing.T) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	info := func(user string) *auth.TokenInfo {
+		return &auth.TokenInfo{UserID: user, Expiration: now.Add(time.Minute)}
+	}
+	var c verifiedTokens
+	if _, ok := c.get("a", now); ok {
+		t.Fatal("an empty cache has a token")
+	}
+	c.put("a", "k1", c.generation(), info("alice"), 30*time.Second)
+	if got, ok := c.get("a", now.Add(90*time.Second-time.Nanosecond)); !ok || got.UserID != "alice" {
+		t.Errorf("within expiry plus leeway: %v %v", got, ok)
+	}
+	if _, ok := c.get("a", now.Add(90*time.Second)); ok {
+		t.Error("past expiry plus leeway: still remembered")
+	}
+	c.put("b", "k1", c.generation(), info("bob"), 0)
+	if _, ok := c.get("a", now); !ok {
+		t.Error("a second token of the same key emptied the cache")
+	}
+
+	// A token of another key: the others are forgotten, it is kept.
+	c.put("c", "k2", c.generation(), info("carol"), 0)
+	if _, ok := c.get("a", now); ok {
+		t.Error("a token of a new key left the others")
+	}
+	if _, ok := c.get("c", now); !ok {
+		t.Error("the token of the new key was not kept")
+	}
+
+	// A refusal forgets every token.
+	c.put("d", "k2", c.generation(), nil, 0)
+	if _, ok := c.get("c", now); ok {
+		t.Error("a refusal left the others")
+	}
+	if _, ok := c.get("d", now); ok {
+		t.Error("a refused token is remembered")
+	}
+
+	// A verification that began before the cache was emptied is not kept.
+	c.put("e", "k2", c.generation(), info("erin"), 0)
+	gen := c.generation()
+	c.put("f", "k3", c.generation(), info("frank"), 0) // empties
+	c.put("g", "k3", gen, info("grace"), 0)
+	if _, ok := c.get("g", now); ok {
+		t.Error("an outcome from before the cache was emptied was kept")
+	}
+	if _, ok := c.get("f", now); !ok {
+		t.Error("f was not kept")
+	}
+
+	// Bounded.
+	for i := range maxVerifiedTokens {
+		c.put(fmt.Sprint("t", i), "k3", c.generation(), info("many"), 0)
+	}
+	if n := len(c.entries); n > maxVerifiedTokens {
+		t.Errorf("%d tokens remembered, bound %d", n, maxVerifiedTokens)
+	}
+}
+
+// TestOAuthVerifyConcurrent: many requests verifying the same tokens at
+// once (run with -race).
+func TestOAuthVerifyConcurrent(t *testing.T) {
+	iss := newTestIssuer(t)
+	const aud = "http://127.0.0.1:7777/mcp"
+	oa, err := NewOAuth(context.Background(), OAuthOptions{Issuer: iss.srv.URL, Audience: aud})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := []string{iss.token(t, iss.claims(aud, "alice"), nil), iss.token(t, iss.claims(aud, "bob"), nil)}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for j := range 50 {
+				info, err := oa.Verify(context.Background(), tokens[(i+j)%2])
+				if err != nil || TokenName(info) == "" || info.Extra[oauthKey] != true {
+					t.Errorf("verify: %v %+v", err, info)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

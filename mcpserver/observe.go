@@ -352,14 +352,20 @@ func (s *observedStore) StatCopy(ctx context.Context, session, id string) (store
 }
 
 func (s *observedStore) ReadCopyAt(ctx context.Context, session, id string, p []byte, off int64) (int, error) {
-	ctx, span := s.o.storeSpan(ctx, "read_copy", session, attrOffset.Int64(off))
+	ctx, span := s.o.storeSpan(ctx, "read_copy", session)
+	if span != nil {
+		span.SetAttributes(attrOffset.Int64(off))
+	}
 	n, err := s.Store.ReadCopyAt(ctx, session, id, p, off)
 	endStoreSpan(span, int64(n), err)
 	return n, s.failed("read_copy", err)
 }
 
 func (s *observedStore) StatReadCopyAt(ctx context.Context, session, id string, p []byte, off int64) (store.CopyInfo, int, error) {
-	ctx, span := s.o.storeSpan(ctx, "read_copy", session, attrOffset.Int64(off))
+	ctx, span := s.o.storeSpan(ctx, "read_copy", session)
+	if span != nil {
+		span.SetAttributes(attrOffset.Int64(off))
+	}
 	info, n, err := s.Store.StatReadCopyAt(ctx, session, id, p, off)
 	endStoreSpan(span, int64(n), err)
 	return info, n, s.failed("read_copy", err)

@@ -112,13 +112,13 @@ func (o *Observer) traceMCP(ctx context.Context, b *Binding, method string, req 
 }
 
 // storeSpan starts the span of one store operation on session; end it
-// with endStoreSpan. Off, it returns ctx and nil.
-func (o *Observer) storeSpan(ctx context.Context, op, session string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+// with endStoreSpan. Off, it returns ctx and nil, and costs nothing: it
+// takes no attributes to build (set them on the span when it is not nil).
+func (o *Observer) storeSpan(ctx context.Context, op, session string) (context.Context, trace.Span) {
 	if !o.Tracing() {
 		return ctx, nil
 	}
-	attrs = append(attrs, attrSession.String(session))
-	return o.tracer.Start(ctx, "store."+op, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	return o.tracer.Start(ctx, "store."+op, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrSession.String(session)))
 }
 
 // endStoreSpan ends span (nil: tracing is off) with the operation's error

@@ -368,6 +368,13 @@ func (h *httpServing) reload() {
 // stops gracefully (see stop). SIGHUP re-reads the token file.
 func (h *httpServing) serve(ctx context.Context, std IO, newHandler func(opts mcpserver.HTTPOptions) http.Handler, ready func(context.Context) error, what string) error {
 	tuneGCForServing(std.Getenv)
+	profiles, err := serveProfiles(ctx, std.Getenv)
+	if err != nil {
+		return err
+	}
+	if profiles != "" {
+		h.say(std, slog.LevelInfo, "scrollback: Go profiles ($"+profileEnv+") on "+profiles, "url", profiles)
+	}
 	ln, err := mcpserver.Listen(ctx, h.http, h.tokens != nil || h.oauthIssuer != "")
 	if err != nil {
 		return err

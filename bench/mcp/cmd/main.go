@@ -14,7 +14,7 @@
 //
 // Run it from the repository root:
 //
-//	go run ./bench/mcp/cmd [-clients 50] [-calls 200] [-echo 200] [-gogc N] [-ref BIN] [-floor] [-rounds 3]
+//	go run ./bench/mcp/cmd [-clients 50] [-calls 200] [-echo 200] [-gogc N] [-ref BIN] [-floor] [-oauth] [-stateless] [-rounds 3] [-profile DIR]
 //
 // It prints the machine's load average beside its figures: on a shared
 // machine they are comparable only within one run. To compare two builds,
@@ -26,7 +26,18 @@
 // read_tool_output that does nothing and returns a result shaped like a
 // page (floor-page: the same 4 KiB of text in a text block and in
 // structuredContent) or two bytes (floor-tiny), so that the server CPU per
-// call scrollback adds to what the SDK costs reads as a ratio.
+// call scrollback adds to what the SDK costs reads as a ratio; a third,
+// floor-store, reads the page from scrollback's store with the engine's
+// own call and answers it as scrollback shapes it, nothing else around it:
+// what the SDK and the store cost together. Two more
+// ways of calling the same server can join the rounds: -oauth (the server
+// with --oauth-issuer, each client a user of its own sending an RS256 JWT
+// access token signed by an issuer this program serves) and -stateless
+// (protocol 2026-07-28: no initialize and no MCP session, each request
+// carrying its version in MCP-Protocol-Version and _meta, acting on the
+// principal's default scrollback session). With -profile DIR, every server
+// serves Go's profiles ($SCROLLBACK_PPROF) and the CPU and allocation
+// profiles of each round's reads are written to DIR, for `go tool pprof`.
 //
 // Everything it starts listens on 127.0.0.1 only and stops when it is done.
 package main
@@ -36,6 +47,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -63,8 +75,12 @@ func main() {
 	bin := flag.String("scrollback", "", "the scrollback binary to serve with (default: build ./cmd/scrollback)")
 	ref := flag.String("ref", "", "a reference scrollback `binary` (main's, say): the reads run against it and the measured one in turn, -rounds times, and the medians are compared")
 	rounds := flag.Int("rounds", 3, "with -ref or -floor, rounds of reads against each server")
-	floor := flag.Bool("floor", false, "also measure the SDK's floor: the official SDK's streamable HTTP handler, in a process of its own, with a read_tool_output that does nothing and returns a result shaped like a page (floor-page) or two bytes (floor-tiny); rounds alternate as with -ref")
+	floor := flag.Bool("floor", false, "also measure the SDK's floor: the official SDK's streamable HTTP handler, in a process of its own, with a read_tool_output that does nothing and returns a result shaped like a page (floor-page) or two bytes (floor-tiny), or that reads the page from scrollback's store and nothing else (floor-store); rounds alternate as with -ref")
 	serve := flag.String("serve-floor", "", "serve a floor server (`page` or `tiny`) and print its address, as -floor runs it; nothing else")
+	oauth := flag.Bool("oauth", false, "also measure the server with --oauth-issuer (an issuer served by this program), each client a user sending its JWT access token; rounds alternate as with -ref")
+	stateless := flag.Bool("stateless", false, "also measure requests of protocol 2026-07-28 (no MCP session, each request on its own, on the default scrollback session); rounds alternate as with -ref")
+	profile := flag.String("profile", "", "write the CPU and allocation profiles of each server's reads to `DIR` (the servers serve them with $SCROLLBACK_PPROF)")
+	profileSecs := flag.Int("profile-seconds", 4, "with -profile, the `seconds` each profile covers from the start of the reads (give enough -calls to last that long)")
 	flag.Parse()
 	log.SetFlags(0)
 	if *serve != "" {
@@ -90,27 +106,43 @@ func main() {
 	if err := writeSource(src, *copyBytes); err != nil {
 		log.Fatal(err)
 	}
-	b := &bench{dir: dir, src: src, gogc: *gogc, clients: *clients, calls: *calls, copyBytes: *copyBytes}
+	b := &bench{dir: dir, src: src, gogc: *gogc, clients: *clients, calls: *calls, copyBytes: *copyBytes, profile: *profile, profileSecs: *profileSecs}
+	if *profile != "" {
+		if err := os.MkdirAll(*profile, 0o755); err != nil {
+			log.Fatal(err)
+		}
+	}
 	fmt.Printf("scrollback MCP benchmark: streamable HTTP on loopback, server in its own process (GOGC=%s), %d CPUs, load average %s\n", orDefault(*gogc), runtime.NumCPU(), loadAvg())
 
-	if *ref != "" || *floor {
+	if *ref != "" || *floor || *oauth || *stateless {
 		self, err := os.Executable()
 		if err != nil {
 			log.Fatal(err)
 		}
 		var targets []target
 		if *ref != "" {
-			targets = append(targets, target{"reference", scrollbackArgs(*ref)})
+			targets = append(targets, target{name: "reference", argv: scrollbackArgs(*ref)})
 		}
-		targets = append(targets, target{"measured", scrollbackArgs(*bin)})
+		targets = append(targets, target{name: "measured", argv: scrollbackArgs(*bin)})
+		if *oauth {
+			iss, err := startIssuer()
+			if err != nil {
+				log.Fatal(err)
+			}
+			targets = append(targets, target{name: "oauth", argv: append(scrollbackArgs(*bin), "--oauth-issuer", iss.url), issuer: iss})
+		}
+		if *stateless {
+			targets = append(targets, target{name: "stateless", argv: scrollbackArgs(*bin), stateless: true})
+		}
 		if *floor {
-			targets = append(targets, target{"floor-page", []string{self, "-serve-floor", floorPage}},
-				target{"floor-tiny", []string{self, "-serve-floor", floorTiny}})
+			targets = append(targets, target{name: "floor-page", argv: []string{self, "-serve-floor", floorPage}},
+				target{name: "floor-store", argv: []string{self, "-serve-floor", floorStore}},
+				target{name: "floor-tiny", argv: []string{self, "-serve-floor", floorTiny}})
 		}
 		results := make(map[string][]readResult)
 		for i := range max(*rounds, 1) {
 			for _, t := range targets {
-				r, err := b.reads(ctx, t.argv)
+				r, err := b.reads(ctx, t, fmt.Sprintf("%s-round%d", t.name, i+1))
 				if err != nil {
 					log.Fatal(err)
 				}
@@ -125,15 +157,22 @@ func main() {
 				len(results[t.name]), t.name, m.cpu, m.rate, m.p50, m.p99, m.errs)
 			failed = failed || m.errs != 0
 		}
-		m := median(results["measured"])
-		for _, t := range targets {
-			if t.name == "measured" {
+		// Each way of calling scrollback beside each reference, and the
+		// other ways beside the plain one.
+		for _, a := range targets {
+			if a.name != "measured" && a.name != "oauth" && a.name != "stateless" {
 				continue
 			}
-			r := median(results[t.name])
-			fmt.Printf("measured / %s: server CPU per call %s / %s = %.2fx; calls/s %.0f / %.0f = %.2fx; p50 %s / %s = %.2fx; p99 %s / %s = %.2fx\n",
-				t.name, m.cpu, r.cpu, ratio(m.cpu, r.cpu), m.rate, r.rate, m.rate/r.rate,
-				m.p50, r.p50, ratio(m.p50, r.p50), m.p99, r.p99, ratio(m.p99, r.p99))
+			m := median(results[a.name])
+			for _, t := range targets {
+				if t.name == a.name || t.name == "oauth" || t.name == "stateless" || a.name != "measured" && t.name == "reference" {
+					continue
+				}
+				r := median(results[t.name])
+				fmt.Printf("%s / %s: server CPU per call %s / %s = %.2fx; calls/s %.0f / %.0f = %.2fx; p50 %s / %s = %.2fx; p99 %s / %s = %.2fx\n",
+					a.name, t.name, m.cpu, r.cpu, ratio(m.cpu, r.cpu), m.rate, r.rate, m.rate/r.rate,
+					m.p50, r.p50, ratio(m.p50, r.p50), m.p99, r.p99, ratio(m.p99, r.p99))
+			}
 		}
 		fmt.Printf("load average at the end: %s\n", loadAvg())
 		if failed {
@@ -142,7 +181,7 @@ func main() {
 		return
 	}
 
-	s, r, err := b.start(ctx, scrollbackArgs(*bin))
+	s, r, err := b.start(ctx, target{name: "measured", argv: scrollbackArgs(*bin)}, "measured")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -189,6 +228,8 @@ func main() {
 type bench struct {
 	dir, src, gogc            string
 	clients, calls, copyBytes int
+	profile                   string // where profiles go; "" for none
+	profileSecs               int
 	n                         int // servers started, for their databases
 }
 
@@ -232,10 +273,15 @@ func median(rs []readResult) readResult {
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
 
-// target is a server to measure: the command line that starts it.
+// target is a server to measure and how its clients call it.
 type target struct {
 	name string
-	argv []string
+	argv []string // the command line that starts the server
+	// issuer, when set, signs each client an access token of a user of
+	// its own (the server runs with --oauth-issuer).
+	issuer *issuer
+	// stateless clients speak protocol 2026-07-28: no MCP session.
+	stateless bool
 }
 
 // scrollbackArgs is the command line of `scrollback mcp --http` of bin.
@@ -243,10 +289,10 @@ func scrollbackArgs(bin string) []string {
 	return []string{bin, "mcp", "--http", "127.0.0.1:0"}
 }
 
-// reads starts the server argv runs, measures the concurrent reads, stops it
-// and removes its database.
-func (b *bench) reads(ctx context.Context, argv []string) (readResult, error) {
-	s, r, err := b.start(ctx, argv)
+// reads starts t's server, measures the concurrent reads, stops it and
+// removes its database; its profiles, with -profile, are named after run.
+func (b *bench) reads(ctx context.Context, t target, run string) (readResult, error) {
+	s, r, err := b.start(ctx, t, run)
 	if err == nil {
 		s.stop()
 	}
@@ -263,12 +309,12 @@ type served struct {
 	sessions []*session
 }
 
-// start starts the server argv runs on a database of its own, gives each client
-// a session holding a copy, and measures the concurrent reads: each client
+// start starts t's server on a database of its own, gives each client a
+// session holding a copy, and measures the concurrent reads: each client
 // makes its calls at random offsets of its copy.
-func (b *bench) start(ctx context.Context, argv []string) (*served, readResult, error) {
+func (b *bench) start(ctx context.Context, t target, run string) (*served, readResult, error) {
 	b.n++
-	url, pid, stop, err := startServer(ctx, argv, b.dir, fmt.Sprintf("bench%d.db", b.n), b.gogc)
+	url, pid, profiles, stop, err := startServer(ctx, t.argv, b.dir, fmt.Sprintf("bench%d.db", b.n), b.gogc, b.profile != "")
 	if err != nil {
 		return nil, readResult{}, err
 	}
@@ -276,10 +322,18 @@ func (b *bench) start(ctx context.Context, argv []string) (*served, readResult, 
 	s := &served{stop: func() { httpc.CloseIdleConnections(); stop() }, sessions: make([]*session, b.clients)}
 	ids := make([]string, b.clients)
 	for i := range s.sessions {
-		c, err := connect(url, httpc)
-		if err != nil {
-			s.stop()
-			return nil, readResult{}, err
+		c := &session{url: url, c: httpc, stateless: t.stateless}
+		if t.issuer != nil {
+			if c.token, err = t.issuer.token(fmt.Sprintf("user%02d", i), url); err != nil {
+				s.stop()
+				return nil, readResult{}, err
+			}
+		}
+		if !t.stateless {
+			if err := c.connect(); err != nil {
+				s.stop()
+				return nil, readResult{}, err
+			}
 		}
 		var rc struct {
 			StructuredContent struct {
@@ -298,6 +352,12 @@ func (b *bench) start(ctx context.Context, argv []string) (*served, readResult, 
 	var errs atomic.Int64
 	var firstErr sync.Once
 	var wg sync.WaitGroup
+	profiled := make(chan error, 1)
+	if profiles != "" {
+		go func() { profiled <- b.takeProfiles(profiles, run) }()
+	} else {
+		profiled <- nil
+	}
 	cpu0 := cpuTime(pid)
 	start := time.Now()
 	for i := range s.sessions {
@@ -327,6 +387,13 @@ func (b *bench) start(ctx context.Context, argv []string) (*served, readResult, 
 	wg.Wait()
 	wall := time.Since(start)
 	serverCPU := cpuTime(pid) - cpu0
+	if err := <-profiled; err != nil {
+		s.stop()
+		return nil, readResult{}, err
+	}
+	if profiles != "" && wall < time.Duration(b.profileSecs)*time.Second {
+		log.Printf("%s: the reads took %s, less than the %d s profiled: give more -calls", run, wall.Round(time.Millisecond), b.profileSecs)
+	}
 	all := slices.Concat(lat...)
 	slices.Sort(all)
 	r := readResult{calls: len(all), wall: wall, rate: float64(len(all)) / wall.Seconds(),
@@ -384,24 +451,31 @@ func cpuTime(pid int) time.Duration {
 	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
-var servingLine = regexp.MustCompile(`serving MCP on (http://\S+)`)
+var (
+	servingLine  = regexp.MustCompile(`serving MCP on (http://\S+)`)
+	profilesLine = regexp.MustCompile(`(http://\S+/debug/pprof/)`)
+)
 
 // startServer starts argv (`scrollback mcp --http 127.0.0.1:0`, or a floor
 // server) on database db in dir and returns its endpoint, read from the line it prints when it
-// listens, and a function that stops it.
-func startServer(ctx context.Context, argv []string, dir, db, gogc string) (url string, pid int, stop func(), err error) {
+// listens, and a function that stops it. With profile, the server serves
+// Go's profiles on a port of its own, whose URL it returns too.
+func startServer(ctx context.Context, argv []string, dir, db, gogc string, profile bool) (url string, pid int, profiles string, stop func(), err error) {
 	bin := argv[0]
 	cmd := exec.CommandContext(ctx, bin, argv[1:]...)
-	cmd.Env = append(os.Environ(), "SCROLLBACK_DB="+filepath.Join(dir, db), "SCROLLBACK_TOKEN=")
+	cmd.Env = append(os.Environ(), "SCROLLBACK_DB="+filepath.Join(dir, db), "SCROLLBACK_TOKEN=", "SCROLLBACK_PPROF=")
 	if gogc != "" {
 		cmd.Env = append(cmd.Env, "GOGC="+gogc)
 	}
+	if profile {
+		cmd.Env = append(cmd.Env, "SCROLLBACK_PPROF=127.0.0.1:0")
+	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		return "", 0, nil, err
+		return "", 0, "", nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return "", 0, nil, fmt.Errorf("starting %s: %v", bin, err)
+		return "", 0, "", nil, fmt.Errorf("starting %s: %v", bin, err)
 	}
 	stop = func() {
 		cmd.Process.Signal(os.Interrupt)
@@ -416,24 +490,67 @@ func startServer(ctx context.Context, argv []string, dir, db, gogc string) (url 
 	}
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
+		if m := profilesLine.FindStringSubmatch(sc.Text()); m != nil {
+			profiles = m[1]
+			continue
+		}
 		if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
 			go io.Copy(io.Discard, stderr)
-			return m[1], cmd.Process.Pid, stop, nil
+			if profile && profiles == "" {
+				stop()
+				return "", 0, "", nil, fmt.Errorf("%s serves no profiles: build it with $SCROLLBACK_PPROF", strings.Join(argv, " "))
+			}
+			return m[1], cmd.Process.Pid, profiles, stop, nil
 		}
 	}
 	stop()
-	return "", 0, nil, fmt.Errorf("%s printed no address", strings.Join(argv, " "))
+	return "", 0, "", nil, fmt.Errorf("%s printed no address", strings.Join(argv, " "))
 }
 
-// session is one MCP session spoken to with plain JSON-RPC POSTs.
+// takeProfiles writes the server's CPU profile and the allocations it
+// made over the next profileSecs seconds to DIR/run.cpu.pprof and
+// DIR/run.allocs.pprof.
+func (b *bench) takeProfiles(base, run string) error {
+	errs := make(chan error, 2)
+	for _, p := range []struct{ path, file string }{
+		{"profile", run + ".cpu.pprof"},
+		{"allocs", run + ".allocs.pprof"},
+	} {
+		go func() {
+			resp, err := http.Get(fmt.Sprintf("%s%s?seconds=%d", base, p.path, b.profileSecs))
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer resp.Body.Close()
+			data, err := io.ReadAll(resp.Body)
+			if err == nil && resp.StatusCode != http.StatusOK {
+				err = fmt.Errorf("%s: %s: %.200s", p.path, resp.Status, data)
+			}
+			if err == nil {
+				err = os.WriteFile(filepath.Join(b.profile, p.file), data, 0o644)
+			}
+			errs <- err
+		}()
+	}
+	return errors.Join(<-errs, <-errs)
+}
+
+// session is one client, spoken for with plain JSON-RPC POSTs: an MCP
+// session, or with stateless requests of protocol 2026-07-28.
 type session struct {
-	url, id string
-	c       *http.Client
-	n       int
+	url, id   string
+	c         *http.Client
+	n         int
+	token     string // a bearer token to send, if any
+	stateless bool
 }
 
-func connect(url string, c *http.Client) (*session, error) {
-	s := &session{url: url, c: c}
+// statelessVersion is the MCP protocol without sessions.
+const statelessVersion = "2026-07-28"
+
+// connect initializes an MCP session.
+func (s *session) connect() error {
 	err := s.post("initialize", map[string]any{
 		"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "mcp-bench", "version": "v0"},
@@ -441,7 +558,7 @@ func connect(url string, c *http.Client) (*session, error) {
 	if err == nil {
 		err = s.post("notifications/initialized", map[string]any{}, nil)
 	}
-	return s, err
+	return err
 }
 
 func (s *session) callTool(name string, args any, result any) error {
@@ -452,6 +569,16 @@ func (s *session) callTool(name string, args any, result any) error {
 // result. The response is one JSON object, or an event stream whose
 // message event holds it.
 func (s *session) post(method string, params, result any) error {
+	if s.stateless {
+		// What a client of protocol 2026-07-28 sends in place of the
+		// initialize it no longer makes.
+		p := params.(map[string]any)
+		p["_meta"] = map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    statelessVersion,
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "mcp-bench", "version": "v0"},
+		}
+	}
 	msg := map[string]any{"jsonrpc": "2.0", "method": method, "params": params}
 	notify := strings.HasPrefix(method, "notifications/")
 	if !notify {
@@ -468,9 +595,19 @@ func (s *session) post(method string, params, result any) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	if s.token != "" {
+		req.Header.Set("Authorization", "Bearer "+s.token)
+	}
 	if s.id != "" {
 		req.Header.Set("Mcp-Session-Id", s.id)
 		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	if s.stateless {
+		req.Header.Set("Mcp-Protocol-Version", statelessVersion)
+		req.Header.Set("Mcp-Method", method)
+		if name, ok := params.(map[string]any)["name"].(string); ok && method == "tools/call" {
+			req.Header.Set("Mcp-Name", name)
+		}
 	}
 	resp, err := s.c.Do(req)
 	if err != nil {
@@ -484,7 +621,7 @@ func (s *session) post(method string, params, result any) error {
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("%s: %s: %.200s", method, resp.Status, data)
 	}
-	if s.id == "" {
+	if s.id == "" && !s.stateless {
 		s.id = resp.Header.Get("Mcp-Session-Id")
 	}
 	if notify {
