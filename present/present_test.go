@@ -225,3 +225,14 @@ func BenchmarkCountLines8MiB(b *testing.B) {
 		}
 	}
 }
+
+// TestStderrBlockOverhead: what StderrBlock adds around a stderr of any
+// length up to 1 MiB, besides the status, is within StderrBlockOverhead.
+func TestStderrBlockOverhead(t *testing.T) {
+	for _, n := range []int{0, 1, 9, 10, 999, 4096, 99999, 1 << 20} {
+		stderr := strings.Repeat("x", n)
+		if got := len(StderrBlock("", stderr)) - n; got > StderrBlockOverhead {
+			t.Errorf("a %d-byte stderr gets %d bytes around it, over StderrBlockOverhead (%d)", n, got, StderrBlockOverhead)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package present
 
 import (
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -78,8 +77,9 @@ func StderrBlock(status string, stderr string) string {
 }
 
 // StderrBlockOverhead is the most bytes StderrBlock adds around the stderr
-// it frames, besides the status.
-var StderrBlockOverhead = len(StderrBlock("", strings.Repeat("x", 1<<20))) - 1<<20 + 13
+// it frames, besides the status: its words around an empty stderr, with
+// room for the digits of a stderr of up to 1 MiB, plus 13 bytes of slack.
+var StderrBlockOverhead = len(StderrBlock("", "")) - len("0") + len("1048576") + 13
 
 // CommandStatus says how a command ended, for a footer; "" for a zero
 // exit. timeout is the limit it ran past, when it timed out.
