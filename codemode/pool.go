@@ -181,8 +181,12 @@ func (p *Pool) Run(ctx context.Context, code string, tools []Tool, opts Options)
 		}
 		return res
 	}
+	w.mu.Lock()
+	w.running = true
+	w.mu.Unlock()
 	cause := p.session(ctx, w, code, tools, opts, &res)
 	w.end(cause)
+	w.closeFiles()
 	// The replacement starts once the script is done, not beside it: its
 	// start (a process, and esbuild's and goja's warm-up) would take CPU
 	// from the script.
@@ -309,7 +313,10 @@ type worker struct {
 
 	peak atomic.Int64 // the most resident memory seen, or its peak as the OS tells it
 
+	closeOnce sync.Once // closes files
+
 	mu      sync.Mutex
+	running bool          // a run has it: the run closes files, not wait
 	exited  bool          // the process has exited (it may not be reaped yet)
 	cause   string        // why the pool ended it
 	reaped  chan struct{} // closed once it is reaped and its stderr read
@@ -436,13 +443,19 @@ func (w *worker) wait(errR *os.File) {
 	<-drained
 	w.cmd.Wait()
 	w.group.Close()
-	for _, f := range w.files {
-		f.Close()
-	}
 	w.mu.Lock()
 	w.state = w.cmd.ProcessState
 	cause := w.cause
+	running := w.running
 	w.mu.Unlock()
+	// A run still reads the worker's last frames from the pipe (its
+	// result, written just before it exited): closing the pipe's read end
+	// would throw them away, and the run would report a worker that
+	// exited with status 0 before its script was done. The run closes
+	// them when it is done.
+	if !running {
+		w.closeFiles()
+	}
 	close(w.reaped)
 	if w.p.opts.OnExit != nil {
 		if cause == "" {
@@ -482,6 +495,15 @@ func (w *worker) kill(cause string) {
 // end kills the worker (it serves one script) and lets it be reaped in
 // the background.
 func (w *worker) end(cause string) { w.kill(cause) }
+
+// closeFiles closes the pool's ends of the worker's pipes, once.
+func (w *worker) closeFiles() {
+	w.closeOnce.Do(func() {
+		for _, f := range w.files {
+			f.Close()
+		}
+	})
+}
 
 // gone reports whether the process has exited.
 func (w *worker) gone() bool {
