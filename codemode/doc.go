@@ -88,8 +88,9 @@
 // (no_new_privs, Landlock, seccomp, root given up, rlimits: see
 // docs/codemode.md), and used for one script. The worker applies the
 // limits above itself; the operating system holds its data segment to
-// the memory bound plus 16 MiB (RLIMIT_DATA, Linux) and the server kills
-// it past its resident bound or its time. Tools run in the server, which
+// the memory bound plus 40 MiB (RLIMIT_DATA, Linux) and the server kills
+// it once its resident memory has grown past the bound since the script
+// started, or past its time. Tools run in the server, which
 // applies the bridge rule before the worker sees a result. A worker that
 // dies is the run's Error (kind "worker", or "memory" when the operating
 // system refused it memory), never the server's.

@@ -71,6 +71,11 @@ type memoryWatch struct {
 	// allocs reads the allocation counters, cumulative; nil takes every
 	// fast growth for one huge allocation.
 	allocs func() allocCounts
+	// data reads how far the process's data segment has grown since the
+	// run began, where the operating system bounds it (a worker on Linux:
+	// RLIMIT_DATA, HardGrowth past the bound); nil, or ok false, where
+	// it does not.
+	data func() (grown uint64, ok bool)
 }
 
 // Defaults of a memoryWatch: the heap is read often enough that a script is
@@ -133,6 +138,7 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 		var bound, boundFrom uint64
 		prev, prevAt := base, time.Now()
 		prevAllocs := m.allocated()
+		var lastHuge uint64 // the size of the last huge step (see doubling)
 		for {
 			select {
 			case <-done:
@@ -217,6 +223,27 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 				grew = max(grew, allocs.large-min(allocs.large, prevAllocs.large))
 			}
 			jump := grew >= m.slack && oneHuge && (m.allocs != nil || now.Sub(prevAt) <= m.jumpWindow)
+			// Where the data segment is the hard bound (a worker), it
+			// keeps the address space of every huge step: a doubling
+			// string's halves are garbage, but none can hold the next,
+			// larger step, so the data grows by each step and reaches
+			// twice the last. A doubling (a huge step of an eighth of
+			// the limit or more, at least 7/4 of the one before it) whose
+			// next step would take the data segment to within an eighth
+			// of the limit is stopped now, with its line, rather than
+			// killed by the server in the middle of that next step's
+			// copy, which nothing can interrupt and which takes a second
+			// on a busy machine. The eighth: the server counts resident
+			// memory, which holds the garbage of the steps before (the
+			// worker does not collect until near its soft limit) and the
+			// runtime's own growth; measured, a 128 MiB step from a 64
+			// MiB string took the worker's resident memory 256.9 MiB
+			// past where it began, over the 256 MiB bound.
+			hugeStep := m.allocs != nil && oneHuge && grew >= m.slack/4
+			doubling := m.data != nil && hugeStep && grew >= m.limit/8 && lastHuge > 0 && grew >= lastHuge/4*7
+			if hugeStep {
+				lastHuge = grew
+			}
 			prev, prevAt, prevAllocs = h, now, allocs
 			// A collection is needed while the last verdict was over the
 			// limit, or the heap is past it and the live heap may be:
@@ -230,6 +257,10 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 				since = now
 			}
 			switch {
+			case doubling && m.dataReaches(2*grew):
+				hit = true
+				interrupt()
+				return
 			// Huge allocations of three eighths of the limit or more
 			// (the runtime's count of a 128 MiB string is a little
 			// under half of 256 MiB): a doubling string, or array,
@@ -260,6 +291,17 @@ func (m *memoryWatch) start(interrupt func()) (stop func() bool) {
 		wg.Wait()
 		return hit
 	}
+}
+
+// dataReaches reports whether the data segment, grown by n more bytes,
+// would reach to within an eighth of the limit (false where there is no
+// reading).
+func (m *memoryWatch) dataReaches(n uint64) bool {
+	if m.data == nil {
+		return false
+	}
+	d, ok := m.data()
+	return ok && d+n >= m.limit-m.limit/8
 }
 
 // allocCounts are the process's allocation counters.

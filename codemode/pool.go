@@ -105,12 +105,8 @@ const (
 	killGrace = time.Second
 	// startTimeout is how long a worker may take to say it is ready.
 	startTimeout = 60 * time.Second
-	// watchEvery is how often the server reads a worker's resident memory.
+	// watchEvery is how often the server reads a worker's memory.
 	watchEvery = 2 * time.Millisecond
-	// overSlack and overFor: a worker whose data segment has grown past
-	// the bound plus overSlack, and grown again overFor later, is killed.
-	overSlack = 4 << 20
-	overFor   = 100 * time.Millisecond
 	// failBackoff is how long after a failed warm start none is tried.
 	failBackoff = time.Second
 )
@@ -181,8 +177,12 @@ func (p *Pool) Run(ctx context.Context, code string, tools []Tool, opts Options)
 		}
 		return res
 	}
+	w.mu.Lock()
+	w.running = true
+	w.mu.Unlock()
 	cause := p.session(ctx, w, code, tools, opts, &res)
 	w.end(cause)
+	w.closeFiles()
 	// The replacement starts once the script is done, not beside it: its
 	// start (a process, and esbuild's and goja's warm-up) would take CPU
 	// from the script.
@@ -309,7 +309,10 @@ type worker struct {
 
 	peak atomic.Int64 // the most resident memory seen, or its peak as the OS tells it
 
+	closeOnce sync.Once // closes files
+
 	mu      sync.Mutex
+	running bool          // a run has it: the run closes files, not wait
 	exited  bool          // the process has exited (it may not be reaped yet)
 	cause   string        // why the pool ended it
 	reaped  chan struct{} // closed once it is reaped and its stderr read
@@ -436,13 +439,19 @@ func (w *worker) wait(errR *os.File) {
 	<-drained
 	w.cmd.Wait()
 	w.group.Close()
-	for _, f := range w.files {
-		f.Close()
-	}
 	w.mu.Lock()
 	w.state = w.cmd.ProcessState
 	cause := w.cause
+	running := w.running
 	w.mu.Unlock()
+	// A run still reads the worker's last frames from the pipe (its
+	// result, written just before it exited): closing the pipe's read end
+	// would throw them away, and the run would report a worker that
+	// exited with status 0 before its script was done. The run closes
+	// them when it is done.
+	if !running {
+		w.closeFiles()
+	}
 	close(w.reaped)
 	if w.p.opts.OnExit != nil {
 		if cause == "" {
@@ -482,6 +491,25 @@ func (w *worker) kill(cause string) {
 // end kills the worker (it serves one script) and lets it be reaped in
 // the background.
 func (w *worker) end(cause string) { w.kill(cause) }
+
+// abort kills the worker and closes the pool's end of its output, so that
+// the run waiting for its next frame returns now rather than once the
+// process is gone: a killed process runs no more of its script, but the
+// kernel frees its memory before it closes its pipes, which takes a while
+// for a few hundred MiB on a busy machine.
+func (w *worker) abort(cause string) {
+	w.kill(cause)
+	w.files[1].Close()
+}
+
+// closeFiles closes the pool's ends of the worker's pipes, once.
+func (w *worker) closeFiles() {
+	w.closeOnce.Do(func() {
+		for _, f := range w.files {
+			f.Close()
+		}
+	})
+}
 
 // gone reports whether the process has exited.
 func (w *worker) gone() bool {
@@ -542,6 +570,9 @@ func (p *Pool) session(ctx context.Context, w *worker, code string, tools []Tool
 		return p.lost(w, watch, opts, res, err)
 	}
 	toolCtx := context.WithValue(runCtx, workerPIDKey{}, w.pid)
+	if watch.base > 0 {
+		toolCtx = context.WithValue(toolCtx, workerResidentKey{}, watch.base)
+	}
 	calls := 0
 	for {
 		f, body, err := readFrame(w.out, maxBody)
@@ -624,6 +655,21 @@ type workerPIDKey struct{}
 func WorkerPID(ctx context.Context) (pid int, ok bool) {
 	pid, ok = ctx.Value(workerPIDKey{}).(int)
 	return pid, ok
+}
+
+// workerResidentKey carries, in the context of a tool call, the resident
+// memory of the worker when its run started.
+type workerResidentKey struct{}
+
+// WorkerResident returns the resident memory, in bytes, of the worker
+// process whose script made the tool call ctx belongs to, as the pool read
+// it when the run started: the pool kills the worker when its resident
+// memory has grown past the run's bound from there. ok is false for a run
+// in this process, or where it could not be read. For benchmarks that
+// watch the worker.
+func WorkerResident(ctx context.Context) (resident int64, ok bool) {
+	resident, ok = ctx.Value(workerResidentKey{}).(int64)
+	return resident, ok
 }
 
 // sentinel is the sentinel error of an error kind.
@@ -713,6 +759,7 @@ type watch struct {
 	done   chan struct{}
 	ended  chan struct{}
 	once   sync.Once
+	base   int64 // the worker's resident memory when the run started (0: unread)
 	cause  string
 	detail string
 }
@@ -720,24 +767,15 @@ type watch struct {
 func (p *Pool) watch(ctx context.Context, w *worker, opts Options) *watch {
 	wt := &watch{done: make(chan struct{}), ended: make(chan struct{})}
 	var rd *procmem.Reader
-	var base, data0 int64
+	var base int64
 	if r, err := procmem.Open(w.pid); err == nil {
 		if b, err := r.Resident(); err == nil {
-			rd, base = r, b
+			rd, base, wt.base = r, b, b
 			w.notePeak(b)
-			data0, _ = r.Data()
 		} else {
 			r.Close()
 		}
 	}
-	// Past the bound, the collector thrashes (the soft limit) and a
-	// script growing small objects reaches the hard limit slowly on a
-	// loaded machine: a data segment past the bound that keeps growing
-	// for overFor is a runaway, and is killed. One huge allocation
-	// (a doubling string's step) grows it once and then not: the worker's
-	// own watch stops that one, with its line.
-	var overAt time.Time
-	var overData int64
 	go func() {
 		defer close(wt.ended)
 		if rd != nil {
@@ -781,25 +819,13 @@ func (p *Pool) watch(ctx context.Context, w *worker, opts Options) *watch {
 				if opts.MaxMemory <= 0 {
 					continue
 				}
-				if d, err := rd.Data(); err == nil && data0 > 0 && d-data0 > opts.MaxMemory+overSlack {
-					now := time.Now()
-					switch {
-					case overAt.IsZero():
-						overAt, overData = now, d
-					case d > overData && now.Sub(overAt) >= overFor:
-						wt.cause = "memory"
-						wt.detail = fmt.Sprintf("its data grew by %d MiB and kept growing", (d-data0)>>20)
-						w.kill(wt.cause)
-						return
-					}
-				}
-				if rss <= opts.MaxMemory+sandbox.Headroom+sandbox.WatchSlack {
+				if rss-base <= opts.MaxMemory {
 					continue
 				}
 				wt.cause = "memory"
-				wt.detail = fmt.Sprintf("%d MiB resident (%d MiB when the script started)", rss>>20, base>>20)
+				wt.detail = fmt.Sprintf("its resident memory grew by %.1f MiB", float64(rss-base)/(1<<20))
 			}
-			w.kill(wt.cause)
+			w.abort(wt.cause)
 			return
 		}
 	}()

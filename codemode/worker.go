@@ -153,6 +153,9 @@ func (w *workerRun) run(code string, names []string, wo wireOptions) Result {
 	if bound < 0 {
 		bound = 0
 	}
+	// The data segment now: the server's watch counts the run's growth
+	// from about here, and kills the worker past the bound.
+	data0, dataErr := sandbox.Data()
 	// The operating system's limits, the run's CPU at most twice its
 	// time plus the start (a backstop: the pool kills the worker at its
 	// time limit).
@@ -165,6 +168,12 @@ func (w *workerRun) run(code string, names []string, wo wireOptions) Result {
 	}
 	if opts.MaxMemory > 0 {
 		mem = newMemoryWatch(opts.MaxMemory)
+		if dataErr == nil {
+			mem.data = func() (uint64, bool) {
+				d, err := sandbox.Data()
+				return uint64(max(d-data0, 0)), err == nil
+			}
+		}
 		defer lowerSoftLimit(opts.MaxMemory)()
 	}
 	return runWith(context.Background(), code, tools, opts, mem, true)

@@ -13,19 +13,32 @@
 //     child's. Beside it, measured just before, is a full collection of a
 //     heap of the bound's size in small objects (ref GC ms): the work a
 //     verdict on a script growing small objects waits for.
-//   - in a worker: this command is the server; it reads the worker's data
-//     segment (VmData, what RLIMIT_DATA counts) every 200 µs, and
-//     cross→stop runs from the first reading past the bound to the run's
-//     end ("before crossing" when the worker was stopped before a reading
-//     saw it past). The peak RSS is the worker's (VmHWM), and server ΔRSS
+//   - in a worker: this command is the server. The bound is the
+//     worker's resident memory: the pool kills the worker once it has
+//     grown past the bound from what the pool read when the run started
+//     (codemode.WorkerResident). This command reads the worker's
+//     /proc/PID/statm every 200 µs; cross→stop is a range: from the first
+//     reading past the bound to the run's end, and from the last reading
+//     under it (the crossing came after it) to the run's end. When the
+//     worker was killed past the bound before a reading here saw it past,
+//     only the second is known (shown as 0–hi). "before crossing": the
+//     worker was stopped with its resident memory under the bound. data→
+//     stop is the same from the first reading that found the worker's
+//     data segment (VmData, what RLIMIT_DATA counts: the heap's address
+//     space, garbage, memory given back and never touched included) grown
+//     past the bound, for reference. line is the error's line, "-" when
+//     it has none (the worker was killed: its own watch did not stop the
+//     script first). The peak RSS is the worker's (VmHWM), and server ΔRSS
 //     is this process's resident memory after the run less before.
 //
 // -load N starts N busy loops (child processes) for the whole run, on top
 // of whatever else the machine runs; the load average is printed before
 // each pattern. It exits 1 when a target is missed: in a worker, stopped
-// within 1 s of crossing, peak RSS at most the bound plus 64 MiB, the
-// server's RSS within 16 MiB; in process, stopped within 1 s, peak RSS
-// under the bound plus 256 MiB (the in-process targets of issue 12).
+// within 1 s of its resident memory crossing the bound, peak RSS at most
+// the bound plus 64 MiB, the server's RSS within 16 MiB; in process,
+// stopped within 1 s, peak RSS under the bound plus 256 MiB (the
+// in-process targets of issue 12). A worker's error message is printed
+// under its line when its kind is not memory.
 //
 //	go run ./bench/codemode/cmd [-n 3] [-pattern objects] [-load 8] [-mode both|inprocess|workers] [-serving]
 package main
@@ -74,6 +87,7 @@ type child struct {
 	BaseRSS  int64   `json:"base_rss"`
 	Crossed  bool    `json:"crossed"`
 	ErrorMsg string  `json:"error"`
+	Line     int     `json:"line"`
 }
 
 func main() {
@@ -111,7 +125,7 @@ func main() {
 	pool := codemode.NewPool(codemode.PoolOptions{Size: 1, OnExit: func(e codemode.WorkerExit) { exits <- e }})
 	defer pool.Close()
 	fmt.Printf("bound %d MiB; targets: stop ≤ 1000 ms after crossing; peak RSS ≤ %d MiB in a worker (< %d MiB in process); server ΔRSS ≤ 16 MiB\n", bound>>20, (bound+64<<20)>>20, (bound+256<<20)>>20)
-	fmt.Printf("%-13s %-9s %-7s %9s %22s %9s %11s %9s\n", "pattern", "where", "kind", "total ms", "cross→stop (lo–hi)", "peak RSS", "server ΔRSS", "ref GC ms")
+	fmt.Printf("%-13s %-9s %-7s %4s %9s %22s %11s %9s %11s %9s\n", "pattern", "where", "kind", "line", "total ms", "cross→stop (lo–hi)", "data→stop", "peak RSS", "server ΔRSS", "ref GC ms")
 	missed := false
 	var ratios []float64
 	for _, p := range patterns {
@@ -202,7 +216,7 @@ func runInProcess(exe, name string, serving bool) (float64, bool) {
 	if !c.Crossed {
 		stop, hi = "before crossing", -1
 	}
-	fmt.Printf("%-13s %-9s %-7s %9.0f %22s %5d MiB %11s %9.0f%s\n", name, "process", c.Kind, c.TotalMS, stop, peak>>20, "-", ref, mark(ok))
+	fmt.Printf("%-13s %-9s %-7s %4s %9.0f %22s %11s %5d MiB %11s %9.0f%s\n", name, "process", c.Kind, lineText(c.Line), c.TotalMS, stop, "-", peak>>20, "-", ref, mark(ok))
 	return hi, ok
 }
 
@@ -215,14 +229,20 @@ func runInWorker(pool *codemode.Pool, exits <-chan codemode.WorkerExit, p patter
 	runtime.GC()
 	debug.FreeOSMemory()
 	before := selfRSS()
-	var crossed atomic.Int64 // unix ns of the first reading past the bound
+	var seen memSeen
 	done := make(chan struct{})
 	watched := make(chan struct{})
-	// The script's first step tells this process the worker's pid, and
-	// waits until its data segment is being read.
+	// The script's first step tells this process the worker's pid and
+	// its resident memory when the run started, and waits until the
+	// worker is being read.
 	start := codemode.Tool{Name: "start", Call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 		pid, _ := codemode.WorkerPID(ctx)
-		go watchData(pid, bound, &crossed, done, watched)
+		base, ok := codemode.WorkerResident(ctx)
+		if !ok {
+			close(watched)
+			return nil, fmt.Errorf("no resident memory reading of worker %d", pid)
+		}
+		go watchWorker(pid, base, bound, &seen, done, watched)
 		<-watched
 		return json.RawMessage(`{}`), nil
 	}}
@@ -234,19 +254,53 @@ func runInWorker(pool *codemode.Pool, exits <-chan codemode.WorkerExit, p patter
 	runtime.GC()
 	debug.FreeOSMemory()
 	grew := selfRSS() - before
-	kind := "none"
+	kind, line := "none", 0
 	if res.Error != nil {
-		kind = res.Error.Kind
+		kind, line = res.Error.Kind, res.Error.Line
+	}
+	since := func(ns int64) float64 { return float64(end.Sub(time.Unix(0, ns)).Microseconds()) / 1000 }
+	seenBy := func(ns int64) int64 {
+		if ns > end.UnixNano() {
+			return 0 // seen only once the run had returned
+		}
+		return ns
 	}
 	stop, ms := "before crossing", -1.0
-	if at := crossed.Load(); at != 0 {
-		ms = float64(end.Sub(time.Unix(0, at)).Microseconds()) / 1000
-		stop = fmt.Sprintf("%16.0f ms", ms)
+	first, under := seenBy(seen.rssOver.Load()), seen.rssUnder.Load()
+	switch {
+	case first != 0:
+		ms = since(under)
+		stop = fmt.Sprintf("%10.1f–%5.1f ms", since(first), ms)
+	case kind == "memory" && line == 0 && strings.Contains(res.Error.Message, "resident memory grew"):
+		// Killed by the pool's watch, past the bound, before a reading
+		// here saw it past.
+		ms = since(under)
+		stop = fmt.Sprintf("%10.1f–%5.1f ms", 0.0, ms)
+	}
+	data := "-"
+	if at := seenBy(seen.dataOver.Load()); at != 0 {
+		data = fmt.Sprintf("%8.1f ms", since(at))
 	}
 	ok := kind == "memory" && ms <= 1000 && e.PeakRSS <= bound+64<<20 && grew <= 16<<20
-	fmt.Printf("%-13s %-9s %-7s %9.0f %22s %5d MiB %7.1f MiB %9s%s\n", p.name, "worker", kind, float64(end.Sub(t0).Microseconds())/1000, stop, e.PeakRSS>>20, float64(grew)/(1<<20), "-", mark(ok))
+	if kind != "memory" && res.Error != nil {
+		defer fmt.Printf("  (%s)\n", res.Error.Message)
+	}
+	fmt.Printf("%-13s %-9s %-7s %4s %9.0f %22s %11s %5d MiB %7.1f MiB %9s%s\n", p.name, "worker", kind, lineText(line), float64(end.Sub(t0).Microseconds())/1000, stop, data, e.PeakRSS>>20, float64(grew)/(1<<20), "-", mark(ok))
 	return ms, ok
 }
+
+// lineText is an error's line, "-" when it has none.
+func lineText(line int) string {
+	if line == 0 {
+		return "-"
+	}
+	return strconv.Itoa(line)
+}
+
+// memSeen is what watchWorker saw of a worker (unix ns; 0: never): when
+// a reading first found its resident memory past the bound and when one
+// last found it under, and when one first found its data segment past.
+type memSeen struct{ rssOver, rssUnder, dataOver atomic.Int64 }
 
 func mark(ok bool) string {
 	if ok {
@@ -255,9 +309,11 @@ func mark(ok bool) string {
 	return "  MISSED"
 }
 
-// watchData reads process pid's data segment every 200 µs until done,
-// and records when it first grew past bound from the first reading.
-func watchData(pid int, bound int64, crossed *atomic.Int64, done, watched chan struct{}) {
+// watchWorker reads process pid's /proc/PID/statm every 200 µs until
+// done, and records in seen when its resident memory first grew past
+// bound from base, when it was last under, and when its data segment
+// first grew past bound from the first reading.
+func watchWorker(pid int, base, bound int64, seen *memSeen, done, watched chan struct{}) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/statm", pid))
 	if err != nil {
 		close(watched) // no /proc: no crossing is seen
@@ -265,17 +321,21 @@ func watchData(pid int, bound int64, crossed *atomic.Int64, done, watched chan s
 	}
 	defer f.Close()
 	page := int64(os.Getpagesize())
-	read := func() int64 {
+	// read returns the resident memory and the data segment, 0 once the
+	// process is gone (an exited process reads 0).
+	read := func() (rss, data int64) {
 		var buf [256]byte
 		n, _ := f.ReadAt(buf[:], 0)
 		fields := strings.Fields(string(buf[:n]))
 		if len(fields) < 6 {
-			return -1
+			return 0, 0
 		}
-		v, _ := strconv.ParseInt(fields[5], 10, 64)
-		return v * page
+		r, _ := strconv.ParseInt(fields[1], 10, 64)
+		d, _ := strconv.ParseInt(fields[5], 10, 64)
+		return r * page, d * page
 	}
-	base := read()
+	_, data0 := read()
+	seen.rssUnder.Store(time.Now().UnixNano())
 	close(watched)
 	t := time.NewTicker(200 * time.Microsecond)
 	defer t.Stop()
@@ -284,8 +344,24 @@ func watchData(pid int, bound int64, crossed *atomic.Int64, done, watched chan s
 		case <-done:
 			return
 		case <-t.C:
-			if d := read(); d >= 0 && d-base > bound && crossed.Load() == 0 {
-				crossed.Store(time.Now().UnixNano())
+			// A reading shows the worker at some moment between before
+			// and after: the crossing came after before when it is
+			// under, and before after when it is over.
+			before := time.Now().UnixNano()
+			rss, data := read()
+			after := time.Now().UnixNano()
+			if rss == 0 {
+				continue // gone
+			}
+			if data-data0 > bound && seen.dataOver.Load() == 0 {
+				seen.dataOver.Store(after)
+			}
+			switch {
+			case seen.rssOver.Load() != 0:
+			case rss-base > bound:
+				seen.rssOver.Store(after)
+			default:
+				seen.rssUnder.Store(before)
 			}
 		}
 	}
@@ -400,7 +476,7 @@ func runChild(name string) {
 		c.SeenMS = ms(end.Sub(at))
 	}
 	if res.Error != nil {
-		c.Kind, c.ErrorMsg = res.Error.Kind, res.Error.Message
+		c.Kind, c.ErrorMsg, c.Line = res.Error.Kind, res.Error.Message, res.Error.Line
 	}
 	json.NewEncoder(os.Stdout).Encode(c)
 }

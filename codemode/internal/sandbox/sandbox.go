@@ -12,8 +12,8 @@
 //     administration (a deny list: the Go runtime keeps what it needs);
 //     root given up for nobody (65534) when the worker runs as root;
 //     RLIMIT_NOFILE (no new descriptors), RLIMIT_CORE and RLIMIT_FSIZE 0;
-//     per run, RLIMIT_DATA at the memory bound and RLIMIT_CPU past the
-//     timeout.
+//     per run, RLIMIT_DATA a little past the memory bound (HardGrowth)
+//     and RLIMIT_CPU past the timeout.
 //   - macOS: the same rlimits (RLIMIT_DATA is not enforced there);
 //     sandbox_init is not called (see Apply).
 //   - Windows: nothing in the worker; the server holds it in a job object
@@ -24,7 +24,13 @@
 // TCP socket to see them refused, and reports what it saw.
 package sandbox
 
-import "strings"
+import (
+	"errors"
+	"strings"
+)
+
+// ErrNoData: this platform gives no reading of the data segment (Data).
+var ErrNoData = errors.New("sandbox: no data segment reading on this platform")
 
 // Layer is one protection of a worker and whether it holds.
 type Layer struct {
@@ -47,26 +53,31 @@ func Summary(layers []Layer, inactive bool) string {
 	return strings.Join(parts, "; ")
 }
 
-// Headroom is what a worker's resident memory may hold beyond a run's
-// memory bound: the worker's own (its runtime, the code it runs: about 20
-// MiB) and the script's allocation in flight when it is stopped. The
-// server kills a worker whose resident memory passes bound + Headroom.
-const Headroom = 64 << 20
+// softMargin is how far under the bound the Go runtime's soft limit
+// keeps the worker's memory: the server kills the worker once its
+// resident memory has grown past the bound, so the collector must return
+// a script's garbage a little before that, the runtime's own growth
+// (spans, stacks) being counted in resident memory too.
+const softMargin = 16 << 20
 
-// WatchSlack is how far past bound + Headroom the server lets a worker's
-// resident memory go before it kills it: where the operating system holds
-// the data segment (RLIMIT_DATA, Linux), the server's watch is a backstop
-// and must not take the place of the worker's own stop, which gives the
-// script's line; elsewhere the watch is the hard bound.
-const WatchSlack = watchSlack
+// SoftLimit is the Go runtime's soft memory limit for a run with the given
+// bound, the runtime holding inUse bytes when it starts: the bound less
+// softMargin above it.
+func SoftLimit(bound int64, inUse uint64) int64 {
+	return int64(inUse) + bound - softMargin
+}
 
 // HardGrowth is how far a worker may grow its data segment before the
-// operating system refuses it memory: the bound, plus 16 MiB so that a
-// string doubling to half the bound (its last step, 1 + 2 + ... + 128 MiB
-// of address space never reused) still fits and the memory watch in the
-// worker stops it with its line. Data counts garbage too: the Go runtime's
-// soft limit, set at the bound, has the collector return it first.
-func HardGrowth(bound int64) int64 { return bound + 16<<20 }
+// operating system refuses it memory: the bound plus 40 MiB. The data
+// segment counts address space the heap keeps and the script no longer
+// uses (a doubling string's halves, an array's old backing store, pages
+// given back to the system), so it runs ahead of resident memory; the
+// 40 MiB leave the stop of a script growing small objects to the server's
+// watch of resident memory (which kills at once) rather than to an
+// allocation refused in the middle of a collection, and let a doubling
+// string's last step that fits be stopped by the worker's own watch, with
+// its line.
+func HardGrowth(bound int64) int64 { return bound + 40<<20 }
 
 // mib formats bytes as MiB.
 func mib(n int64) int64 { return n >> 20 }

@@ -52,6 +52,9 @@ func Apply() []Layer {
 	return []Layer{rl, os}
 }
 
+// Data returns ErrNoData: the data segment is read on Linux only.
+func Data() (int64, error) { return 0, ErrNoData }
+
 // LimitRun sets the Go runtime's soft memory limit under bound (the
 // operating system does not enforce RLIMIT_DATA here: the server's watch
 // of the worker's resident memory is the hard bound) and RLIMIT_CPU past
@@ -59,7 +62,7 @@ func Apply() []Layer {
 func LimitRun(bound int64, inUse uint64, cpu time.Duration) string {
 	var set []string
 	if bound > 0 {
-		debug.SetMemoryLimit(int64(inUse) + bound)
+		debug.SetMemoryLimit(SoftLimit(bound, inUse))
 	}
 	if cpu > 0 {
 		var ru unix.Rusage

@@ -288,6 +288,13 @@ func probeSocket() bool {
 	return errors.Is(err, unix.EPERM)
 }
 
+// Data returns the worker's data segment in bytes (VmData, what
+// RLIMIT_DATA counts), read from /proc/self/statm, which Prepare opened.
+func Data() (int64, error) {
+	_, data, err := statmBytes()
+	return data, err
+}
+
 // statmBytes reads /proc/self/statm: the resident memory and the data
 // segment (VmData: private writable memory, what RLIMIT_DATA counts).
 func statmBytes() (resident, data int64, err error) {
@@ -313,11 +320,11 @@ func statmBytes() (resident, data int64, err error) {
 }
 
 // LimitRun sets the limits of one run. Memory (bound > 0): the worker's
-// data segment may grow from now until its resident memory could reach
-// bound plus Headroom (RLIMIT_DATA: an allocation past it fails, and the
-// Go runtime ends the worker with "out of memory"), and the Go runtime's
-// soft limit is set bound above what it holds now, so that the collector
-// returns garbage before the hard limit refuses memory. CPU: the
+// data segment may grow from now by HardGrowth(bound) (RLIMIT_DATA: an
+// allocation past it fails, and the Go runtime ends the worker with "out
+// of memory"), and the Go runtime's soft limit is set just under bound
+// above what it holds now (SoftLimit), so that the collector returns
+// garbage before the server's watch or the hard limit stops the worker. CPU: the
 // process's CPU time may not pass cpu more than it used so far
 // (RLIMIT_CPU, whole seconds). It returns what it set, for the record.
 func LimitRun(bound int64, inUse uint64, cpu time.Duration) string {
@@ -329,7 +336,7 @@ func LimitRun(bound int64, inUse uint64, cpu time.Duration) string {
 				set = append(set, fmt.Sprintf("RLIMIT_DATA %d MiB (%d MiB now)", mib(int64(lim)), mib(data)))
 			}
 		}
-		debug.SetMemoryLimit(int64(inUse) + bound)
+		debug.SetMemoryLimit(SoftLimit(bound, inUse))
 	}
 	if cpu > 0 {
 		var ru unix.Rusage

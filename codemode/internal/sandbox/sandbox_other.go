@@ -18,10 +18,13 @@ func Apply() []Layer {
 	return []Layer{{Name: "sandbox", Detail: "unavailable on " + runtime.GOOS + ": no file or network sandbox; the server's memory watch and the time limit hold"}}
 }
 
+// Data returns ErrNoData: the data segment is read on Linux only.
+func Data() (int64, error) { return 0, ErrNoData }
+
 // LimitRun sets the Go runtime's soft memory limit under bound.
 func LimitRun(bound int64, inUse uint64, cpu time.Duration) string {
 	if bound > 0 {
-		debug.SetMemoryLimit(int64(inUse) + bound)
+		debug.SetMemoryLimit(SoftLimit(bound, inUse))
 	}
 	return ""
 }

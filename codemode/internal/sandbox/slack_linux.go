@@ -1,3 +1,0 @@
-package sandbox
-
-const watchSlack = 32 << 20

@@ -1,5 +1,0 @@
-//go:build !linux
-
-package sandbox
-
-const watchSlack = 0
