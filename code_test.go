@@ -217,9 +217,12 @@ func testRunCodeFailures(t *testing.T, sess *scrollback.Session) {
 				t.Fatal(err)
 			}
 			line := tt.line
-			if res.Error != nil && raceEnabled && tt.kind == "memory" && strings.Contains(t.Name(), "/workers/") {
-				// Under -race the server's watch stops it first, without a
-				// line; scripts/test.sh runs these tests without -race too.
+			if res.Error != nil && tt.kind == "memory" && strings.Contains(t.Name(), "/workers/") && (raceEnabled || res.Error.Line == 0) {
+				// The worker's own watch stops a doubling string with its
+				// line; when the server's watch (or, under -race, always)
+				// kills the worker first, there is no line to give, and the
+				// model is still told the memory limit. Both are right; a
+				// busy machine decides which comes first.
 				line = res.Error.Line
 			}
 			if res.Error == nil || res.Error.Kind != tt.kind || !strings.Contains(res.Error.Message, tt.msg) || res.Error.Line != line {
