@@ -543,8 +543,10 @@ func (w *worker) exitText() string {
 // run's RLIMIT_DATA).
 func (w *worker) outOfMemory() bool {
 	s := w.stderr.String()
-	// A thread the runtime could not start: its stack is data too.
-	return strings.Contains(s, "out of memory") || strings.Contains(s, "cannot allocate memory") || strings.Contains(s, "failed to create new OS thread")
+	// A thread the runtime (or, in a cgo build, libc) could not start: its
+	// stack is data too, and RLIMIT_DATA refuses it.
+	return strings.Contains(s, "out of memory") || strings.Contains(s, "cannot allocate memory") ||
+		strings.Contains(s, "failed to create new OS thread") || strings.Contains(s, "pthread_create failed")
 }
 
 // session runs one script on w and fills res; it returns why the worker

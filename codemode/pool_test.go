@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/scrollback-dev/scrollback/codemode/internal/procmem"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // fakeEnv makes the test binary, started as a worker, misbehave in the way
@@ -143,7 +144,8 @@ return {len: s.length, end: s.slice(-3), own: o.output_id, msg};`
 	if len(saved) != 1 || saved[0].Call != 1 || saved[0].Tool != "big" || len(saved[0].Text) != 100003 || string(saved[0].Args) != `{"q":"x"}` {
 		t.Fatalf("saved %+v", saved)
 	}
-	want := []Ref{{Call: 1, Tool: "big", OutputID: "out_1", TotalBytes: 100003, Complete: true}, {Call: 2, Tool: "own", OutputID: "out_own", TotalBytes: 5}}
+	want := []Ref{{Call: 1, Tool: "big", OutputID: "out_1", TotalBytes: 100003, Complete: true, Holds: present.HoldsResult},
+		{Call: 2, Tool: "own", OutputID: "out_own", TotalBytes: 5, Holds: present.HoldsOutput}}
 	if fmt.Sprint(res.Retained) != fmt.Sprint(want) {
 		t.Errorf("retained %+v, want %+v", res.Retained, want)
 	}
