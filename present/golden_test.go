@@ -361,7 +361,10 @@ func TestGoldenMCP(t *testing.T) {
 	tr.call(cs, "run_command: no output", "run_command", map[string]any{"command": "true"})
 	tr.call(cs, "run_command: timed out", "run_command", map[string]any{"command": "echo started; sleep 10", "timeout_ms": 300})
 	seq := tr.call(cs, "run_command: retained", "run_command", map[string]any{"command": "seq 1 100000"})
-	tr.call(cs, "run_command: retained, error-like lines in the part not shown, failed", "run_command", map[string]any{"command": "cat " + d + "/app.log; echo 'fatal: cannot continue' >&2; exit 1"})
+	// stdout and stderr are two pipes, merged as they are read: the pause
+	// lets the log be read before the line on stderr comes, so that the line
+	// is last in the copy on a busy machine too.
+	tr.call(cs, "run_command: retained, error-like lines in the part not shown, failed", "run_command", map[string]any{"command": "cat " + d + "/app.log; sleep 1; echo 'fatal: cannot continue' >&2; exit 1"})
 	tr.call(cs, "run_command: retained JSON, outlined", "run_command", map[string]any{"command": "cat " + d + "/items.json"})
 	tr.call(cs, "run_command: the tail only, as asked", "run_command", map[string]any{"command": "seq 1 100000", "preview": map[string]any{"head_bytes": 0, "tail_bytes": 600}})
 	words := tr.call(cs, "run_command: multi-byte text", "run_command", map[string]any{"command": "cat " + d + "/words.txt"})
