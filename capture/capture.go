@@ -43,7 +43,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"strconv"
 	"sync"
 	"unicode/utf8"
 
@@ -477,65 +476,19 @@ func marker(lead bool, dropped, lines int64, cause string, limit int64) []byte {
 	return append(b, present.GapMarker(dropped, lines, cause, limit)...)
 }
 
-// Marker is what a marker line says: how many bytes and lines of the
-// output were dropped where it stands, and which cap was crossed.
-type Marker struct {
-	Bytes, Lines int64
-	Cap          string // "copy", "stdout" or "stderr"
-	Limit        int64  // that cap, in bytes
-}
+// Marker is what a marker line says: present.Marker.
+type Marker = present.Marker
 
 // MarkerPrefix is how every marker line begins.
-const MarkerPrefix = "[scrollback: "
+const MarkerPrefix = present.GapMarkerPrefix
 
 // MaxMarkerLen bounds a marker line's length, its newlines included.
 var MaxMarkerLen = markerReserve
 
 // ParseMarker reads line (without the newlines around it) as a marker line
 // of this package and returns what it says, or false when line is not
-// exactly one: a reader of a copy (a JSON query stopping at the gap) can
-// then say the copy was cut at a cap rather than that it is malformed.
-func ParseMarker(line []byte) (Marker, bool) {
-	var m Marker
-	rest, ok := bytes.CutPrefix(line, []byte(MarkerPrefix))
-	if !ok {
-		return Marker{}, false
-	}
-	if m.Bytes, rest, ok = count(rest, "byte", " ("); !ok {
-		return Marker{}, false
-	}
-	if m.Lines, rest, ok = count(rest, "line", ") dropped here: the "); !ok {
-		return Marker{}, false
-	}
-	cause, rest, ok := bytes.Cut(rest, []byte(" cap of "))
-	if !ok || !(string(cause) == "copy" || string(cause) == "stdout" || string(cause) == "stderr") {
-		return Marker{}, false
-	}
-	m.Cap = string(cause)
-	if m.Limit, rest, ok = count(rest, "byte", " was crossed]"); !ok || len(rest) != 0 {
-		return Marker{}, false
-	}
-	return m, true
-}
-
-// count reads "N unit" (plural unless N is 1) followed by sep, as plural
-// writes it, and returns N and what follows sep.
-func count(b []byte, unit, sep string) (int64, []byte, bool) {
-	num, rest, ok := bytes.Cut(b, []byte(" "))
-	if !ok || len(num) == 0 || len(num) > 1 && num[0] == '0' {
-		return 0, nil, false
-	}
-	n, err := strconv.ParseInt(string(num), 10, 64)
-	if err != nil || n < 0 || num[0] == '+' {
-		return 0, nil, false
-	}
-	word := unit
-	if n != 1 {
-		word += "s"
-	}
-	rest, ok = bytes.CutPrefix(rest, []byte(word+sep))
-	return n, rest, ok
-}
+// exactly one (present.ParseGapMarker).
+func ParseMarker(line []byte) (Marker, bool) { return present.ParseGapMarker(line) }
 
 // ring keeps the last len(buf) bytes written to it: pos is where the next
 // byte goes, fill how many bytes are in use.

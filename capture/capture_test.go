@@ -487,7 +487,7 @@ func TestParseMarker(t *testing.T) {
 		for _, lead := range []bool{false, true} {
 			m := marker(lead, c.bytes, c.lines, c.cause, c.limit)
 			got, ok := ParseMarker(bytes.Trim(m, "\n"))
-			if want := (Marker{c.bytes, c.lines, c.cause, c.limit}); !ok || got != want {
+			if want := (Marker{Bytes: c.bytes, Lines: c.lines, Cap: c.cause, Limit: c.limit}); !ok || got != want {
 				t.Errorf("ParseMarker(%q) = %+v, %v; want %+v", m, got, ok, want)
 			}
 		}

@@ -112,8 +112,8 @@ func (f Footer) Render(c Cut, room int) string {
 // and the outline, then the rule.
 func (f Footer) full(c Cut, outline bool) string {
 	var b strings.Builder
-	b.WriteString("[... " + itoa(c.OmittedBytes) + " bytes (" + plural(c.OmittedLines, "whole line") + ") not shown, of " +
-		itoa(c.Size) + " bytes in " + plural(c.Lines, "line") + ". Above: ")
+	b.WriteString("[... " + itoa(c.OmittedBytes) + " bytes (" + Plural(c.OmittedLines, "whole line") + ") not shown, of " +
+		itoa(c.Size) + " bytes in " + Plural(c.Lines, "line") + ". Above: ")
 	lineRange(&b, 1, c.HeadLines, c.HeadLines)
 	if c.HeadMid {
 		b.WriteString(" (cut mid-line)")

@@ -147,7 +147,7 @@ func QueryEnd(s Surface, id, filter string, offset, next, total int64, hasMore, 
 // stopped: where, why, and what the results cover.
 func QueryStopped(at int64, why string, documents int64) string {
 	return "the copy is incomplete and stops parsing at byte " + itoa(at) + " (" + why + "): the results cover the " +
-		plural(documents, "whole document") + " before it, " + MayExist
+		Plural(documents, "whole document") + " before it, " + MayExist
 }
 
 // CommandEnd is the line after the output of a command that was shown

@@ -1,6 +1,7 @@
 package present
 
 import (
+	"bytes"
 	"strconv"
 	"time"
 )
@@ -48,8 +49,70 @@ const CLINoCopyHint = NoCopyHint + "; list them with `scrollback ls`"
 // crossed: the one gap marker, for a command's copy (package capture) and an
 // upstream result cut by the proxy. It ends with a newline.
 func GapMarker(dropped, lines int64, cap string, limit int64) string {
-	return "[scrollback: " + plural(dropped, "byte") + " (" + plural(lines, "line") + ") dropped here: the " +
-		cap + " cap of " + plural(limit, "byte") + " was crossed]\n"
+	return GapMarkerPrefix + Plural(dropped, "byte") + markerLines + Plural(lines, "line") + markerCap +
+		cap + markerLimit + Plural(limit, "byte") + markerEnd + "\n"
+}
+
+// GapMarkerPrefix is how every GapMarker line begins.
+const GapMarkerPrefix = "[scrollback: "
+
+// The words of a GapMarker between its figures, which ParseGapMarker
+// reads back.
+const (
+	markerLines = " ("
+	markerCap   = ") dropped here: the "
+	markerLimit = " cap of "
+	markerEnd   = " was crossed]"
+)
+
+// Marker is what a GapMarker line says: how many bytes and lines of the
+// output were dropped where it stands, and which cap was crossed.
+type Marker struct {
+	Bytes, Lines int64
+	Cap          string // "copy", "stdout" or "stderr"
+	Limit        int64  // that cap, in bytes
+}
+
+// ParseGapMarker reads line (without the newlines around it) as a
+// GapMarker line and returns what it says, or false when line is not
+// exactly one: a reader of a copy (a JSON query stopping at the gap) can
+// then say the copy was cut at a cap rather than that it is malformed.
+func ParseGapMarker(line []byte) (Marker, bool) {
+	var m Marker
+	rest, ok := bytes.CutPrefix(line, []byte(GapMarkerPrefix))
+	if !ok {
+		return Marker{}, false
+	}
+	if m.Bytes, rest, ok = parsePlural(rest, "byte", markerLines); !ok {
+		return Marker{}, false
+	}
+	if m.Lines, rest, ok = parsePlural(rest, "line", markerCap); !ok {
+		return Marker{}, false
+	}
+	cause, rest, ok := bytes.Cut(rest, []byte(markerLimit))
+	if !ok || !(string(cause) == "copy" || string(cause) == "stdout" || string(cause) == "stderr") {
+		return Marker{}, false
+	}
+	m.Cap = string(cause)
+	if m.Limit, rest, ok = parsePlural(rest, "byte", markerEnd); !ok || len(rest) != 0 {
+		return Marker{}, false
+	}
+	return m, true
+}
+
+// parsePlural reads "N unit" (plural unless N is 1) followed by sep, as
+// plural writes it, and returns N and what follows sep.
+func parsePlural(b []byte, unit, sep string) (int64, []byte, bool) {
+	num, rest, ok := bytes.Cut(b, []byte(" "))
+	if !ok || len(num) == 0 || len(num) > 1 && num[0] == '0' {
+		return 0, nil, false
+	}
+	n, err := strconv.ParseInt(string(num), 10, 64)
+	if err != nil || n < 0 || num[0] == '+' {
+		return 0, nil, false
+	}
+	rest, ok = bytes.CutPrefix(rest, []byte(Plural(n, unit)[len(num)+1:]+sep))
+	return n, rest, ok
 }
 
 // gapSentence says, in a footer, where a copy lacks what the tool produced.
@@ -95,7 +158,8 @@ func CommandStatus(timedOut bool, timeout time.Duration, signal string, exitCode
 	return ""
 }
 
-func plural(n int64, unit string) string {
+// Plural writes n and its unit, plural unless n is 1: "1 byte", "2 bytes".
+func Plural(n int64, unit string) string {
 	s := itoa(n) + " " + unit
 	if n != 1 {
 		s += "s"
