@@ -151,8 +151,8 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if err != nil {
 		return usagef("--mode %q: %v", *modeFlag, err)
 	}
-	if *previewBytes < 512 {
-		return usagef("--preview-bytes %d: give at least 512 bytes, room for a head, a tail and the footer that leads to the rest", *previewBytes)
+	if *previewBytes < scrollback.MinShownBytes {
+		return usagef("--preview-bytes %d: give at least %d bytes, room for a head, a tail and the footer that leads to the rest", *previewBytes, scrollback.MinShownBytes)
 	}
 	if *runs < 1 || *turns < 1 || *tokens < 1 {
 		return usagef("--runs, --max-turns and --max-tokens must be at least 1")

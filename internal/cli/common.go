@@ -192,7 +192,7 @@ func (p *previewBytes) check() error {
 
 // minPreviewBytes is the smallest --preview-bytes: room for the shortest
 // footers.
-const minPreviewBytes = 512
+const minPreviewBytes = scrollback.MinShownBytes
 
 // fileOptions places the file pager's line index beside the other state.
 func fileOptions(getenv func(string) string) (o filepager.Options) {
