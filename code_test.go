@@ -261,9 +261,9 @@ func TestCodeDescription(t *testing.T) {
 		"type ReadToolOutputResult = { text: string; nextOffset: number;",
 		"  upstream_search(input: { q: string }): Promise<any>;",
 		"await tools.run_command(",
-		"is saved first",
+		"is kept first",
 		"retained",
-		`holds "output"`,
+		`("output": a tool's whole output`,
 	} {
 		if !strings.Contains(d, want) {
 			t.Errorf("description lacks %q:\n%s", want, d)
