@@ -28,7 +28,7 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath \
+RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -tags grpcnotrace -trimpath \
 	-ldflags "-s -w -X github.com/scrollback-dev/scrollback/internal/cli.version=$VERSION" \
 	-o /out/scrollback ./cmd/scrollback
 

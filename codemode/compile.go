@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/dop251/goja"
@@ -179,12 +180,15 @@ func userLine(line int, code string) int {
 // stackFrame finds the first frame of the script in an Error's stack
 // property, as goja writes it ("\tat f (code.ts:3:9(12))"), already mapped
 // to the wrapped source by the inline source map.
-var stackFrame = regexp.MustCompile(regexp.QuoteMeta(scriptName) + `:(\d+):(\d+)`)
+// It is compiled on first use, not at start-up.
+var stackFrame = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(regexp.QuoteMeta(scriptName) + `:(\d+):(\d+)`)
+})
 
 // stackPosition returns the script's line and column where an Error was
 // made, from its stack; 0, 0 when the stack names no line of the script.
 func stackPosition(stack string) (line, column int) {
-	m := stackFrame.FindStringSubmatch(stack)
+	m := stackFrame().FindStringSubmatch(stack)
 	if m == nil {
 		return 0, 0
 	}

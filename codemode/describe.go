@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/scrollback-dev/scrollback/present"
 )
@@ -42,7 +43,7 @@ func Describe(tools []Tool) string {
 			fmt.Fprintf(&b, "  // %s\n", d)
 		}
 		name := t.Name
-		if !identifier.MatchString(name) {
+		if !identifier().MatchString(name) {
 			name = fmt.Sprintf("%q", name)
 		}
 		in := printer{b: &b, inline: true}
@@ -258,7 +259,9 @@ func (p printer) write(s *jsonSchema, depth int) {
 	}
 }
 
-var identifier = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
+// identifier matches a JavaScript identifier name; compiled on first use,
+// not at start-up.
+var identifier = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`) })
 
 func (p printer) writeObject(s *jsonSchema, depth int) {
 	b := p.b
@@ -325,7 +328,7 @@ func optional(ps *jsonSchema, required bool) *jsonSchema {
 // writeName writes "name: " or "name?: ", quoting a name that is not an
 // identifier.
 func (p printer) writeName(name string, required bool) {
-	if !identifier.MatchString(name) {
+	if !identifier().MatchString(name) {
 		name = fmt.Sprintf("%q", name)
 	}
 	p.b.WriteString(name)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,8 +24,9 @@ import (
 // arguments once. Arguments that are not plainly valid (a missing id, an
 // unknown or mis-typed field, a null) go the SDK's way, validated against
 // the same schema, so that every error reads as for the other tools. The
-// schemas are those the SDK would infer, computed once.
-var readTool = func() *mcp.Tool {
+// schemas are those the SDK would infer, computed on first use (not at
+// start-up: every process, `scrollback version` too, would pay for them).
+var readTool = sync.OnceValue(func() *mcp.Tool {
 	t := &mcp.Tool{
 		Name:         "read_tool_output",
 		Title:        "Read a retained copy",
@@ -34,16 +36,16 @@ var readTool = func() *mcp.Tool {
 		OutputSchema: mustSchema[scrollback.Page](),
 	}
 	return t
-}()
+})
 
 // readInputSchema validates arguments that the fast path refuses.
-var readInputSchema = func() *jsonschema.Resolved {
-	r, err := readTool.InputSchema.(*jsonschema.Schema).Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+var readInputSchema = sync.OnceValue(func() *jsonschema.Resolved {
+	r, err := readTool().InputSchema.(*jsonschema.Schema).Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
 	if err != nil {
 		panic("mcpserver: the read_tool_output input schema does not resolve: " + err.Error())
 	}
 	return r
-}()
+})
 
 // mustSchema is the schema the SDK infers for T.
 func mustSchema[T any]() *jsonschema.Schema {
@@ -55,7 +57,7 @@ func mustSchema[T any]() *jsonschema.Schema {
 }
 
 func addReadToolOutput(srv *mcp.Server, b *Binding) {
-	srv.AddTool(readTool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	srv.AddTool(readTool(), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		in, err := readArgs(req.Params.Arguments)
 		if err != nil {
 			return errorResult(err), nil
@@ -149,11 +151,11 @@ func slowArgs(raw json.RawMessage) (scrollback.ReadInput, error) {
 		}
 	}
 	if _, ok := v.(map[string]any); ok {
-		if err := readInputSchema.ApplyDefaults(&v); err != nil {
+		if err := readInputSchema().ApplyDefaults(&v); err != nil {
 			return in, fmt.Errorf("validating \"arguments\": applying schema defaults:\n%w", err)
 		}
 	}
-	if err := readInputSchema.Validate(&v); err != nil {
+	if err := readInputSchema().Validate(&v); err != nil {
 		return in, fmt.Errorf("validating \"arguments\": %v", err)
 	}
 	data, err := json.Marshal(v)

@@ -32,10 +32,10 @@ func TestReadToolSchemas(t *testing.T) {
 		b, _ = json.Marshal(m)
 		return string(b)
 	}
-	if got := raw(readTool.InputSchema); got != raw(want.InputSchema) {
+	if got := raw(readTool().InputSchema); got != raw(want.InputSchema) {
 		t.Errorf("input schema\n got %s\nwant %s", got, raw(want.InputSchema))
 	}
-	if got := raw(readTool.OutputSchema); got != raw(want.OutputSchema) {
+	if got := raw(readTool().OutputSchema); got != raw(want.OutputSchema) {
 		t.Errorf("output schema\n got %s\nwant %s", got, raw(want.OutputSchema))
 	}
 }

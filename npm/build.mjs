@@ -96,7 +96,7 @@ for (const name of names) {
     copyFileSync(from, bin);
   } else {
     process.stderr.write(`go build ${p.goos}/${p.goarch} -> ${bin}\n`);
-    execFileSync('go', ['build', '-trimpath', '-ldflags',
+    execFileSync('go', ['build', '-tags', 'grpcnotrace', '-trimpath', '-ldflags',
       `-s -w -X github.com/scrollback-dev/scrollback/internal/cli.version=${version}`,
       '-o', bin, './cmd/scrollback'], {
       cwd: root,

@@ -79,3 +79,59 @@ func TestDepsCheckSeesTheHarness(t *testing.T) {
 		}
 	}
 }
+
+// releaseTags are the build tags of every released scrollback binary:
+// grpcnotrace builds gRPC without golang.org/x/net/trace (and with it
+// html/template and text/template), whose package init every scrollback
+// process, `scrollback version` too, would otherwise pay for; scrollback
+// never turns gRPC's request tracing on.
+const releaseTags = "grpcnotrace"
+
+// releaseBuilds are the files that build the released binaries, each with
+// the text that must carry releaseTags.
+var releaseBuilds = map[string]string{
+	"../../.goreleaser.yaml":         "tags: [" + releaseTags + "]",
+	"../../Dockerfile":               "go build -tags " + releaseTags + " ",
+	"../../npm/build.mjs":            "'build', '-tags', '" + releaseTags + "',",
+	"../../.github/workflows/ci.yml": "go build -tags " + releaseTags + " ",
+}
+
+// TestReleaseTags checks that every release build uses releaseTags, and
+// that they keep out what they are for.
+func TestReleaseTags(t *testing.T) {
+	for file, want := range releaseBuilds {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s does not build with the release tags: want %q in it", file, want)
+		}
+	}
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	list := func(tags string) []string {
+		cmd := exec.Command(goBin, "list", "-tags", tags, "-deps", ".")
+		cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=0")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -tags %q: %v", tags, err)
+		}
+		return strings.Fields(string(out))
+	}
+	const trace = "golang.org/x/net/trace"
+	if !slices.Contains(list(""), trace) {
+		t.Fatalf("without tags scrollback does not link %s: the check below means nothing", trace)
+	}
+	tagged := list(releaseTags)
+	for _, pkg := range []string{trace, "html/template"} {
+		if slices.Contains(tagged, pkg) {
+			t.Errorf("built with -tags %s, scrollback still links %s", releaseTags, pkg)
+		}
+	}
+}

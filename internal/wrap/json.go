@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tailscale/hujson"
 )
@@ -450,11 +451,15 @@ func lineIndent(b []byte, off int) string {
 	return string(b[start:end])
 }
 
-var hujsonPos = regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)
+// hujsonPos reads the place out of hujson's error; compiled on first use,
+// not at start-up, which every scrollback process would pay for.
+var hujsonPos = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)
+})
 
 // jsonSyntaxError turns hujson's error into an *Error with its place.
 func jsonSyntaxError(b []byte, err error) error {
-	if m := hujsonPos.FindStringSubmatch(err.Error()); m != nil {
+	if m := hujsonPos().FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		col, _ := strconv.Atoi(m[2])
 		return &Error{Line: line, Column: col, Msg: "not valid JSON (comments and trailing commas are fine): " + m[3]}
