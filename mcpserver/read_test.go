@@ -52,6 +52,8 @@ func TestReadArgs(t *testing.T) {
 		{`{"id":"out_a","offset":4096,"limit":10}`, scrollback.ReadInput{ID: "out_a", Offset: 4096, Limit: ptr(10)}, ""},
 		{`{"offset":-3,"id":"o\u00e9"}`, scrollback.ReadInput{ID: "oé", Offset: -3}, ""},
 		{`{"id":"out_a","limit":null}`, scrollback.ReadInput{ID: "out_a"}, ""},
+		{" {\n\t\"limit\" : 7 ,\"id\":\"out_a\", \"offset\":-0 } ", scrollback.ReadInput{ID: "out_a", Limit: ptr(7)}, ""},
+		{`{"id":"out_a","id":"out_b"}`, scrollback.ReadInput{ID: "out_b"}, ""},
 		{`{"id":"out_a","offset":1e3}`, scrollback.ReadInput{ID: "out_a", Offset: 1000}, ""},
 		{`{}`, scrollback.ReadInput{}, `validating "arguments": validating root: required: missing properties: ["id"]`},
 		{``, scrollback.ReadInput{}, `missing properties: ["id"]`},

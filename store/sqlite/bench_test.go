@@ -195,3 +195,52 @@ func BenchmarkQuota300(b *testing.B) {
 		return open(b, filepath.Join(b.TempDir(), "bench.db"), nil)
 	})
 }
+
+// BenchmarkReadPageManyCopies reads 4 KiB pages at random offsets of 50
+// copies of 8 MiB, as bench/mcp's clients do (issue 27): each page misses
+// the chunk cache, and the copies are more than SQLite's page cache holds.
+// The text is bench/mcp's (ASCII lines), and a go test log.
+func BenchmarkReadPageManyCopies(b *testing.B) {
+	var lines []byte
+	for i := 0; len(lines) < size8MiB; i++ {
+		lines = fmt.Appendf(lines, "line %08d of the benchmark's retained copy\n", i)
+	}
+	for _, k := range []struct {
+		name string
+		data []byte
+	}{{"lines", lines[:size8MiB]}, {"go-test-log", sample.GoTestLog(size8MiB)}} {
+		b.Run(k.name, func(b *testing.B) {
+			db := open(b, filepath.Join(b.TempDir(), "bench.db"), nil)
+			ctx := context.Background()
+			type cp struct{ sess, id string }
+			var copies []cp
+			for range 50 {
+				sess, err := db.CreateSession(ctx, "bench")
+				if err != nil {
+					b.Fatal(err)
+				}
+				info, err := db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, bytes.NewReader(k.data))
+				if err != nil {
+					b.Fatal(err)
+				}
+				copies = append(copies, cp{sess.ID, info.ID})
+			}
+			r := rand.New(rand.NewPCG(1, 2))
+			p := make([]byte, 4096+6)
+			b.SetBytes(int64(len(p)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := processCPU()
+			for b.Loop() {
+				c := copies[r.IntN(len(copies))]
+				off := r.Int64N(size8MiB - int64(len(p)))
+				if _, n, err := db.StatReadCopyAt(ctx, c.sess, c.id, p, off); n != len(p) || err != nil {
+					b.Fatalf("StatReadCopyAt(%d) = %d, %v", off, n, err)
+				}
+			}
+			if cpu := processCPU(); cpu > 0 {
+				b.ReportMetric(float64(cpu-cpu0)/float64(b.N), "cpu-ns/op")
+			}
+		})
+	}
+}

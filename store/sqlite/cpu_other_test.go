@@ -1,0 +1,6 @@
+//go:build !unix
+
+package sqlite_test
+
+// processCPU is not measured here: benchmarks report the wall clock only.
+func processCPU() int64 { return 0 }
