@@ -2,6 +2,8 @@ package present
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
 )
@@ -45,18 +47,12 @@ func ErrorLines(data []byte, from, to int64, line int64, max int) []ErrorLine {
 	// One tight pass looks for a letter that starts a word and may start
 	// an error word; lines are counted only from one find to the next.
 	b := data[start:to]
-	counted, prevWord := 0, start > 0 && isWordByte(data[start-1])
+	counted := 0
 	for i := 0; i < len(b); i++ {
-		switch errorTable[b[i]] {
-		case 0:
-			prevWord = false
-			continue
-		case 1:
-			prevWord = true
-			continue
+		if i = nextWordStart(b, i, start > 0 && isWordByte(data[start-1])); i == len(b) {
+			break
 		}
-		if prevWord || !errorWordAt(b[i:]) {
-			prevWord = true
+		if !errorWordAt(b[i:]) {
 			continue
 		}
 		lineStart := bytes.LastIndexByte(b[:i], '\n') + 1
@@ -69,7 +65,7 @@ func ErrorLines(data []byte, from, to int64, line int64, max int) []ErrorLine {
 		}
 		// On to the next line.
 		line++
-		counted, prevWord = end, false
+		counted = end
 		i = end - 1
 	}
 	return out
@@ -90,6 +86,65 @@ var errorTable = func() (t [256]byte) {
 }()
 
 const startLetter = 2
+
+// Eight copies of a byte, and the high bit of each of eight bytes.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// startLetters are the distinct first letters of errorWords, lower case,
+// each in the eight bytes of a word.
+var startLetters = func() (l []uint64) {
+	seen := map[byte]bool{}
+	for _, w := range errorWords {
+		if !seen[w[0]] {
+			seen[w[0]] = true
+			l = append(l, ones*uint64(w[0]))
+		}
+	}
+	return l
+}()
+
+// nextWordStart returns the index of the first byte of b at or after i
+// that starts a word (the byte before it, b[i-1] or for i == 0 before,
+// is not a word byte) with a letter an error word starts with
+// (startLetter, in either case), or len(b). Eight bytes at a time: an
+// error word starts with e, f, p or t, and random bytes, where the
+// byte-by-byte walk was a quarter of a capture's CPU, rarely hold one.
+func nextWordStart(b []byte, i int, before bool) int {
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:]) | 0x2020202020202020 // lower case for letters
+		var m uint64
+		for _, l := range startLetters {
+			v := x ^ l // a zero byte where x has the letter
+			m |= (v - ones) &^ v & highs
+		}
+		// A marked byte may be a false one past a true one (the
+		// subtraction's borrow): each is checked.
+		for ; m != 0; m &= m - 1 {
+			k := i + bits.TrailingZeros64(m)/8
+			if errorTable[b[k]] == startLetter && !wordBefore(b, k, before) {
+				return k
+			}
+		}
+	}
+	for ; i < len(b); i++ {
+		if errorTable[b[i]] == startLetter && !wordBefore(b, i, before) {
+			break
+		}
+	}
+	return i
+}
+
+// wordBefore reports whether the byte before b[k] is a word byte; before
+// says so for k == 0.
+func wordBefore(b []byte, k int, before bool) bool {
+	if k == 0 {
+		return before
+	}
+	return errorTable[b[k-1]] != 0
+}
 
 // errorWordAt reports whether b starts with one of errorWords, in any case.
 func errorWordAt(b []byte) bool {

@@ -3,6 +3,7 @@ package present
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -213,6 +214,21 @@ func BenchmarkErrorLines8MiB(b *testing.B) {
 	}
 }
 
+// BenchmarkErrorLinesRandom8MiB: the same over random bytes (cat of a
+// binary file), where error words' first letters are frequent but words
+// rare.
+func BenchmarkErrorLinesRandom8MiB(b *testing.B) {
+	data := make([]byte, 8<<20)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		ErrorLines(data, 0, int64(len(data)), 1, MaxErrorLines)
+	}
+}
+
 // BenchmarkCountLines8MiB is BenchmarkErrorLines8MiB's reference: counting
 // the newlines of the same copy, which a preview does anyway.
 func BenchmarkCountLines8MiB(b *testing.B) {
@@ -234,5 +250,55 @@ func TestStderrBlockOverhead(t *testing.T) {
 		if got := len(StderrBlock("", stderr)) - n; got > StderrBlockOverhead {
 			t.Errorf("a %d-byte stderr gets %d bytes around it, over StderrBlockOverhead (%d)", n, got, StderrBlockOverhead)
 		}
+	}
+}
+
+// TestErrorLinesWordStarts: the eight-bytes-at-a-time search for error
+// words finds the lines a byte-by-byte reading of the same rule finds, in
+// random text dense with their letters and with bytes that lower-case to
+// them (E, F, P, T; 0xC5, 0xE5, which do not).
+func TestErrorLinesWordStarts(t *testing.T) {
+	tokens := []string{"error", "ERROR", "Failed", "fai", "panic:", "pan", "Exception", "traceback", "FATAL", "fat",
+		"e", "T", "p", "xerror", "_fail", "0fatal", "é", "\xc5", "\xe5rror", "\x05", " ", " ", "-", ":", "\n", "\n"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	found := 0
+	for n := range 3000 {
+		var data []byte
+		for range rng.IntN(40) {
+			data = append(data, tokens[rng.IntN(len(tokens))]...)
+		}
+		from := int64(0)
+		if len(data) > 0 {
+			from = int64(rng.IntN(len(data)))
+		}
+		line := int64(bytes.Count(data[:from], []byte{'\n'})) + 1
+		got := ErrorLines(data, from, int64(len(data)), line, 1000)
+		var want []int64 // offsets of the lines holding an error word at a word start
+		for off := from; off < int64(len(data)); {
+			end := off + int64(lineLen(data[off:]))
+			if off == from && from > 0 && data[from-1] != '\n' {
+				off = end
+				continue
+			}
+			for i := off; i < end; i++ {
+				if (i == 0 || !isWordByte(data[i-1])) && errorWordAt(data[i:]) {
+					want = append(want, off)
+					break
+				}
+			}
+			off = end
+		}
+		found += len(want)
+		if len(got) != len(want) {
+			t.Fatalf("case %d %q from %d: %d lines, want %d (%v)", n, data, from, len(got), len(want), want)
+		}
+		for i := range got {
+			if got[i].Offset != want[i] {
+				t.Fatalf("case %d %q from %d: line %d at %d, want %d", n, data, from, i, got[i].Offset, want[i])
+			}
+		}
+	}
+	if found < 1000 {
+		t.Fatalf("only %d error-like lines in all the cases", found)
 	}
 }

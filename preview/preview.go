@@ -320,7 +320,14 @@ func HeadFrom(opts Options) int64 {
 		shown = budget
 	}
 	head, _ := parts(opts, shown)
-	return int64(max(head-head/4-utf8.UTFMax, 0))
+	// A byte of data shows as at most 3 (an invalid one as U+FFFD), so the
+	// head holds at least a third of its size in bytes of data (random
+	// bytes come near), which a cut to a line end shortens by at most a
+	// quarter. From head - head/4, as before 2026-12-04, the search of a
+	// binary copy started past the head's end, and the cut searched all
+	// 8 MiB again after the save.
+	i := max(head-utf8.UTFMax, 0) / 3
+	return int64(max(i-i/4-utf8.UTFMax, 0))
 }
 
 // parts returns the head and tail asked for by opts, or their defaults for

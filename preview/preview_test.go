@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
@@ -429,6 +430,26 @@ func TestFooterErrorLines(t *testing.T) {
 		f.Errors = present.ScanErrors(data, HeadFrom(opts))
 		if got := Render(data, opts, f); got != want {
 			t.Errorf("%+v: with the lines found beforehand:\n%s\nsearched by the cut:\n%s", opts, footerOf(data, got), footerOf(data, want))
+		}
+	}
+}
+
+// HeadFrom is at or before the head's end for any data, random bytes
+// (each shown as three) included, so that the search made while the copy
+// is saved serves the cut.
+func TestHeadFromBinary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	data := make([]byte, 1<<20)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	text := bytes.Repeat([]byte("a line of text\n"), 1<<16)
+	for _, d := range [][]byte{data, text} {
+		for _, opts := range []Options{{Shown: ShownBudget}, {Shown: 4 << 10}, {Shown: 512}, {Shown: ShownBudget, HeadBytes: 20000}, {Shown: ShownBudget, HeadBytes: 100, TailBytes: 100}, {}} {
+			p := Render(d, opts, Footer{ID: "out_x", Complete: true})
+			if from := HeadFrom(opts); from > p.HeadEnd {
+				t.Errorf("%+v: HeadFrom %d past the head's end %d", opts, from, p.HeadEnd)
+			}
 		}
 	}
 }

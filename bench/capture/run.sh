@@ -9,6 +9,9 @@
 #            the retained copy into its own SQLite database ($dir/bench.db)
 #   inproc:  bench/capture/cmd 'CMD'                runner + capture in one
 #            process, no store: what this benchmark measured before
+#   ref:     $SCROLLBACK_REF run -- 'CMD' >/dev/null, when SCROLLBACK_REF
+#            names another build (main's, say), saving into its own
+#            database ($dir/ref.db): the same rounds measure both builds
 # and prints, per case, the best and the median wall time of each, the
 # ratios run/pipe and inproc/pipe (best and median), and the peak RSS.
 # Cases: text (a generated log, cat FILE), random bytes (cat FILE), seq
@@ -19,6 +22,7 @@
 #   sh bench/capture/run.sh                 # builds ./cmd/scrollback (CGO_ENABLED=0)
 #   SCROLLBACK=/path/to/scrollback sh bench/capture/run.sh
 #   RUNS=11 CASES='text seq' sh bench/capture/run.sh
+#   SCROLLBACK_REF=/tmp/main/scrollback sh bench/capture/run.sh   # new vs main
 #
 # Files go to $BENCH_DIR (kept) or a temporary directory (removed).
 set -eu
@@ -50,6 +54,11 @@ if [ -z "${SCROLLBACK:-}" ]; then
 fi
 export SCROLLBACK_DB="$dir/bench.db"
 "$SCROLLBACK" run -- true >/dev/null # the database exists, as a user's does
+ways="pipe run inproc"
+if [ -n "${SCROLLBACK_REF:-}" ]; then
+	ways="pipe run inproc ref"
+	SCROLLBACK_DB="$dir/ref.db" "$SCROLLBACK_REF" run -- true >/dev/null
+fi
 
 # once NAME CMD...: run CMD once, append "NAME ms rss_kib" to $dir/times
 once() {
@@ -77,10 +86,15 @@ for c in $CASES; do
 		once pipe sh -c "$cmd | cat >/dev/null"
 		once run "$SCROLLBACK" run -- "$cmd"
 		once inproc "$dir/capbench" "$cmd"
+		if [ -n "${SCROLLBACK_REF:-}" ]; then
+			SCROLLBACK_DB=$dir/ref.db
+			once ref "$SCROLLBACK_REF" run -- "$cmd"
+			SCROLLBACK_DB=$dir/bench.db
+		fi
 		i=$((i + 1))
 	done
 	# best and median per way, and the ratios to the pipe's
-	for w in pipe run inproc; do
+	for w in $ways; do
 		grep "^$w " "$dir/times" | sort -k2 -n | awk -v w="$w" '
 			{ ms[NR] = $2; if ($3 > rss) rss = $3 }
 			END { printf "%s %d %d %.1f\n", w, ms[1], ms[int((NR + 1) / 2)], rss / 1024 }'

@@ -103,6 +103,12 @@ func (b *base) dbTarget() (string, error) {
 // with the quotas of --session-quota and --db-cap (or their environment
 // variables) in force.
 func (b *base) openStore(ctx context.Context) (store.Store, error) {
+	return b.openStoreWith(ctx, sqlite.Options{})
+}
+
+// openStoreWith is openStore with the options a SQLite database is opened
+// with.
+func (b *base) openStoreWith(ctx context.Context, o sqlite.Options) (store.Store, error) {
 	limits, err := b.limits(b.io.Getenv)
 	if err != nil {
 		return nil, err
@@ -111,7 +117,7 @@ func (b *base) openStore(ctx context.Context) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := OpenStore(ctx, target)
+	st, err := openStore(ctx, target, o)
 	if err != nil {
 		return nil, err
 	}
@@ -132,10 +138,14 @@ func (b *base) openStore(ctx context.Context) (store.Store, error) {
 // OpenStore opens a store by its location: a postgres:// or postgresql://
 // URL for PostgreSQL, anything else a SQLite file path.
 func OpenStore(ctx context.Context, target string) (store.Store, error) {
+	return openStore(ctx, target, sqlite.Options{})
+}
+
+func openStore(ctx context.Context, target string, o sqlite.Options) (store.Store, error) {
 	if strings.HasPrefix(target, "postgres://") || strings.HasPrefix(target, "postgresql://") {
 		return openPostgres(ctx, target)
 	}
-	return sqlite.Open(target, nil)
+	return sqlite.Open(target, &o)
 }
 
 // openPostgres is replaced when the PostgreSQL backend is built in.

@@ -97,8 +97,10 @@ func TestRunDiskFull(t *testing.T) {
 		if after.Recovery != "available" || after.OutputID == "" {
 			t.Errorf("%d (slow %v): seq 1 20000 after the failed save: %+v (stderr %q); want it retained", i, slow, after, errOut)
 		}
-		if _, err := os.Stat(env["SCROLLBACK_DB"] + "-wal"); err == nil {
-			t.Errorf("%d: the write-ahead log is still there after the last command", i)
+		// `scrollback run` leaves its log (sqlite.Options.LeaveLog), but
+		// nothing of the failed save: only the last save's few pages.
+		if fi, err := os.Stat(env["SCROLLBACK_DB"] + "-wal"); err == nil && fi.Size() > 256<<10 {
+			t.Errorf("%d: the write-ahead log holds %d bytes after the last command", i, fi.Size())
 		}
 		code, out, errOut = cliRun(t, env, "stats", "--json")
 		var st struct {

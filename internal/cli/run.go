@@ -13,6 +13,7 @@ import (
 	"al.essio.dev/pkg/shellescape"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
 func init() {
@@ -126,7 +127,10 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 		in.Stdin = data
 	}
 
-	st, err := c.openStore(ctx)
+	// A run's process is short-lived: it leaves the write-ahead log for
+	// the next one to copy into the file (sqlite.Options.LeaveLog), so that
+	// its exit does not wait for the disk.
+	st, err := c.openStoreWith(ctx, sqlite.Options{LeaveLog: true})
 	var ue usageError
 	switch {
 	case errors.As(err, &ue):

@@ -26,6 +26,14 @@ func (d *DB) BeginCopy(ctx context.Context, session string) (store.PendingCopy, 
 		return nil, store.ErrSessionNotFound
 	}
 	p := &pendingCopy{d: d, info: store.CopyInfo{ID: store.NewID(store.CopyPrefix), Session: session}}
+	// The write-ahead log is copied into the file now, while the command
+	// making this copy runs, rather than by an automatic checkpoint in the
+	// middle of the copy or after it (Options.LeaveLog leaves the log of
+	// the last process's saves for this). Passive: it waits for nobody,
+	// and what it cannot copy now a later checkpoint does.
+	if !d.readOnly {
+		d.db.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
+	}
 	err := d.write(ctx, "begin copy", func(tx *sql.Tx) (err error) {
 		p.w.pk, err = insertCopy(ctx, tx, &p.info, true)
 		return err

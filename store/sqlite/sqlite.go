@@ -31,7 +31,7 @@ import (
 	"strconv"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite"
 
 	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/internal/chunkcodec"
@@ -59,7 +59,26 @@ type Options struct {
 	// with zstd when that saves space; this is the reference the
 	// benchmarks measure compression against.
 	RawChunks bool
+
+	// LeaveLog makes Close leave the write-ahead log as it is, instead of
+	// copying it into the database file (with two fsyncs) and deleting
+	// it: for a short-lived process (scrollback run) whose exit should not
+	// wait for the disk. The log is copied in later: by the next
+	// BeginCopy (of this process or another), which checkpoints before
+	// its first chunk, while the command that makes the copy runs; or by
+	// Close itself once the log holds more than LeaveLogPages pages (as
+	// many small saves, never begun as pending copies, leave it); so it
+	// stays bounded. Other processes read it as usual. A
+	// save committed to the log survives the process crashing, not a
+	// crash of the machine before a checkpoint (docs/storage.md).
+	LeaveLog bool
 }
+
+// LeaveLogPages is the size of the write-ahead log, in pages (4 KiB
+// each, 16 MiB), past which a commit checkpoints it when Options.LeaveLog
+// is set: twice a copy of the default 8 MiB cap, so that saving one
+// never checkpoints midway. SQLite's default is 1000 pages.
+const LeaveLogPages = 4096
 
 // Defaults for Options.
 const (
@@ -72,6 +91,7 @@ const (
 type DB struct {
 	path     string
 	readOnly bool
+	leaveLog bool // Options.LeaveLog
 	raw      bool // Options.RawChunks
 	db       *sql.DB
 
@@ -132,15 +152,19 @@ func Open(path string, opts *Options) (*DB, error) {
 		return nil, err
 	}
 
-	db, err := sql.Open("sqlite", dsn(abs, o))
+	conn, err := sqlite.NewConnector(dsn(abs, o))
 	if err != nil {
 		return nil, &Error{Op: "open", Path: abs, Err: err}
 	}
+	if o.LeaveLog && !o.ReadOnly {
+		conn = leaveLogConnector{conn}
+	}
+	db := sql.OpenDB(conn)
 	db.SetMaxOpenConns(o.MaxOpenConns)
 	db.SetMaxIdleConns(o.MaxOpenConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 
-	d := &DB{path: abs, readOnly: o.ReadOnly, raw: o.RawChunks, db: db, writeSem: make(chan struct{}, 1),
+	d := &DB{path: abs, readOnly: o.ReadOnly, leaveLog: o.LeaveLog && !o.ReadOnly, raw: o.RawChunks, db: db, writeSem: make(chan struct{}, 1),
 		limits: store.DefaultLimits(), maxConns: o.MaxOpenConns, readers: readers{stop: make(chan struct{})}}
 	if err := d.init(o.BusyTimeout); err != nil {
 		db.Close()
@@ -200,6 +224,9 @@ func dsn(abs string, o Options) string {
 	q.Add("_pragma", "journal_size_limit(4194304)")
 	if mmapSize > 0 {
 		q.Add("_pragma", "mmap_size("+strconv.FormatInt(mmapSize, 10)+")")
+	}
+	if o.LeaveLog {
+		q.Add("_pragma", "wal_autocheckpoint("+strconv.Itoa(LeaveLogPages)+")")
 	}
 	// Writers take the write lock when they begin, so two writers never
 	// deadlock upgrading read locks; they queue on busy_timeout.
@@ -302,6 +329,9 @@ func (d *DB) Close() error {
 	d.writeFailure(ctx)
 	cancel()
 	d.readers.close()
+	if d.leaveLog {
+		d.boundLog()
+	}
 	if d.readChunks != nil {
 		d.readChunks.Close()
 	}
@@ -312,6 +342,33 @@ func (d *DB) Close() error {
 		d.statCopy.Close()
 	}
 	return wrap("close", d.path, d.db.Close())
+}
+
+// boundLog checkpoints and truncates the write-ahead log that Close is to
+// leave (Options.LeaveLog) when it has grown past LeaveLogPages pages.
+// SQLite's automatic checkpoint copies a log that size into the file, but
+// only the next write of the same process starts it over: the next process
+// to open the file rebuilds its index of the log and sees none of it
+// copied, and every save that is not a BeginCopy's would append to it.
+func (d *DB) boundLog() {
+	fi, err := os.Stat(d.path + "-wal")
+	if err != nil || fi.Size() <= LeaveLogPages*4096 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	select {
+	case d.writeSem <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer func() { <-d.writeSem }()
+	conn, err := d.db.Conn(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	d.checkpoint(ctx, conn) // best effort: a later one does it otherwise
 }
 
 // write runs fn in a BEGIN IMMEDIATE transaction and commits it. Errors from
