@@ -18,7 +18,7 @@ const ToldBudget = 8192
 // Instructions is the MCP server's instructions.
 const Instructions = `Output over its budget is kept as a copy (output_id); the result shows a head, a tail and a footer. Read the copy (read_tool_output), search it (grep_tool_output) or query its JSON (query_tool_output) instead of re-running the source. hasMore=false: the end of the copy; complete=false: the copy lacks part of what the tool produced.
 
-A preview is not the whole result: before saying a line, field or record is absent, search the copy and check the source's own pagination (page tokens, head or grep in a pipeline, server-side filters). Without the evidence, say it is uncertain, not absent.`
+A preview is not the whole result: before saying a line, field or record is absent, read or search the copy and check the source's own pagination (page tokens, head or grep in a pipeline, server-side filters). Without the evidence, say it is uncertain, not absent.`
 
 // ProxyInstructions is what the proxy's instructions add to Instructions,
 // before the upstream server's own.
@@ -38,15 +38,15 @@ func ProxyNote(budget int) string {
 
 // The tools' descriptions.
 const (
-	RunCommandDoc = `Run a command with /bin/sh -c, stdout and stderr merged. Output over 24 KiB shows a head, a tail and a footer (what was left out, error-like lines, a JSON outline, the read_tool_output call that goes on) and is kept as a copy (output_id) to read, grep or query, not re-run. A non-zero exit, a signal or a timeout is a result. complete=false: the copy lacks part of the output; say uncertain, not absent.`
+	RunCommandDoc = `Run a command with /bin/sh -c, stdout and stderr merged. Output over 24 KiB shows a head, a tail and a footer (what was left out, error-like lines, a JSON outline, the read_tool_output call that goes on); the preview is not the whole result: the output is kept as a copy (output_id) to read, grep or query, not re-run. A non-zero exit, a signal or a timeout is a result. complete=false: the copy lacks part of the output; say uncertain, not absent.`
 
 	ReadToolOutputDoc = `Read a copy by UTF-8 byte offset, up to 4096 bytes a call: from 0 or a footer's offset, then nextOffset. hasMore=false: the end of the copy. complete=false: the copy lacks part of the output, so what is not in it may exist: say uncertain. Ids are valid in this session only.`
 
-	ReadFileDoc = `Read a text file from a 1-based line or a byte_offset (which wins), up to limit lines and 24 KiB a page. hasMore=true: go on at byte_offset=nextByteOffset; nothing is absent from a file not read to its end. Refused: private keys, credential and .env files, binaries, paths outside the root.`
+	ReadFileDoc = `Read a text file from a 1-based line or a byte_offset (which wins), up to limit lines and 24 KiB a page. hasMore=true: go on at byte_offset=nextByteOffset; hasMore=false: the end of the file. Nothing is absent from a file not read to its end. Refused: private keys, credential and .env files, binaries, paths outside the root.`
 
 	GrepToolOutputDoc = `Find the lines of a copy that match an RE2 pattern, searching every byte of every line. Each match: line number, offset where its text starts (for read_tool_output), text (a 1 KiB window of a longer line), context lines if asked. count=true: only the count. hasMore=true: go on from offset=nextOffset. No match in a copy with complete=false proves nothing: say uncertain.`
 
-	QueryToolOutputDoc = `Run a jq filter over a copy holding JSON (a document, or JSON Lines) instead of paging, e.g. .items[] | select(.state == "failed") | .id. Results: compact JSON, one a line, 4096 bytes a call; hasMore=true: go on at offset=nextOffset. It is gojq: keys come sorted (no keys_unsorted), no input_line_number or $__loc__; input, inputs, env and $ENV are refused; stops at 5 s or 8 MiB of output. complete=false: say uncertain, not absent.`
+	QueryToolOutputDoc = `Run a jq filter over a copy holding JSON (a document, or JSON Lines) instead of paging, e.g. .items[] | select(.state == "failed") | .id. Results: compact JSON, one a line, 4096 bytes a call; hasMore=true: go on at offset=nextOffset. It is gojq: keys come sorted (no keys_unsorted), no input_line_number or $__loc__; input, inputs, env and $ENV are refused; stops at its time limit (5 s) or output limit (8 MiB). complete=false: say uncertain, not absent.`
 
 	// RunCodeDoc opens run_code's description; the TypeScript
 	// declaration of the tools a script can call follows it.
