@@ -66,6 +66,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/scrollback-dev/scrollback/internal/errkind"
@@ -76,10 +77,16 @@ import (
 // stopped, unless Command.Grace says otherwise.
 const DefaultGrace = 2 * time.Second
 
-// drainDelay bounds how long Run keeps reading output once the command's
-// process group is gone: only processes that left the group (setsid) can
-// still hold the pipes open then.
+// drainDelay bounds how long Run waits for output that has stopped coming
+// once the command's process group is gone: only processes that left the
+// group (setsid) can still hold the pipes open then. Output still coming
+// (the rest of a pipe's buffer behind a slow store on a busy machine) is
+// read on, up to drainLimit.
 const drainDelay = 500 * time.Millisecond
+
+// drainLimit bounds how long Run reads output that keeps coming once the
+// group is gone: a process outside the group writing without end.
+const drainLimit = 10 * time.Second
 
 // readBuffer is the size of the buffer each output pipe is read with. With
 // pipeSize, measured best of 64 KiB to 1 MiB on cat of a 1 GiB file: large
@@ -212,6 +219,7 @@ type running struct {
 	group      procgroup.Group
 	outR, errR *os.File
 	readers    sync.WaitGroup
+	progress   drainProgress
 	exited     chan struct{} // closed once the shell has exited (not reaped)
 	started    time.Time
 }
@@ -269,8 +277,8 @@ func start(c Command) (*running, error) {
 		return nil, startError(err)
 	}
 	r.readers.Add(2)
-	go pump(&r.readers, outR, c.Stdout)
-	go pump(&r.readers, errR, c.Stderr)
+	go pump(&r.readers, &r.progress, outR, c.Stdout)
+	go pump(&r.readers, &r.progress, errR, c.Stderr)
 	go func() {
 		r.group.WaitExited()
 		close(r.exited)
@@ -315,7 +323,8 @@ func (r *running) stop(grace time.Duration) {
 }
 
 // cleanUp ends whatever is left of the group, reads the output that is
-// still coming for at most drainDelay, and reaps the shell.
+// still coming until it stays silent for drainDelay (or for at most
+// drainLimit), and reaps the shell.
 func (r *running) cleanUp() {
 	// The shell has exited but is not reaped yet, so its id still names
 	// this group and no other: end whatever of the group is left.
@@ -326,13 +335,29 @@ func (r *running) cleanUp() {
 		r.readers.Wait()
 		close(drained)
 	}()
-	select {
-	case <-drained:
-	case <-time.After(drainDelay):
-		// Processes outside the group hold the pipes: stop reading.
-		r.outR.SetReadDeadline(time.Now())
-		r.errR.SetReadDeadline(time.Now())
-		<-drained
+	limit := time.Now().Add(drainLimit)
+	tick := time.NewTicker(drainDelay)
+	defer tick.Stop()
+	last := r.progress.reads.Load()
+wait:
+	for {
+		select {
+		case <-drained:
+			break wait
+		case now := <-tick.C:
+			// A pump that read or wrote since the last tick is still
+			// draining what the group left in the pipe (or busy storing
+			// it): never cut that short. Silence, or output without end,
+			// means processes outside the group hold the pipes.
+			if p := r.progress.reads.Load(); (p != last || r.progress.writing.Load() > 0) && now.Before(limit) {
+				last = p
+				continue
+			}
+			r.outR.SetReadDeadline(time.Now())
+			r.errR.SetReadDeadline(time.Now())
+			<-drained
+			break wait
+		}
 	}
 	r.outR.Close()
 	r.errR.Close()
@@ -430,10 +455,17 @@ func environ(base []string, add map[string]string) []string {
 	return env
 }
 
+// drainProgress is what the pumps tell cleanUp: reads counts their reads,
+// writing how many are storing what they read.
+type drainProgress struct {
+	reads   atomic.Int64
+	writing atomic.Int32
+}
+
 // pump copies r to w until r ends or its read deadline passes. Once w fails
 // it keeps reading and discards, so that the command never blocks on a full
 // pipe.
-func pump(wg *sync.WaitGroup, r *os.File, w io.Writer) {
+func pump(wg *sync.WaitGroup, progress *drainProgress, r *os.File, w io.Writer) {
 	defer wg.Done()
 	if w == nil {
 		w = io.Discard
@@ -441,8 +473,12 @@ func pump(wg *sync.WaitGroup, r *os.File, w io.Writer) {
 	buf := make([]byte, readBuffer)
 	for {
 		n, err := r.Read(buf)
+		progress.reads.Add(1)
 		if n > 0 && w != io.Discard {
-			if _, werr := w.Write(buf[:n]); werr != nil {
+			progress.writing.Add(1)
+			_, werr := w.Write(buf[:n])
+			progress.writing.Add(-1)
+			if werr != nil {
 				w = io.Discard
 			}
 		}

@@ -352,6 +352,57 @@ func TestLargeOutputIsReadWhole(t *testing.T) {
 	}
 }
 
+// Output the command left in the pipe is read whole once it has exited,
+// however long storing each piece takes (a busy machine's store): a writer
+// slower than drainDelay per write must not lose the rest.
+func TestSlowWriterAfterExitIsReadWhole(t *testing.T) {
+	w := slowWriter{delay: 3 * drainDelay / 2}
+	r, err := Run(context.Background(), Command{Command: "head -c 200000 /dev/zero", Stdout: &w})
+	if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("Run = %+v, %v", r, err)
+	}
+	if w.n.n != 200000 {
+		t.Errorf("read %d bytes, want all 200000", w.n.n)
+	}
+	if w.calls < 2 {
+		t.Errorf("%d writes: the output was stored in one piece, so nothing was left in the pipe to drain", w.calls)
+	}
+}
+
+type slowWriter struct {
+	delay time.Duration
+	calls int
+	n     countWriter
+}
+
+func (s *slowWriter) Write(p []byte) (int, error) {
+	s.calls++
+	time.Sleep(s.delay)
+	return s.n.Write(p)
+}
+
+// A process outside the group that writes without end cannot hold Run
+// for ever: past drainLimit it stops reading.
+func TestEscapedWriterDoesNotHoldRun(t *testing.T) {
+	t.Parallel()
+	marker := filepath.Join(t.TempDir(), "escaped")
+	var out syncBuffer
+	start := time.Now()
+	r, err := Run(context.Background(), Command{
+		Command: "setsid sh -c 'echo $$; : > \"$0\"; while :; do echo tick; sleep 0.05; done' '" + marker + "' & while [ ! -e '" + marker + "' ]; do sleep 0.01; done",
+		Stdout:  &out,
+	})
+	took := time.Since(start)
+	if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("Run = %+v, %v", r, err)
+	}
+	pid := groupPID(t, &out)
+	syscall.Kill(-pid, syscall.SIGKILL)
+	if took > 3*drainLimit { // a hang detector, not a timing bound
+		t.Errorf("Run took %v with an escaped process writing to stdout", took)
+	}
+}
+
 type countWriter struct {
 	mu sync.Mutex
 	n  int64
