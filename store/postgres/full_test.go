@@ -55,8 +55,20 @@ func fullTablespace(t *testing.T, db *DB, size string) {
 		t.Skipf("cannot mount a %s tmpfs (%v: %s); skipping the full-disk test", size, err, bytes.TrimSpace(out))
 	}
 	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
+		// The server's backends may keep a dropped table's files open for a
+		// moment ("target is busy"): retry, then detach it lazily, which
+		// frees it once they let go.
+		var out []byte
+		for try := 0; try < 10; try++ {
+			if out, err = exec.Command("umount", dir).CombinedOutput(); err == nil {
+				os.Remove(dir)
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if lout, lerr := exec.Command("umount", "-l", dir).CombinedOutput(); lerr != nil {
+			t.Errorf("umount %s: %v: %s; umount -l: %v: %s", dir, err, out, lerr, lout)
+			return
 		}
 		os.Remove(dir)
 	})
