@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -326,11 +327,22 @@ func (w *world) writeScripts(scripts []Script) error {
 			log = fmt.Sprintf("printf '%%s\\n' \"$*\" >> %s\n", shellQuote(filepath.Join(w.harness, "runs-"+s.Name)))
 		}
 		text := fmt.Sprintf("#!/bin/sh\n%scd %s || exit 1\n%s\n", log, shellQuote(w.dir), w.expand(body))
-		if err := os.WriteFile(filepath.Join(w.dir, s.Name), []byte(text), 0o755); err != nil {
+		if err := writeExecutable(filepath.Join(w.dir, s.Name), []byte(text)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeExecutable writes an executable file that may be run at once. It
+// holds syscall.ForkLock while the file is open for writing, so that no
+// process started meanwhile (runs go in parallel) inherits the open
+// descriptor up to its exec, which makes running the file fail with "text
+// file busy".
+func writeExecutable(path string, data []byte) error {
+	syscall.ForkLock.Lock()
+	defer syscall.ForkLock.Unlock()
+	return os.WriteFile(path, data, 0o755)
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
