@@ -320,25 +320,32 @@ func TestContextCancelStopsTheGroup(t *testing.T) {
 
 func TestEscapedProcessDoesNotHoldRun(t *testing.T) {
 	// A process that leaves the group (setsid) keeps stdout open; Run
-	// still returns shortly after the shell exits. The shell waits for the
-	// escaped process to have printed its pid (it then makes a marker
-	// file), not for a fixed 0.2 s a busy machine can outlast.
+	// still returns shortly after the shell exits.
+	if took := runEscaped(t, "exec sleep 30"); took > 20*time.Second { // held until the escaped sleep 30 ends
+		t.Errorf("Run took %v with an escaped process holding stdout", took)
+	}
+}
+
+// runEscaped runs a shell that starts body in a group of its own (setsid),
+// holding the shell's stdout, and exits; it kills that group once Run has
+// returned, and returns how long Run took. The shell waits for the
+// escaped process to have printed its pid (it then makes a marker file),
+// not for a fixed 0.2 s a busy machine can outlast.
+func runEscaped(t *testing.T, body string) time.Duration {
+	t.Helper()
 	marker := filepath.Join(t.TempDir(), "escaped")
 	var out syncBuffer
 	start := time.Now()
 	r, err := Run(context.Background(), Command{
-		Command: "setsid sh -c 'echo $$; : > \"$0\"; exec sleep 30' '" + marker + "' & while [ ! -e '" + marker + "' ]; do sleep 0.01; done; echo done >&2",
+		Command: "setsid sh -c 'echo $$; : > \"$0\"; " + body + "' '" + marker + "' & while [ ! -e '" + marker + "' ]; do sleep 0.01; done; echo done >&2",
 		Stdout:  &out,
 	})
 	took := time.Since(start)
 	if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("Run = %+v, %v", r, err)
 	}
-	pid := groupPID(t, &out) // the escaped process's own group
-	syscall.Kill(pid, syscall.SIGKILL)
-	if took > 20*time.Second { // held until the escaped sleep 30 ends
-		t.Errorf("Run took %v with an escaped process holding stdout", took)
-	}
+	syscall.Kill(-groupPID(t, &out), syscall.SIGKILL) // the escaped process's own group
+	return took
 }
 
 func TestLargeOutputIsReadWhole(t *testing.T) {
@@ -385,20 +392,7 @@ func (s *slowWriter) Write(p []byte) (int, error) {
 // for ever: past drainLimit it stops reading.
 func TestEscapedWriterDoesNotHoldRun(t *testing.T) {
 	t.Parallel()
-	marker := filepath.Join(t.TempDir(), "escaped")
-	var out syncBuffer
-	start := time.Now()
-	r, err := Run(context.Background(), Command{
-		Command: "setsid sh -c 'echo $$; : > \"$0\"; while :; do echo tick; sleep 0.05; done' '" + marker + "' & while [ ! -e '" + marker + "' ]; do sleep 0.01; done",
-		Stdout:  &out,
-	})
-	took := time.Since(start)
-	if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
-		t.Fatalf("Run = %+v, %v", r, err)
-	}
-	pid := groupPID(t, &out)
-	syscall.Kill(-pid, syscall.SIGKILL)
-	if took > 3*drainLimit { // a hang detector, not a timing bound
+	if took := runEscaped(t, "while :; do echo tick; sleep 0.05; done"); took > 3*drainLimit { // a hang detector, not a timing bound
 		t.Errorf("Run took %v with an escaped process writing to stdout", took)
 	}
 }
