@@ -123,16 +123,7 @@ func TestLeaveLog(t *testing.T) {
 	big := make([]byte, save)
 	for i := range 12 {
 		rand.NewChaCha8([32]byte{byte(i)}).Read(big)
-		d, err := sqlite.Open(path, &sqlite.Options{LeaveLog: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := d.SaveCopy(ctx, sess.ID, store.CopyMeta{}, bytes.NewReader(big)); err != nil {
-			t.Fatal(err)
-		}
-		if err := d.Close(); err != nil {
-			t.Fatal(err)
-		}
+		saveAndClose(t, path, &sqlite.Options{LeaveLog: true}, sess.ID, big)
 		n, max := fileSize(t, wal), int64(sqlite.LeaveLogPages*(4096+24)+2*save)
 		if n > max {
 			t.Fatalf("after save %d the log is %d bytes, over %d", i, n, max)
@@ -143,17 +134,24 @@ func TestLeaveLog(t *testing.T) {
 	}
 
 	// Without LeaveLog, closing checkpoints and removes the log.
-	d, err := sqlite.Open(path, nil)
+	saveAndClose(t, path, nil, sess.ID, big)
+	if _, err := os.Stat(wal); !os.IsNotExist(err) {
+		t.Errorf("the log is still there after a close without LeaveLog: %v", err)
+	}
+}
+
+// saveAndClose opens the database at path with o, saves data as a copy of
+// session and closes it: what one short-lived process does.
+func saveAndClose(t *testing.T, path string, o *sqlite.Options, session string, data []byte) {
+	t.Helper()
+	d, err := sqlite.Open(path, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.SaveCopy(ctx, sess.ID, store.CopyMeta{}, bytes.NewReader(big)); err != nil {
+	if _, err := d.SaveCopy(t.Context(), session, store.CopyMeta{}, bytes.NewReader(data)); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
-	}
-	if _, err := os.Stat(wal); !os.IsNotExist(err) {
-		t.Errorf("the log is still there after a close without LeaveLog: %v", err)
 	}
 }
