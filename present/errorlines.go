@@ -45,11 +45,12 @@ func ErrorLines(data []byte, from, to int64, line int64, max int) []ErrorLine {
 	}
 	var out []ErrorLine
 	// One tight pass looks for a letter that starts a word and may start
-	// an error word; lines are counted only from one find to the next.
+	// an error word; lines are counted only from one find to the next. b
+	// starts a line: no word runs into it.
 	b := data[start:to]
 	counted := 0
 	for i := 0; i < len(b); i++ {
-		if i = nextWordStart(b, i, start > 0 && isWordByte(data[start-1])); i == len(b) {
+		if i = nextWordStart(b, i); i == len(b) {
 			break
 		}
 		if !errorWordAt(b[i:]) {
@@ -107,12 +108,12 @@ var startLetters = func() (l []uint64) {
 }()
 
 // nextWordStart returns the index of the first byte of b at or after i
-// that starts a word (the byte before it, b[i-1] or for i == 0 before,
-// is not a word byte) with a letter an error word starts with
-// (startLetter, in either case), or len(b). Eight bytes at a time: an
+// that starts a word (b[0], or a byte after one that is not a word byte)
+// with a letter an error word starts with (startLetter, in either case),
+// or len(b). Eight bytes at a time: an
 // error word starts with e, f, p or t, and random bytes, where the
 // byte-by-byte walk was a quarter of a capture's CPU, rarely hold one.
-func nextWordStart(b []byte, i int, before bool) int {
+func nextWordStart(b []byte, i int) int {
 	for ; i+8 <= len(b); i += 8 {
 		x := binary.LittleEndian.Uint64(b[i:]) | 0x2020202020202020 // lower case for letters
 		var m uint64
@@ -124,26 +125,23 @@ func nextWordStart(b []byte, i int, before bool) int {
 		// subtraction's borrow): each is checked.
 		for ; m != 0; m &= m - 1 {
 			k := i + bits.TrailingZeros64(m)/8
-			if errorTable[b[k]] == startLetter && !wordBefore(b, k, before) {
+			if errorTable[b[k]] == startLetter && !wordBefore(b, k) {
 				return k
 			}
 		}
 	}
 	for ; i < len(b); i++ {
-		if errorTable[b[i]] == startLetter && !wordBefore(b, i, before) {
+		if errorTable[b[i]] == startLetter && !wordBefore(b, i) {
 			break
 		}
 	}
 	return i
 }
 
-// wordBefore reports whether the byte before b[k] is a word byte; before
-// says so for k == 0.
-func wordBefore(b []byte, k int, before bool) bool {
-	if k == 0 {
-		return before
-	}
-	return errorTable[b[k-1]] != 0
+// wordBefore reports whether the byte before b[k] is a word byte (none is
+// before b[0]).
+func wordBefore(b []byte, k int) bool {
+	return k > 0 && errorTable[b[k-1]] != 0
 }
 
 // errorWordAt reports whether b starts with one of errorWords, in any case.
