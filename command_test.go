@@ -473,9 +473,10 @@ func TestRunCommandPreviewShape(t *testing.T) {
 	if len(res.Preview) > scrollback.PreviewBudget {
 		t.Errorf("preview %d bytes", len(res.Preview))
 	}
+	askHead := (preview.ShownHead + preview.ShownTail) * 3 / 4
 	res, err = sess.RunCommand(ctx, scrollback.RunCommandInput{
 		Command: "seq 1 100000",
-		Preview: &scrollback.PreviewShape{HeadBytes: intp(2000)},
+		Preview: &scrollback.PreviewShape{HeadBytes: intp(askHead)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -483,10 +484,10 @@ func TestRunCommandPreviewShape(t *testing.T) {
 	// The tail gets what the head leaves of the default head and tail
 	// (ShownHead+ShownTail of ShownBudget), less at most a quarter to end
 	// on a line.
-	wantTail := preview.ShownHead + preview.ShownTail - 2000
+	wantTail := preview.ShownHead + preview.ShownTail - askHead
 	if i := strings.Index(res.Preview, "[..."); !strings.HasPrefix(res.Preview, "1\n2\n") || !strings.HasSuffix(res.Preview, "100000\n") ||
-		len(res.Preview) > scrollback.ShownBudget || i < 1800 || i > 2000 || len(res.Preview)-strings.Index(res.Preview, "]\n")-2 < wantTail*3/4 {
-		t.Errorf("a 2000-byte head should leave the rest of %d bytes to the tail: %d bytes:\n%s", preview.ShownHead+preview.ShownTail, len(res.Preview), res.Preview)
+		len(res.Preview) > scrollback.ShownBudget || i < askHead*9/10 || i > askHead || len(res.Preview)-strings.Index(res.Preview, "]\n")-2 < wantTail*3/4 {
+		t.Errorf("a %d-byte head should leave the rest of %d bytes to the tail: %d bytes:\n%s", askHead, preview.ShownHead+preview.ShownTail, len(res.Preview), res.Preview)
 	}
 	for _, shape := range []scrollback.PreviewShape{
 		{HeadBytes: intp(-1)},

@@ -17,7 +17,7 @@ import (
 const (
 	PreviewBudget = preview.Budget             // 24 KiB: run_command and run_code show an output up to this whole
 	HistoryBudget = preview.HistoryBudget      // 32 KiB: results entering a history are shown whole up to this
-	ShownBudget   = preview.ShownBudget        // 4 KiB: what a result over its budget shows once retained, head, footer and tail
+	ShownBudget   = preview.ShownBudget        // 2 KiB: what a result over its budget shows once retained, head, footer and tail
 	MinShownBytes = 512                        // the smallest shown size a server or the eval accepts: room for a head, a tail and the shortest footer
 	PageLimit     = 4096                       // most bytes one read_tool_output call returns
 	CopyCap       = capture.DefaultCopy        // 8 MiB: the most one retained copy holds

@@ -23,9 +23,9 @@ const (
 	// "shown when retained" is at most 8 KiB, the size chosen by scrollback
 	// eval: docs/eval.md). Its default split is ShownHead bytes of head and
 	// ShownTail of tail, the rest left to the footer.
-	ShownBudget = 4096
-	ShownHead   = 1536
-	ShownTail   = 1024
+	ShownBudget = 2048
+	ShownHead   = 768
+	ShownTail   = 512
 )
 
 // Options sets the budgets of a preview and how it is split. The zero value
@@ -56,8 +56,12 @@ type Options struct {
 
 // Split returns the default head and tail of a preview of shown bytes: 3/8
 // of it each to the head and to the footer, 1/4 to the tail.
-func Split(shown int) (head, tail int) {
-	rest := shown - footerRoom(shown)
+func Split(shown int) (head, tail int) { return splitRoom(shown, footerRoom(shown)) }
+
+// splitRoom splits what room for the footer leaves of shown bytes: three
+// fifths to the head, two to the tail.
+func splitRoom(shown, room int) (head, tail int) {
+	rest := max(shown-room, 0)
 	head = rest * 3 / 5
 	return head, rest - head
 }
@@ -65,6 +69,11 @@ func Split(shown int) (head, tail int) {
 // footerRoom is the room the default split leaves the footer: 3/8 of the
 // preview.
 func footerRoom(shown int) int { return shown * 3 / 8 }
+
+// maxFooterRoom is the most of a preview of shown bytes that the footer
+// takes from the default head and tail: 3/4, so that at least a quarter
+// shows the data itself.
+func maxFooterRoom(shown int) int { return shown * 3 / 4 }
 
 // Footer is what the footer says besides what Render counts in the data:
 // present.Footer, the one place its words are written.
@@ -283,6 +292,9 @@ func cut(s source, opts Options, f Footer) Preview {
 	if want := head + tail + footerRoom(shown); want > shown {
 		shown = min(want, budget) // the caller asked for more than the default shows
 	}
+	if opts.HeadBytes == 0 && opts.TailBytes == 0 && shown < budget {
+		head, tail, f = footerFirst(&s, shown, f)
+	}
 	minRoom := f.MinRoom(s.size, s.lines) + 1 // the newline that may end a head cut mid-line
 	if avail := shown - minRoom; head+tail > avail {
 		tail = max(min(tail, avail-head), 0)
@@ -310,6 +322,29 @@ func cut(s source, opts Options, f Footer) Preview {
 	return assemble(&s, p, "")
 }
 
+// footerFirst returns the default head and tail of a preview of shown
+// bytes, smaller than the default split when the richest footer needs
+// more room (its counts, how to read on, where the whole output is, the
+// error-like lines not shown, the JSON outline): a small preview is worth
+// little without the way to the rest and its summary. The footer takes at
+// most maxFooterRoom, so that a quarter at least shows the data itself.
+// The footer it returns holds the error-like lines it found, so that the
+// data is searched once.
+func footerFirst(s *source, shown int, f Footer) (head, tail int, _ Footer) {
+	if f.Errors == nil && s.data != nil {
+		f.Errors = present.ScanErrors(s.data, HeadFrom(Options{Budget: len(s.data) + 1, Shown: shown}))
+	}
+	room := footerRoom(shown)
+	h, t := splitRoom(shown, maxFooterRoom(shown))
+	if p, _, ok := layout(s, shown, h, t, f); ok {
+		if need := footLen(p, s) + slackMargin; need > room {
+			room = min(need, maxFooterRoom(shown))
+		}
+	}
+	head, tail = splitRoom(shown, room)
+	return head, tail, f
+}
+
 // HeadFrom is the smallest offset at which the head of a cut of data
 // that does not fit opts can end, when the footer leaves the head as asked:
 // where a search of the data for the footer may start.
@@ -320,6 +355,9 @@ func HeadFrom(opts Options) int64 {
 		shown = budget
 	}
 	head, _ := parts(opts, shown)
+	if opts.HeadBytes == 0 && opts.TailBytes == 0 {
+		head, _ = splitRoom(shown, maxFooterRoom(shown)) // the footer first, at its largest
+	}
 	// A byte of data shows as at most 3 (an invalid one as U+FFFD), so the
 	// head holds at least a third of its size in bytes of data (random
 	// bytes come near), which a cut to a line end shortens by at most a

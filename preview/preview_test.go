@@ -1,8 +1,6 @@
 package preview
 
 import (
-	"github.com/scrollback-dev/scrollback/present"
-
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -13,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // boundaries returns, for each offset 0..len(b), whether it is a character
@@ -803,5 +803,44 @@ func TestFooterOffersReadAndSearch(t *testing.T) {
 	want := fmt.Sprintf(`Read on: read_tool_output {"id":"out_abc","offset":%d}; search: grep_tool_output {"id":"out_abc","pattern":"<RE2>"}.`, p.HeadEnd)
 	if foot := footerOf(data, p); !strings.Contains(foot, want) {
 		t.Errorf("footer lacks %q:\n%s", want, foot)
+	}
+}
+
+// A small shown size keeps the footer whole: its counts, the way to the
+// copy that holds the whole output and the error-like lines not shown come
+// before the head and tail, which share what the footer leaves (at least a
+// quarter of the preview). Before 2026-12-04 the footer had 3/8 of it, and
+// below 4 KiB it fell to a one-line form without the pointer.
+func TestFooterFirst(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 20000; i++ {
+		if i == 15000 {
+			fmt.Fprintf(&b, "row %d: ERROR: ledger %d does not balance\n", i, i)
+			continue
+		}
+		fmt.Fprintf(&b, "row %d: the quick brown fox jumps over the lazy dog\n", i)
+	}
+	data := []byte(b.String())
+	f := Footer{ID: "out_wrapper0123456789abcdef", Complete: true, Status: "exit status 1",
+		Whole: []present.WholeCopy{{ID: "out_whole0123456789abcdefghi", Call: 1, Tool: "run_command", Command: "./export --all"}}}
+	for _, shown := range []int{1536, ShownBudget, 4096} {
+		p := Render(data, Options{Shown: shown}, f)
+		checkShown(t, data, Budget, shown, f, p)
+		foot := footerOf(data, p)
+		for _, want := range []string{"is copy out_whole0123456789abcdefghi", "Status: exit status 1", "line 15000 (offset ", present.Rule} {
+			if !strings.Contains(foot, want) {
+				t.Errorf("shown %d: the footer lacks %q:\n%s", shown, want, foot)
+			}
+		}
+		if shown := int64(shown); p.HeadEnd+int64(len(data))-p.TailStart < shown/4-2*64 || p.HeadEnd == 0 || p.TailStart == int64(len(data)) {
+			t.Errorf("shown %d: head %d and tail %d bytes, want a quarter of it at least", shown, p.HeadEnd, int64(len(data))-p.TailStart)
+		}
+	}
+	// Where the footer needs no more than its default room, the split is
+	// the default one.
+	small := Footer{ID: "out_x", Complete: true}
+	p := Render(bytes.Repeat([]byte("z"), 100000), Options{Shown: ShownBudget}, small)
+	if p.HeadEnd != ShownHead || 100000-p.TailStart != ShownTail {
+		t.Errorf("head %d, tail %d: want the default %d and %d", p.HeadEnd, 100000-p.TailStart, ShownHead, ShownTail)
 	}
 }

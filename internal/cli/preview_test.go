@@ -10,13 +10,13 @@ import (
 )
 
 // TestMCPPreviewBytes: `scrollback mcp --preview-bytes N` shows at most N
-// bytes of an output it retains, by default 4 KiB; a size with no room for
+// bytes of an output it retains, by default 2 KiB; a size with no room for
 // a footer is a usage error.
 func TestMCPPreviewBytes(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		max  int
-	}{{nil, 4096}, {[]string{"--preview-bytes", "2048"}, 2048}} {
+	}{{nil, 2048}, {[]string{"--preview-bytes", "4096"}, 4096}} {
 		cs, _, stop := stdioMCP(t, filepath.Join(t.TempDir(), "m.db"), tc.args...)
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "seq 1 200000"}})
 		if err != nil || res.IsError {
