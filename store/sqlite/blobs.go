@@ -20,22 +20,12 @@ import (
 // that does not hold the id reads it as missing too. Eviction here forgets
 // the copy's chunks, only to give the memory back early.
 //
-// It holds at most maxBlobBytes of blobs in all and maxBlobs entries,
-// dropping the oldest kept when full. It is safe for concurrent use.
+// It holds at most maxBlobBytes of blobs in all, dropping entries at
+// random when full. It is safe for concurrent use.
 type chunkBlobs struct {
 	mu    sync.Mutex
 	m     map[blobKey]blob
 	bytes int
-	order []blobKey // the keys in the order kept, oldest at head
-	head  int
-
-	// seen holds the keys of chunks read once and not kept, the last
-	// maxBlobs of them (seenOrder a ring): a chunk is kept when read a
-	// second time, so that random reads over more copies than the bound
-	// holds do not copy every blob in only to drop it unread.
-	seen      map[blobKey]struct{}
-	seenOrder []blobKey
-	seenNext  int
 }
 
 type blobKey struct {
@@ -51,10 +41,6 @@ type blob struct {
 // maxBlobBytes bounds the blobs kept: 32 MiB of compressed chunks, a few
 // hundred MiB of text (text compresses 5–10×).
 const maxBlobBytes = 32 << 20
-
-// maxBlobs bounds the entries (and order's length): small blobs must not
-// grow the map without end.
-const maxBlobs = 16 << 10
 
 // maxBlob is the largest blob kept: a chunk that hardly compresses is
 // not worth a share of the bound.
@@ -81,37 +67,19 @@ func (c *chunkBlobs) put(id string, seq int64, codec int, data []byte) {
 	}
 	if c.m == nil {
 		c.m = make(map[blobKey]blob)
-		c.seen = make(map[blobKey]struct{})
-		c.seenOrder = make([]blobKey, maxBlobs)
 	}
-	if _, ok := c.seen[k]; !ok {
-		delete(c.seen, c.seenOrder[c.seenNext])
-		c.seenOrder[c.seenNext] = k
-		c.seenNext = (c.seenNext + 1) % len(c.seenOrder)
-		c.seen[k] = struct{}{}
-		return
-	}
-	delete(c.seen, k) // its slot in seenOrder is dropped in turn
-	for c.head < len(c.order) && (c.bytes+len(data) > maxBlobBytes || len(c.order)-c.head >= maxBlobs) {
-		old := c.order[c.head] // full: drop the oldest
-		c.head++
-		if b, ok := c.m[old]; ok {
-			delete(c.m, old)
-			c.bytes -= len(b.data)
+	for k2, b := range c.m { // full: drop entries chosen at random
+		if c.bytes+len(data) <= maxBlobBytes {
+			break
 		}
-	}
-	if c.head > len(c.order)/2 { // reuse the dropped half of order
-		c.order = append(c.order[:0], c.order[c.head:]...)
-		c.head = 0
+		delete(c.m, k2)
+		c.bytes -= len(b.data)
 	}
 	c.m[k] = blob{codec: codec, data: append([]byte(nil), data...)}
 	c.bytes += len(data)
-	c.order = append(c.order, k)
 }
 
-// forget drops the chunks of the copies ids names. Their keys stay in
-// order until dropped in turn, harmlessly (a key kept again is dropped
-// early).
+// forget drops the chunks of the copies ids names.
 func (c *chunkBlobs) forget(ids ...string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
