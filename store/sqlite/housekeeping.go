@@ -112,7 +112,6 @@ func (d *DB) evictOver(ctx context.Context, tx *sql.Tx, limit, keep int64, usedQ
 		}
 		d.chunks.Forget(v.id)
 		d.infos.forget(v.id)
-		d.blobs.forget(v.id)
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE counters SET value = value + ? WHERE name = 'evictions'`, len(vs))
 	return err

@@ -103,7 +103,6 @@ type DB struct {
 	readChunks *sql.Stmt
 	readPage   *sql.Stmt // readChunks without the copy's info
 	statCopy   *sql.Stmt
-	existsCopy *sql.Stmt // whether the session holds the copy, for readKept
 
 	// infos keeps the info of copies lately read, for readPage.
 	infos copyInfos
@@ -111,9 +110,6 @@ type DB struct {
 	// readers run the page reads; maxConns is how many.
 	readers  readers
 	maxConns int
-
-	// blobs keeps the stored bytes of chunks lately read, for readKept.
-	blobs chunkBlobs
 
 	// chunks keeps the last few decompressed chunks, for paging forward.
 	chunks chunkcodec.Cache
@@ -290,10 +286,6 @@ func (d *DB) init(busyTimeout time.Duration) error {
 		return err
 	}
 	d.statCopy, err = d.db.Prepare(`SELECT ` + copyCols + ` FROM copies WHERE session = ? AND id = ? AND NOT pending`)
-	if err != nil {
-		return err
-	}
-	d.existsCopy, err = d.db.Prepare(`SELECT 1 FROM copies WHERE session = ? AND id = ? AND NOT pending`)
 	return err
 }
 
@@ -348,9 +340,6 @@ func (d *DB) Close() error {
 	}
 	if d.statCopy != nil {
 		d.statCopy.Close()
-	}
-	if d.existsCopy != nil {
-		d.existsCopy.Close()
 	}
 	return wrap("close", d.path, d.db.Close())
 }
@@ -860,14 +849,6 @@ func (d *DB) readCopyAt(ctx context.Context, session, id string, p []byte, off i
 	}
 	first, last := max(off, 0)/C, max(end-1, 0)/C
 	info, known := d.infos.get(session, id)
-	if known {
-		if n, ok, err := d.readKept(ctx, session, id, info, p, off, end); ok {
-			if err == store.ErrCopyNotFound {
-				return store.CopyInfo{}, 0, err
-			}
-			return info, n, err
-		}
-	}
 	stmt := d.readChunks
 	if known {
 		stmt = d.readPage
@@ -911,7 +892,6 @@ func (d *DB) readCopyAt(ctx context.Context, session, id string, p []byte, off i
 			return info, n, fmt.Errorf("copy %s is damaged: chunk %d missing", id, (off+int64(n))/C)
 		}
 		if codec.Int64 != chunkcodec.Raw {
-			d.blobs.put(id, seq.Int64, int(codec.Int64), piece)
 			m, err := d.chunks.Read(p[n:], id, seq.Int64, int(codec.Int64), piece, max(off-seq.Int64*C, 0))
 			if err != nil {
 				return info, n, fmt.Errorf("copy %s is damaged: %w", id, err)
@@ -938,58 +918,6 @@ func (d *DB) readCopyAt(ctx context.Context, session, id string, p []byte, off i
 		return info, n, io.EOF
 	}
 	return info, n, nil
-}
-
-// readKept reads the page from the chunks kept in d.blobs when all of
-// the range's chunks are there (ok), after asking the database that the
-// copy is still in session (else store.ErrCopyNotFound). info is the
-// copy's, remembered; a range that readCopyAt answers without chunks (an
-// offset out of the copy, or at its end) is not ok, nor is a raw chunk
-// (never kept). The checks are readCopyAt's.
-func (d *DB) readKept(ctx context.Context, session, id string, info store.CopyInfo, p []byte, off, end int64) (n int, ok bool, err error) {
-	const C = store.ChunkSize
-	total := info.TotalBytes
-	if off < 0 || off >= total || len(p) == 0 {
-		return 0, false, nil
-	}
-	end = min(end, total)
-	first, last := off/C, (end-1)/C
-	var kept [4]blob // a page spans one chunk or two; longer reads go the query's way
-	if last-first >= int64(len(kept)) {
-		return 0, false, nil
-	}
-	for seq := first; seq <= last; seq++ {
-		b, ok := d.blobs.get(id, seq)
-		if !ok {
-			return 0, false, nil
-		}
-		kept[seq-first] = b
-	}
-	var one int
-	switch err = d.existsCopy.QueryRowContext(ctx, session, id).Scan(&one); {
-	case errors.Is(err, sql.ErrNoRows):
-		return 0, true, store.ErrCopyNotFound
-	case err != nil:
-		return 0, true, err
-	}
-	for seq := first; seq <= last; seq++ {
-		b := kept[seq-first]
-		if want := max(seq*C, off) - off; want != int64(n) {
-			return n, true, fmt.Errorf("copy %s is damaged: chunk %d missing", id, (off+int64(n))/C)
-		}
-		m, err := d.chunks.Read(p[n:], id, seq, b.codec, b.data, max(off-seq*C, 0))
-		if err != nil {
-			return n, true, fmt.Errorf("copy %s is damaged: %w", id, err)
-		}
-		n += m
-	}
-	if want := end - off; int64(n) != want {
-		return n, true, fmt.Errorf("copy %s is damaged: %d bytes at offset %d, want %d", id, n, off, want)
-	}
-	if n < len(p) {
-		return n, true, io.EOF
-	}
-	return n, true, nil
 }
 
 // ListCopies returns the session's copies, oldest first; none for a session
