@@ -27,8 +27,9 @@ func serveStdio(ctx context.Context, srv *mcp.Server, std IO) error {
 	stop := context.AfterFunc(ctx, b.cancel) // a signal ends the wait too
 	defer stop()
 	stdout := &lockedWriter{w: std.Stdout}
-	in := &countingReader{r: newGuardReader(std.Stdin, stdout, mcp.DefaultMaxLineLength), b: &b}
-	out := &countingWriter{w: stdout, b: &b}
+	listens := &idSet{}
+	in := &countingReader{r: newGuardReader(std.Stdin, stdout, mcp.DefaultMaxLineLength), b: &b, l: lines{listens: listens}}
+	out := &countingWriter{w: stdout, b: &b, l: lines{listens: listens}}
 	err := srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
 	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil // the client closed stdin, or we were told to stop
@@ -73,9 +74,37 @@ func (b *balance) wait() {
 }
 
 // lines splits a stream of newline-delimited JSON-RPC messages and counts
-// the requests (an id and a method) and the responses (an id, no method;
-// or a cancellation, after which no response comes).
-type lines struct{ partial []byte }
+// the requests (an id and a method, but for subscriptions/listen, which is
+// answered only when the session ends) and the responses (an id, no
+// method; or a cancellation, after which no response comes).
+type lines struct {
+	partial []byte
+	listens *idSet // the ids of subscriptions/listen requests, shared by both directions
+}
+
+// idSet is a set of JSON-RPC ids, safe for concurrent use.
+type idSet struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+func (s *idSet) add(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ids == nil {
+		s.ids = map[string]bool{}
+	}
+	s.ids[id] = true
+}
+
+// take removes id and reports whether it was there.
+func (s *idSet) take(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ok := s.ids[id]
+	delete(s.ids, id)
+	return ok
+}
 
 // maxLine bounds the bytes kept of a message not yet ended by a newline;
 // a longer one is counted as whatever its first bytes say.
@@ -108,10 +137,22 @@ func (l *lines) feed(p []byte) (requests, responses int) {
 		}
 		switch m.Method {
 		case "":
-			responses++
+			if l.listens == nil || !l.listens.take(string(m.ID)) {
+				responses++
+			}
 		case "notifications/cancelled":
 			// A cancelled request gets no answer: count it as answered.
 			responses++
+		case "subscriptions/listen":
+			// A stream of notifications that may stay open until the
+			// client goes: its answer can come only at the end, so
+			// waiting for it at end of input would keep the server, and
+			// its code workers, running after a client that died (a
+			// proxy killed with its upstream left behind). Neither it
+			// nor its answer is counted.
+			if l.listens != nil {
+				l.listens.add(string(m.ID))
+			}
 		default:
 			requests++
 		}
