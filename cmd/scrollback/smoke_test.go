@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/scrollback-dev/scrollback/codemode"
 )
 
 // The smoke tests drive scrollback as a user's MCP client does: a process
@@ -22,6 +24,7 @@ import (
 const asMainEnv = "SCROLLBACK_SMOKE_AS_MAIN"
 
 func TestMain(m *testing.M) {
+	codemode.WorkerMain() // a Code Mode worker of a server under test: its pool runs this executable
 	if os.Getenv(asMainEnv) == "1" {
 		os.Args = append(os.Args[:1], os.Args[2:]...) // drop the "--" before the real arguments
 		main()

@@ -14,12 +14,19 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/scrollback-dev/scrollback/codemode"
 	"github.com/scrollback-dev/scrollback/grep/greptest"
 )
 
 // TestMain lets the test binary act as the scrollback command inside the
-// scripts of testdata/script, so they run the real command line.
+// scripts of testdata/script, so they run the real command line, and as a
+// Code Mode worker when a pool of a server under test starts it (the
+// pool's command is this executable). Without the latter, each worker
+// ran this whole test suite again, as root, until the pool killed it:
+// tmpfs mounts and temporary directories were left behind by the
+// thousand (55 GB of /tmp on a developer's machine).
 func TestMain(m *testing.M) {
+	codemode.WorkerMain()
 	if runtime.GOOS == "windows" {
 		// Their commands are sh syntax (seq, printf, sleep, ';'); on
 		// Windows run_command runs cmd.exe, which runner's Windows tests

@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"context"
 	"io"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A client that opened a subscriptions/listen stream and died (its stdin
@@ -52,5 +55,22 @@ func TestStdioEndsWithListenOpen(t *testing.T) {
 	}
 	if got := <-out; !strings.Contains(got, `"id":3,"result"`) || !strings.Contains(got, "answered-before-the-end") {
 		t.Errorf("the request read before the end was not answered: %s", got)
+	}
+}
+
+// run_code through `scrollback mcp` with its default worker pool: the
+// workers are this test binary (TestMain serves as one), and a script
+// runs in one of them.
+func TestMCPRunCodeInWorker(t *testing.T) {
+	cs, stderr, stop := stdioMCP(t, filepath.Join(t.TempDir(), "m.db"))
+	defer stop()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute) // a worker that never serves would hang the call
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": "return 40 + 2"}})
+	if err != nil || res.IsError {
+		t.Fatalf("run_code: %v %+v; stderr %q", err, res, stderr.String())
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; text != "42" {
+		t.Errorf("run_code returned %q, want 42", text)
 	}
 }
