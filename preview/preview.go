@@ -292,7 +292,7 @@ func cut(s source, opts Options, f Footer) Preview {
 	if want := head + tail + footerRoom(shown); want > shown {
 		shown = min(want, budget) // the caller asked for more than the default shows
 	}
-	if opts.HeadBytes == 0 && opts.TailBytes == 0 && shown < budget {
+	if footerGoesFirst(opts, shown, budget) {
 		head, tail, f = footerFirst(&s, shown, f)
 	}
 	minRoom := f.MinRoom(s.size, s.lines) + 1 // the newline that may end a head cut mid-line
@@ -331,11 +331,11 @@ func cut(s source, opts Options, f Footer) Preview {
 // The footer it returns holds the error-like lines it found, so that the
 // data is searched once.
 func footerFirst(s *source, shown int, f Footer) (head, tail int, _ Footer) {
+	h, t := splitRoom(shown, maxFooterRoom(shown))
 	if f.Errors == nil && s.data != nil {
-		f.Errors = present.ScanErrors(s.data, HeadFrom(Options{Budget: len(s.data) + 1, Shown: shown}))
+		f.Errors = present.ScanErrors(s.data, minHeadEnd(h))
 	}
 	room := footerRoom(shown)
-	h, t := splitRoom(shown, maxFooterRoom(shown))
 	if p, _, ok := layout(s, shown, h, t, f); ok {
 		if need := footLen(p, s) + slackMargin; need > room {
 			room = min(need, maxFooterRoom(shown))
@@ -343,6 +343,13 @@ func footerFirst(s *source, shown int, f Footer) (head, tail int, _ Footer) {
 	}
 	head, tail = splitRoom(shown, room)
 	return head, tail, f
+}
+
+// footerGoesFirst reports whether cut gives the footer its room first
+// (footerFirst): for the default head and tail of a preview smaller than
+// its budget.
+func footerGoesFirst(opts Options, shown, budget int) bool {
+	return opts.HeadBytes == 0 && opts.TailBytes == 0 && shown < budget
 }
 
 // HeadFrom is the smallest offset at which the head of a cut of data
@@ -355,9 +362,15 @@ func HeadFrom(opts Options) int64 {
 		shown = budget
 	}
 	head, _ := parts(opts, shown)
-	if opts.HeadBytes == 0 && opts.TailBytes == 0 {
+	if footerGoesFirst(opts, shown, budget) {
 		head, _ = splitRoom(shown, maxFooterRoom(shown)) // the footer first, at its largest
 	}
+	return minHeadEnd(head)
+}
+
+// minHeadEnd is the smallest offset of the data at which a head cut to
+// head bytes (in its valid form) can end.
+func minHeadEnd(head int) int64 {
 	// A byte of data shows as at most 3 (an invalid one as U+FFFD), so the
 	// head holds at least a third of its size in bytes of data (random
 	// bytes come near), which a cut to a line end shortens by at most a

@@ -137,7 +137,7 @@ func (l *lines) feed(p []byte) (requests, responses int) {
 		}
 		switch m.Method {
 		case "":
-			if l.listens == nil || !l.listens.take(string(m.ID)) {
+			if !l.listens.take(string(m.ID)) {
 				responses++
 			}
 		case "notifications/cancelled":
@@ -150,9 +150,7 @@ func (l *lines) feed(p []byte) (requests, responses int) {
 			// its code workers, running after a client that died (a
 			// proxy killed with its upstream left behind). Neither it
 			// nor its answer is counted.
-			if l.listens != nil {
-				l.listens.add(string(m.ID))
-			}
+			l.listens.add(string(m.ID))
 		default:
 			requests++
 		}
