@@ -19,17 +19,14 @@ func init() {
 			{"serve the tools to one agent over stdio, file reads confined to a project", "scrollback mcp --root ~/src/project"},
 			{"serve many clients over HTTP, each with a bearer token from a file", "scrollback mcp --http 127.0.0.1:7777 --token-file tokens.txt"},
 		},
-		make: func(io IO) command { return &mcpCmd{base: base{io: io}} }})
+		make: func(io IO) command { return &mcpCmd{serverCmd: serverCmd{base: base{io: io}}} }})
 }
 
 // mcpCmd is `scrollback mcp`: the MCP server, over stdio by default, over
 // streamable HTTP with --http.
 type mcpCmd struct {
-	base
-	httpServing
-	workers codeWorkers
-	root    string
-	preview previewBytes
+	serverCmd
+	root string
 }
 
 func (c *mcpCmd) Run(ctx context.Context, args []string) error {
@@ -49,48 +46,22 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	if err := c.checkFlags(fs); err != nil {
 		return err
 	}
-	if err := c.preview.check(); err != nil {
-		return err
-	}
-	if err := c.workers.check(); err != nil {
-		return err
-	}
 	if c.http != "" && c.session != "" {
 		return usagef("--session applies to stdio only: over HTTP a client resumes a session with the %s header", mcpserver.SessionHeader)
 	}
-
-	retention, err := c.retentionPeriod(c.io.Getenv)
-	if err != nil {
-		return err
-	}
-	flush, err := c.startTracing(ctx)
-	if err != nil {
-		return err
-	}
-	defer flush()
-	st, err := c.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	st, stopWatch, err := c.prepareStore(ctx, c.io, st)
-	if err != nil {
-		return err
-	}
-	defer stopWatch()
 	fo := fileOptions(c.io.Getenv)
 	fo.Root = c.root
-	if c.log == nil {
-		c.prepareLog(c.io)
+	sb, stop, err := c.start(ctx, fo)
+	if err != nil {
+		return err
 	}
-	workers := c.workers.pool(c.log, c.workers.n)
-	defer workers.Close()
-	eng := scrollback.New(st, scrollback.Options{File: fo, CodeWorkers: workers, ShownBytes: c.preview.n})
+	defer stop()
+	eng := sb.eng
 	opts := mcpserver.Options{Version: Version()}
 	// Retention spares the sessions connected clients hold (live).
 	live := &mcpserver.Live{}
 	if c.http != "" {
-		defer c.startRetention(ctx, c.io, st, retention, live)()
+		defer c.startRetention(ctx, c.io, sb.store, sb.retention, live)()
 		return c.serveHTTP(ctx, eng, opts, live)
 	}
 	// The session first, so that retention's first pass already spares it.
@@ -99,7 +70,7 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	live.Hold(mcpserver.BindSession(sess))
-	defer c.startRetention(ctx, c.io, st, retention, live)()
+	defer c.startRetention(ctx, c.io, sb.store, sb.retention, live)()
 	return c.serveStdio(ctx, sess, opts)
 }
 

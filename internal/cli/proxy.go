@@ -27,12 +27,12 @@ func init() {
 			{"preview and retain the large results of a filesystem MCP server", "scrollback proxy -- npx -y @modelcontextprotocol/server-filesystem /data"},
 			{"proxy an HTTP MCP server, sending a header", "scrollback proxy --url https://mcp.example.com/mcp --header 'Authorization: Bearer TOKEN'"},
 		},
-		make: func(io IO) command { return &proxyCmd{base: base{io: io}} }})
+		make: func(io IO) command { return &proxyCmd{serverCmd: serverCmd{base: base{io: io}}} }})
 }
 
 // proxyCmd is `scrollback proxy`: an MCP server in front of another one.
 type proxyCmd struct {
-	base
+	serverCmd
 	url         string
 	headers     headerFlag
 	headerFile  string
@@ -42,10 +42,7 @@ type proxyCmd struct {
 	budgetFor   budgetFlag
 	callTimeout time.Duration
 	maxUp       int
-	preview     previewBytes
-	workers     codeWorkers
 	maxRefBytes int64
-	httpServing
 }
 
 // headerFlag collects repeated --header 'Name: value' flags.
@@ -144,34 +141,12 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	if err := c.checkFlags(fs); err != nil {
 		return err
 	}
-	if err := c.preview.check(); err != nil {
-		return err
-	}
-	if err := c.workers.check(); err != nil {
-		return err
-	}
-	retention, err := c.retentionPeriod(c.io.Getenv)
+	sb, stop, err := c.start(ctx, fileOptions(c.io.Getenv))
 	if err != nil {
 		return err
 	}
-	flush, err := c.startTracing(ctx)
-	if err != nil {
-		return err
-	}
-	defer flush()
-	st, err := c.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	st, stopWatch, err := c.prepareStore(ctx, c.io, st)
-	if err != nil {
-		return err
-	}
-	defer stopWatch()
-	workers := c.workers.pool(c.log, c.workers.n)
-	defer workers.Close()
-	eng := scrollback.New(st, scrollback.Options{File: fileOptions(c.io.Getenv), CodeWorkers: workers, ShownBytes: c.preview.n})
+	defer stop()
+	eng := sb.eng
 	var env []string
 	for k, v := range c.env {
 		env = append(env, k+"="+v)
@@ -206,7 +181,7 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	// Retention spares the sessions connected clients hold (live).
 	live := &mcpserver.Live{}
 	if c.http != "" {
-		defer c.startRetention(ctx, c.io, st, retention, live)()
+		defer c.startRetention(ctx, c.io, sb.store, sb.retention, live)()
 		return c.serveHTTP(ctx, p, eng, live)
 	}
 
@@ -216,7 +191,7 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	live.Hold(mcpserver.BindSession(sess))
-	defer c.startRetention(ctx, c.io, st, retention, live)()
+	defer c.startRetention(ctx, c.io, sb.store, sb.retention, live)()
 	srv := p.Server(sess)
 	c.observeStdio(c.io, srv, sess)
 	c.say(c.io, slog.LevelInfo, fmt.Sprintf("scrollback proxy: serving %d upstream tools on stdio, session %s", len(p.Tools()), sess.ID()), "session", sess.ID())

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/filepager"
 	"github.com/scrollback-dev/scrollback/internal/telemetry"
 	"github.com/scrollback-dev/scrollback/mcpserver"
 	"github.com/scrollback-dev/scrollback/store"
@@ -524,4 +525,69 @@ func (h *httpServing) stop(hard context.Context, servers []*http.Server) {
 		s.Close()
 	}
 	h.log.Info("stopped")
+}
+
+// serverCmd is what `mcp` and `proxy` share besides their own flags: the
+// common flags, HTTP serving, the code workers and the shown size.
+type serverCmd struct {
+	base
+	httpServing
+	workers codeWorkers
+	preview previewBytes
+}
+
+// serverBase is what a server stands on, made by serverCmd.start.
+type serverBase struct {
+	eng       *scrollback.Engine
+	store     store.Store   // observed, as prepareStore says
+	retention time.Duration // for startRetention
+}
+
+// start checks the shared flags, then starts tracing, opens and prepares
+// the store, starts the code workers and makes the engine over them, its
+// file reads as fo says. Call stop when serving ends: it undoes all of it
+// in reverse order. On error, what was started is already undone.
+func (c *serverCmd) start(ctx context.Context, fo filepager.Options) (serverBase, func(), error) {
+	var sb serverBase
+	if err := c.preview.check(); err != nil {
+		return sb, nil, err
+	}
+	if err := c.workers.check(); err != nil {
+		return sb, nil, err
+	}
+	retention, err := c.retentionPeriod(c.io.Getenv)
+	if err != nil {
+		return sb, nil, err
+	}
+	var undo []func()
+	stop := func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	flush, err := c.startTracing(ctx)
+	if err != nil {
+		return sb, nil, err
+	}
+	undo = append(undo, flush)
+	st, err := c.openStore(ctx)
+	if err != nil {
+		stop()
+		return sb, nil, err
+	}
+	undo = append(undo, func() { st.Close() })
+	observed, stopWatch, err := c.prepareStore(ctx, c.io, st)
+	if err != nil {
+		stop()
+		return sb, nil, err
+	}
+	undo = append(undo, stopWatch)
+	workers := c.workers.pool(c.log, c.workers.n)
+	undo = append(undo, func() { workers.Close() })
+	sb = serverBase{
+		eng:       scrollback.New(observed, scrollback.Options{File: fo, CodeWorkers: workers, ShownBytes: c.preview.n}),
+		store:     observed,
+		retention: retention,
+	}
+	return sb, stop, nil
 }
