@@ -207,6 +207,10 @@ func (c *runCmd) runIn(ctx context.Context, in scrollback.RunCommandInput) (scro
 	// The starting engine gives the command its options only; the session
 	// comes from the engine over the store once open.
 	return c.newEngine(nil).RunCommandOpening(ctx, in, func(ctx context.Context) (*scrollback.Session, error) {
+		// Opened even when scrollback is interrupted meanwhile: the
+		// command has started, and what it wrote is kept as when it is
+		// interrupted later.
+		ctx = context.WithoutCancel(ctx)
 		var err error
 		if st, err = c.openRunStore(ctx); err != nil {
 			return nil, err
