@@ -88,24 +88,6 @@ type GapRef = present.Gap
 // results, not errors; an error means the command could not be run at all
 // (bad arguments, a missing working directory).
 func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunCommandResult, error) {
-	return s.e.runCommand(ctx, in, s, nil)
-}
-
-// RunCommandOpening runs in as RunCommand does, in the session open
-// returns, and calls open beside the command rather than before it: for a
-// caller that must open its store first (`scrollback run`), whose opening
-// then costs no time on the command's way. The command starts at once,
-// with e's options (its timeout, caps and preview shape); its output is
-// saved, and shown, with those of the session's engine, which should be
-// the same. Should open fail, the command is still run to its end, and
-// the call returns open's error.
-func (e *Engine) RunCommandOpening(ctx context.Context, in RunCommandInput, open func(context.Context) (*Session, error)) (RunCommandResult, error) {
-	return e.runCommand(ctx, in, nil, open)
-}
-
-// runCommand runs in, in session s, or when s is nil in the session open
-// returns, called while the command starts.
-func (e *Engine) runCommand(ctx context.Context, in RunCommandInput, s *Session, open func(context.Context) (*Session, error)) (RunCommandResult, error) {
 	const op = "run_command"
 	switch {
 	case len(in.Args) > 0 && in.Command != "":
@@ -116,36 +98,16 @@ func (e *Engine) runCommand(ctx context.Context, in RunCommandInput, s *Session,
 	if in.TimeoutMS < 0 {
 		return RunCommandResult{}, errorf(op, ErrArgument, "give a positive number of milliseconds, or 0 for the default", "timeout_ms %d is negative", in.TimeoutMS)
 	}
-	head, tail, err := e.previewShape(op, in.Preview)
+	head, tail, err := s.previewShape(op, in.Preview)
 	if err != nil {
 		return RunCommandResult{}, err
 	}
 	timeout := time.Duration(in.TimeoutMS) * time.Millisecond
 	if timeout == 0 {
-		timeout = e.opts.DefaultTimeout
+		timeout = s.e.opts.DefaultTimeout
 	}
-	cp := capture.New(e.opts.Capture)
-	// The session, and the spill into its store, once open has returned
-	// them (at once when s is known): the spill starts with the first
-	// chunk settled by then.
-	type opened struct {
-		s   *Session
-		sp  *spill
-		err error
-	}
-	ready := make(chan opened, 1)
-	if s != nil {
-		ready <- opened{s: s, sp: s.startSpill(ctx, cp)}
-	} else {
-		go func() {
-			s, err := open(ctx)
-			if err != nil {
-				ready <- opened{err: err}
-				return
-			}
-			ready <- opened{s: s, sp: s.startSpill(ctx, cp)}
-		}()
-	}
+	cp := capture.New(s.e.opts.Capture)
+	sp := s.startSpill(ctx, cp)
 	res, err := runner.Run(ctx, runner.Command{
 		Command: in.Command,
 		Args:    in.Args,
@@ -156,11 +118,10 @@ func (e *Engine) runCommand(ctx context.Context, in RunCommandInput, s *Session,
 		Stdout:  cp.Stdout(),
 		Stderr:  cp.Stderr(),
 	})
-	o := <-ready
 	if err != nil && res.Duration == 0 {
 		// Not started: a bad working directory or environment, or the
 		// caller went away first.
-		if p, _ := o.sp.end(); p != nil {
+		if p, _ := sp.end(); p != nil {
 			p.Abort(context.WithoutCancel(ctx))
 		}
 		var rerr *runner.Error
@@ -169,12 +130,8 @@ func (e *Engine) runCommand(ctx context.Context, in RunCommandInput, s *Session,
 		}
 		return RunCommandResult{}, &Error{Op: op, Err: err, Msg: err.Error()}
 	}
-	if o.err != nil {
-		return RunCommandResult{}, o.err
-	}
-	s = o.s
 	got := cp.Result()
-	pending, spilled := o.sp.end()
+	pending, spilled := sp.end()
 	out := RunCommandResult{
 		ExitCode:    res.ExitCode,
 		Signal:      res.Signal,
@@ -222,11 +179,11 @@ func (in RunCommandInput) source() string {
 
 // previewShape checks a caller's head and tail request against the budget
 // and turns it into preview options (-1: none of that part).
-func (e *Engine) previewShape(op string, p *PreviewShape) (head, tail int, err error) {
+func (s *Session) previewShape(op string, p *PreviewShape) (head, tail int, err error) {
 	if p == nil {
 		return 0, 0, nil
 	}
-	budget := e.opts.PreviewBudget
+	budget := s.e.opts.PreviewBudget
 	part := func(name string, v *int) (int, error) {
 		switch {
 		case v == nil:

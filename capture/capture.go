@@ -242,14 +242,11 @@ func (c *Capture) write(stream int, p []byte) (int, error) {
 // prefix (see Settled) passes another multiple of step bytes, so that a
 // caller storing it a chunk at a time wakes when there is a chunk to
 // store, not on a timer. Signals that the receiver has not taken yet
-// merge into one. A watch begun after writes (by a caller that was still
-// opening its store when the command started) is signalled at once when
-// a step has settled already.
+// merge into one. Call it before the first write.
 func (c *Capture) Watch(step int) <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.watch, c.watchStep, c.watched = make(chan struct{}, 1), max(step, 1), 0
-	c.signal()
+	c.watch, c.watchStep = make(chan struct{}, 1), max(step, 1)
 	return c.watch
 }
 

@@ -13,7 +13,6 @@ import (
 	"al.essio.dev/pkg/shellescape"
 
 	"github.com/scrollback-dev/scrollback"
-	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
@@ -128,7 +127,29 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 		in.Stdin = data
 	}
 
-	res, err := c.runIn(ctx, in)
+	// A run's process is short-lived: it leaves the write-ahead log for
+	// the next one to copy into the file (sqlite.Options.LeaveLog), so that
+	// its exit does not wait for the disk.
+	st, err := c.openStoreWith(ctx, sqlite.Options{LeaveLog: true})
+	var ue usageError
+	switch {
+	case errors.As(err, &ue):
+		// A setting that is not one (a quota of 12XB) is a mistake in
+		// how scrollback was called, like a bad flag: nothing runs.
+		return err
+	case err != nil:
+		// No database: the command still runs and its result is shown;
+		// only the retained copy is lost, and the result says so.
+		fmt.Fprintf(c.io.Stderr, "scrollback run: %v; running without a retained copy\n", err)
+		st = unsavedStore{err}
+	}
+	defer st.Close()
+	eng := c.newEngine(st)
+	sess, err := c.openSession(ctx, eng, false)
+	if err != nil {
+		return err
+	}
+	res, err := sess.RunCommand(ctx, in)
 	if err != nil && res.Recovery == "" {
 		if sig, ok := interruptedBy(ctx); ok && osSignalNumber(sig) != 0 {
 			// Interrupted before the command started: nothing ran.
@@ -168,79 +189,6 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.io.Stderr, "scrollback run: %s\n", note)
 	}
 	return exitError{code}
-}
-
-// runIn runs in in the session the flags and environment name, opening the
-// database for it. A run's process is short-lived: it leaves the
-// write-ahead log for the next one to copy into the file
-// (sqlite.Options.LeaveLog), so that its exit does not wait for the disk.
-// In the default session the database is opened beside the command, not
-// before it (Engine.RunCommandOpening): opening costs 10-16 ms, two
-// thirds of it reading back the log the previous run left, of a run's
-// critical path (bench/README.md). A session named by --session or
-// $SCROLLBACK_SESSION must be found before anything runs, so there the
-// database is opened first.
-func (c *runCmd) runIn(ctx context.Context, in scrollback.RunCommandInput) (scrollback.RunCommandResult, error) {
-	if c.session != "" || c.io.Getenv("SCROLLBACK_SESSION") != "" {
-		st, err := c.openRunStore(ctx)
-		if err != nil {
-			return scrollback.RunCommandResult{}, err
-		}
-		defer st.Close()
-		sess, err := c.openSession(ctx, c.newEngine(st), false)
-		if err != nil {
-			return scrollback.RunCommandResult{}, err
-		}
-		return sess.RunCommand(ctx, in)
-	}
-	// A setting that is not one (a quota of 12XB) is a mistake in how
-	// scrollback was called, like a bad flag: nothing runs.
-	if _, err := c.limits(c.io.Getenv); err != nil {
-		return scrollback.RunCommandResult{}, err
-	}
-	var st store.Store
-	defer func() {
-		if st != nil {
-			st.Close()
-		}
-	}()
-	// The starting engine gives the command its options only; the session
-	// comes from the engine over the store once open.
-	return c.newEngine(nil).RunCommandOpening(ctx, in, func(ctx context.Context) (*scrollback.Session, error) {
-		// Opened even when scrollback is interrupted meanwhile: the
-		// command has started, and what it wrote is kept as when it is
-		// interrupted later.
-		ctx = context.WithoutCancel(ctx)
-		var err error
-		if st, err = c.openRunStore(ctx); err != nil {
-			return nil, err
-		}
-		sess, err := c.newEngine(st).DefaultSession(ctx, scrollback.LocalOwner)
-		if err != nil {
-			// As for a database that cannot be opened: the command has
-			// started, and its result says why nothing was retained.
-			fmt.Fprintf(c.io.Stderr, "scrollback run: %v; running without a retained copy\n", err)
-			return c.newEngine(unsavedStore{err}).DefaultSession(ctx, scrollback.LocalOwner)
-		}
-		return sess, nil
-	})
-}
-
-// openRunStore opens the database for run: with its log left to the next
-// process, and when it cannot be opened, a stand-in whose saves fail with
-// the reason, so that the command still runs and its result is shown
-// (only the retained copy is lost, and the result says so).
-func (c *runCmd) openRunStore(ctx context.Context) (store.Store, error) {
-	st, err := c.openStoreWith(ctx, sqlite.Options{LeaveLog: true})
-	var ue usageError
-	switch {
-	case errors.As(err, &ue):
-		return nil, err
-	case err != nil:
-		fmt.Fprintf(c.io.Stderr, "scrollback run: %v; running without a retained copy\n", err)
-		return unsavedStore{err}, nil
-	}
-	return st, nil
 }
 
 // shellLine joins args into one command line for goos's shell that runs
