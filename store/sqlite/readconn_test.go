@@ -132,3 +132,61 @@ func TestReadAfterClose(t *testing.T) {
 		t.Fatalf("StatReadCopyAt after Close = %d, %v; want an error", n, err)
 	}
 }
+
+// A reader's connection lives on, with its page cache, and the copy's
+// info is remembered; a copy another process then evicts or deletes
+// still reads as evicted or missing at once, never from either.
+func TestReadSeesOtherHandle(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.db")
+	data := bytes.Repeat([]byte("a line of a retained copy\n"), 3*store.ChunkSize/26)
+	session, first := saved(t, path, nil, data)
+	ctx := t.Context()
+	a, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(path, nil) // the other process
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	second, err := b.SaveCopy(ctx, session, store.CopyMeta{}, bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]byte, 4096)
+	for _, id := range []string{first, second.ID} {
+		for off := int64(0); off < int64(len(data))-4096; off += 40_000 {
+			if _, n, err := a.StatReadCopyAt(ctx, session, id, p, off); n != len(p) || err != nil || !bytes.Equal(p, data[off:off+4096]) {
+				t.Fatalf("StatReadCopyAt(%s, %d) = %d, %v", id, off, n, err)
+			}
+		}
+	}
+
+	// b evicts both: a session quota that holds one copy, and a save.
+	st, err := b.Stats(ctx, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.SetLimits(store.Limits{SessionQuota: st.StoredBytes/2 + 1, DBCap: store.DefaultDBCap})
+	if _, err := b.SaveCopy(ctx, session, store.CopyMeta{}, bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	if _, n, err := a.StatReadCopyAt(ctx, session, first, p, 4096); n != 0 || !errors.Is(err, store.ErrEvicted) {
+		t.Errorf("StatReadCopyAt of a copy the other process evicted = %d, %v; want ErrEvicted", n, err)
+	}
+	if _, n, err := a.StatReadCopyAt(ctx, session, second.ID, p, 4096); n != 0 || !errors.Is(err, store.ErrEvicted) {
+		t.Errorf("StatReadCopyAt of the other process's copy, evicted too = %d, %v; want ErrEvicted", n, err)
+	}
+
+	// b deletes the session.
+	if err := b.DeleteSession(ctx, "me", session); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{first, second.ID} {
+		if info, n, err := a.StatReadCopyAt(ctx, session, id, p, 0); n != 0 || !errors.Is(err, store.ErrCopyNotFound) || info.ID != "" {
+			t.Errorf("StatReadCopyAt(%s) after the other process deleted its session = %+v, %d, %v; want ErrCopyNotFound", id, info, n, err)
+		}
+	}
+}
