@@ -24,9 +24,10 @@ import (
 // decompressed, or copied, straight from SQLite's memory.
 //
 // Each reader keeps its connection, so the file's pages it maps (PRAGMA
-// mmap_size) stay mapped for its next reads: a connection of the pool,
-// taken in turn, maps each page anew, and on a virtual machine the page
-// faults that cost were a tenth of a server's reads.
+// mmap_size) stay mapped for its next reads: the pool handed reads to all
+// its connections in turn, each mapping every page anew, and on a virtual
+// machine those page faults were about a fifth of a page read's CPU in a
+// server under load (docs/mcp.md).
 //
 // A readConn is used by one goroutine at a time (SQLITE_OPEN_NOMUTEX).
 type readConn struct {
