@@ -172,6 +172,8 @@ func main() {
 				fmt.Printf("%s / %s: server CPU per call %s / %s = %.2fx; calls/s %.0f / %.0f = %.2fx; p50 %s / %s = %.2fx; p99 %s / %s = %.2fx\n",
 					a.name, t.name, m.cpu, r.cpu, ratio(m.cpu, r.cpu), m.rate, r.rate, m.rate/r.rate,
 					m.p50, r.p50, ratio(m.p50, r.p50), m.p99, r.p99, ratio(m.p99, r.p99))
+				cpu, p99 := roundRatios(results[a.name], results[t.name])
+				fmt.Printf("%s / %s, round by round: server CPU per call %s; p99 %s\n", a.name, t.name, cpu, p99)
 			}
 		}
 		fmt.Printf("load average at the end: %s\n", loadAvg())
@@ -276,6 +278,29 @@ func median(rs []readResult) readResult {
 }
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
+
+// roundRatios says, for the CPU per call and the p99, the ratio of a's
+// figure to b's in each round and the median of those ratios: the rounds
+// alternate the servers, so each ratio compares runs a few seconds
+// apart, under much the same load from the machine's other users.
+func roundRatios(a, b []readResult) (cpu, p99 string) {
+	say := func(f func(readResult) time.Duration) string {
+		var rs []float64
+		var out strings.Builder
+		for i := range min(len(a), len(b)) {
+			r := ratio(f(a[i]), f(b[i]))
+			rs = append(rs, r)
+			fmt.Fprintf(&out, "%.2fx ", r)
+		}
+		if len(rs) == 0 {
+			return "none"
+		}
+		slices.Sort(rs)
+		fmt.Fprintf(&out, "(median %.2fx)", rs[len(rs)/2])
+		return out.String()
+	}
+	return say(func(r readResult) time.Duration { return r.cpu }), say(func(r readResult) time.Duration { return r.p99 })
+}
 
 // target is a server to measure and how its clients call it.
 type target struct {
