@@ -57,10 +57,22 @@ type classified = dberr.Classified
 // fullHint is what to do about a full disk.
 const fullHint = "free disk space, delete old sessions, or point SCROLLBACK_DB at another file system"
 
+// sqliteError is an error SQLite reported, with its result code: the
+// driver's *sqlite.Error, or a reader connection's *libError.
+type sqliteError interface {
+	error
+	Code() int
+}
+
+var (
+	_ sqliteError = (*sqlite.Error)(nil)
+	_ sqliteError = (*libError)(nil)
+)
+
 // isBusy reports whether err is SQLite's SQLITE_BUSY: a lock another
 // connection holds.
 func isBusy(err error) bool {
-	var se *sqlite.Error
+	var se sqliteError
 	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
@@ -78,7 +90,7 @@ func wrap(op, path string, err error) error {
 	if errors.As(err, &ld) {
 		return &Error{Op: op, Path: path, Err: &classified{Kind: ErrFull, Cause: err}, Hint: fullHint}
 	}
-	var se *sqlite.Error
+	var se sqliteError
 	if !errors.As(err, &se) {
 		return &Error{Op: op, Path: path, Err: err}
 	}

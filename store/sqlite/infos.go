@@ -7,7 +7,7 @@ import (
 )
 
 // copyInfos remembers the info of the copies lately read, so that reading
-// a page of one needs only its chunks from the database (readPage): a
+// a page of one needs only its chunks from the database (readPageSQL): a
 // copy's info never changes once it is readable (a pending copy is not),
 // and an id names one copy for ever. The page's query still finds the
 // copy in the reader's session, so a copy deleted or evicted meanwhile

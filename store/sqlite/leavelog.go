@@ -50,15 +50,20 @@ func noCheckpointOnClose(dc driver.Conn) error {
 	}
 	tls := libc.NewTLS()
 	defer tls.Close()
-	// sqlite3_db_config(db, op, int onoff, int *pRes): libc.VaList packs
-	// each argument in an 8-byte slot.
+	return dbConfigOn(tls, uintptr(f.Uint()), sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE)
+}
+
+// dbConfigOn turns on the boolean setting op of the connection db
+// (sqlite3_db_config(db, op, int onoff, int *pRes)).
+func dbConfigOn(tls *libc.TLS, db uintptr, op int32) error {
+	// libc.VaList packs each argument in an 8-byte slot.
 	bp := libc.Xmalloc(tls, 16)
 	if bp == 0 {
 		return errors.New("sqlite: out of memory")
 	}
 	defer libc.Xfree(tls, bp)
-	if rc := sqlite3.Xsqlite3_db_config(tls, uintptr(f.Uint()), sqlite3.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, libc.VaList(bp, int32(1), uintptr(0))); rc != sqlite3.SQLITE_OK {
-		return fmt.Errorf("sqlite: sqlite3_db_config(SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE) returned %d", rc)
+	if rc := sqlite3.Xsqlite3_db_config(tls, db, op, libc.VaList(bp, int32(1), uintptr(0))); rc != sqlite3.SQLITE_OK {
+		return fmt.Errorf("sqlite: sqlite3_db_config(%d) returned %d", op, rc)
 	}
 	return nil
 }

@@ -1,32 +1,43 @@
 package sqlite
 
 import (
-	"context"
 	"errors"
+	"runtime"
 	"sync"
 
 	"github.com/scrollback-dev/scrollback/store"
 )
 
-// Page reads run on a few goroutines of the DB's own (readers), one per
-// connection the pool may open, not on their callers'. A read goes deep
-// into SQLite, whose frames are large, and a server calls StatReadCopyAt
-// from a goroutine started for the request: its small stack would grow,
-// copied each time it doubles, on every read (about a sixth of a page
-// read's CPU). A reader's stack has grown once, for all its reads.
+// Page reads run on a few goroutines of the DB's own (readers), each with
+// a connection of its own (readConn), not on their callers'. A read goes
+// deep into SQLite, whose frames are large, and a server calls
+// StatReadCopyAt from a goroutine started for the request: its small
+// stack would grow, copied each time it doubles, on every read (about a
+// sixth of a page read's CPU). A reader's stack has grown once, for all
+// its reads.
+//
+// There are as many readers as the Go scheduler runs goroutines at once
+// (GOMAXPROCS), at most Options.MaxOpenConns: a read is CPU work on a
+// file the operating system caches, which more readers than processors
+// would not make faster, and each connection maps the file's pages
+// anew.
 type readers struct {
 	once sync.Once
 	q    chan *readCall
 	stop chan struct{} // closed by Close
 	shut sync.Once
+	wg   sync.WaitGroup // the readers running
 }
 
-// close stops the readers, once.
-func (r *readers) close() { r.shut.Do(func() { close(r.stop) }) }
+// close stops the readers, once, and waits for them to close their
+// connections.
+func (r *readers) close() {
+	r.shut.Do(func() { close(r.stop) })
+	r.wg.Wait()
+}
 
 // readCall is one page read handed to a reader.
 type readCall struct {
-	ctx     context.Context
 	session string
 	id      string
 	p       []byte
@@ -44,15 +55,17 @@ var errClosed = errors.New("sql: database is closed")
 
 // readOnReader runs readCopyAt on a reader, starting them on the first
 // read.
-func (d *DB) readOnReader(ctx context.Context, session, id string, p []byte, off int64) (store.CopyInfo, int, error) {
+func (d *DB) readOnReader(session, id string, p []byte, off int64) (store.CopyInfo, int, error) {
 	d.readers.once.Do(func() {
 		d.readers.q = make(chan *readCall)
-		for range d.maxConns {
+		n := max(1, min(d.maxConns, runtime.GOMAXPROCS(0)))
+		d.readers.wg.Add(n)
+		for range n {
 			go d.reader()
 		}
 	})
 	c := readCalls.Get().(*readCall)
-	c.ctx, c.session, c.id, c.p, c.off = ctx, session, id, p, off
+	c.session, c.id, c.p, c.off = session, id, p, off
 	select {
 	case d.readers.q <- c:
 		<-c.done
@@ -65,12 +78,26 @@ func (d *DB) readOnReader(ctx context.Context, session, id string, p []byte, off
 	return info, n, err
 }
 
-// reader runs the reads handed to it until Close.
+// reader runs the reads handed to it until Close, on a connection it
+// opens for its first read (and again after one failed to open), and
+// closes when it stops.
 func (d *DB) reader() {
+	defer d.readers.wg.Done()
+	var conn *readConn
+	defer func() {
+		if conn != nil {
+			conn.close()
+		}
+	}()
 	for {
 		select {
 		case c := <-d.readers.q:
-			c.info, c.n, c.err = d.readCopyAt(c.ctx, c.session, c.id, c.p, c.off)
+			if conn == nil {
+				conn, c.err = openReadConn(d.path, d.readOnly, d.leaveLog, d.busyTimeout.Milliseconds())
+			}
+			if conn != nil {
+				c.info, c.n, c.err = d.readCopyAt(conn, c.session, c.id, c.p, c.off)
+			}
 			c.done <- struct{}{}
 		case <-d.readers.stop:
 			return

@@ -51,7 +51,9 @@ type Options struct {
 	BusyTimeout time.Duration
 
 	// MaxOpenConns bounds the connection pool (each connection has its own
-	// page cache). Default 8.
+	// page cache). Default 8. Page reads (ReadCopyAt, StatReadCopyAt) run
+	// on connections of their own besides, one for each of GOMAXPROCS
+	// readers, at most MaxOpenConns.
 	MaxOpenConns int
 
 	// RawChunks stores new chunks uncompressed, as version 1 did. Reads
@@ -100,16 +102,16 @@ type DB struct {
 	// contexts) instead of polling SQLite's busy handler against each other.
 	writeSem chan struct{}
 
-	readChunks *sql.Stmt
-	readPage   *sql.Stmt // readChunks without the copy's info
-	statCopy   *sql.Stmt
+	statCopy *sql.Stmt
 
-	// infos keeps the info of copies lately read, for readPage.
+	// infos keeps the info of copies lately read, for readPageSQL.
 	infos copyInfos
 
-	// readers run the page reads; maxConns is how many.
-	readers  readers
-	maxConns int
+	// readers run the page reads, at most maxConns of them, each on a
+	// connection of its own opened with busyTimeout.
+	readers     readers
+	maxConns    int
+	busyTimeout time.Duration
 
 	// chunks keeps the last few decompressed chunks, for paging forward.
 	chunks chunkcodec.Cache
@@ -165,7 +167,7 @@ func Open(path string, opts *Options) (*DB, error) {
 	db.SetConnMaxIdleTime(5 * time.Minute)
 
 	d := &DB{path: abs, readOnly: o.ReadOnly, leaveLog: o.LeaveLog && !o.ReadOnly, raw: o.RawChunks, db: db, writeSem: make(chan struct{}, 1),
-		limits: store.DefaultLimits(), maxConns: o.MaxOpenConns, readers: readers{stop: make(chan struct{})}}
+		limits: store.DefaultLimits(), maxConns: o.MaxOpenConns, busyTimeout: o.BusyTimeout, readers: readers{stop: make(chan struct{})}}
 	if err := d.init(o.BusyTimeout); err != nil {
 		db.Close()
 		return nil, wrap("open", abs, err)
@@ -255,36 +257,6 @@ func (d *DB) init(busyTimeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	// One row per chunk covering [off, end), each with its seq and codec.
-	// A raw chunk comes as the part of it in range, cut by substr()
-	// (1-based start, length), so that only the bytes asked for leave
-	// SQLite; a compressed one comes whole, to be decompressed and cut
-	// here. A copy with no chunk in range (off == size) still yields one
-	// row, seq NULL. readChunks starts every row with the copy's info (but
-	// its id and session, which are the arguments), so that a page read
-	// (StatReadCopyAt) is one query; once the info is known (see infos),
-	// readPage, the same query without it, does: the driver's cost of a
-	// query grows with its columns.
-	// ?1 session, ?2 id, ?3 first seq, ?4 last seq, ?5 off, ?6 end.
-	c := strconv.Itoa(store.ChunkSize)
-	chunkCols := `k.seq, k.codec,
-			CASE k.codec WHEN 0 THEN substr(k.data, max(?5 - k.seq*` + c + `, 0) + 1,
-				min(?6 - k.seq*` + c + `, length(k.data)) - max(?5 - k.seq*` + c + `, 0))
-			ELSE k.data END`
-	from := `
-		FROM copies c LEFT JOIN chunks k ON k.copy = c.pk AND k.seq BETWEEN ?3 AND ?4
-		WHERE c.session = ?1 AND c.id = ?2 AND NOT c.pending
-		ORDER BY k.seq`
-	d.readChunks, err = d.db.Prepare(`
-		SELECT c.tool, c.source, c.total_bytes, c.lines, c.complete, c.omitted_bytes, c.omitted_lines, c.created_at,
-			` + chunkCols + from)
-	if err != nil {
-		return err
-	}
-	d.readPage, err = d.db.Prepare(`SELECT ` + chunkCols + from)
-	if err != nil {
-		return err
-	}
 	d.statCopy, err = d.db.Prepare(`SELECT ` + copyCols + ` FROM copies WHERE session = ? AND id = ? AND NOT pending`)
 	return err
 }
@@ -331,12 +303,6 @@ func (d *DB) Close() error {
 	d.readers.close()
 	if d.leaveLog {
 		d.boundLog()
-	}
-	if d.readChunks != nil {
-		d.readChunks.Close()
-	}
-	if d.readPage != nil {
-		d.readPage.Close()
 	}
 	if d.statCopy != nil {
 		d.statCopy.Close()
@@ -804,13 +770,12 @@ func (d *DB) StatReadCopyAt(ctx context.Context, session, id string, p []byte, o
 		return store.CopyInfo{}, 0, store.ErrCopyNotFound
 	}
 	// A page is a few indexed rows of a local file, read in microseconds:
-	// it runs to its end once started rather than having database/sql and
-	// the driver each start a goroutine to watch ctx (a quarter of the
-	// read's cost). A ctx already done still ends it before it starts.
-	if ctx.Err() == nil {
-		ctx = context.WithoutCancel(ctx)
+	// it runs to its end once started, without watching ctx. A ctx
+	// already done still ends it before it starts.
+	if err := ctx.Err(); err != nil {
+		return store.CopyInfo{}, 0, fmt.Errorf("sqlite: read copy: %w", err)
 	}
-	info, n, err := d.readOnReader(ctx, session, id, p, off)
+	info, n, err := d.readOnReader(session, id, p, off)
 	if errors.Is(err, store.ErrCopyNotFound) {
 		err = d.missing(ctx, session, id)
 	}
@@ -838,10 +803,10 @@ func (d *DB) missing(ctx context.Context, session, id string) error {
 	return err
 }
 
-// readCopyAt runs readPage when the copy's info is known, else
-// readChunks. The info is the zero value when the copy is not found, and
-// set otherwise, whatever the error.
-func (d *DB) readCopyAt(ctx context.Context, session, id string, p []byte, off int64) (store.CopyInfo, int, error) {
+// readCopyAt reads on conn, a reader's connection: readPageSQL when the
+// copy's info is known, else readChunksSQL. The info is the zero value
+// when the copy is not found, and set otherwise, whatever the error.
+func (d *DB) readCopyAt(conn *readConn, session, id string, p []byte, off int64) (info store.CopyInfo, n int, err error) {
 	const C = store.ChunkSize
 	end := off + int64(len(p))
 	if end < off { // overflow
@@ -849,35 +814,33 @@ func (d *DB) readCopyAt(ctx context.Context, session, id string, p []byte, off i
 	}
 	first, last := max(off, 0)/C, max(end-1, 0)/C
 	info, known := d.infos.get(session, id)
-	stmt := d.readChunks
+	stmt, col := conn.chunks, infoCols
 	if known {
-		stmt = d.readPage
+		stmt, col = conn.page, 0
 	}
-	rows, err := stmt.QueryContext(ctx, session, id, first, last, off, end)
-	if err != nil {
+	defer func() {
+		if rerr := conn.reset(stmt); rerr != nil && (err == nil || err == io.EOF) {
+			info, n, err = store.CopyInfo{}, 0, rerr
+		}
+	}()
+	if err := conn.start(stmt, session, id, first, last, off, end); err != nil {
 		return store.CopyInfo{}, 0, err
 	}
-	defer rows.Close()
-	var (
-		found bool
-		at    int64
-		n     int
-		seq   sql.NullInt64
-		codec sql.NullInt64
-		piece sql.RawBytes // used before the next row: not copied
-	)
-	for rows.Next() {
-		if known {
-			err = rows.Scan(&seq, &codec, &piece)
-		} else {
-			err = rows.Scan(&info.Tool, &info.Source, &info.TotalBytes, &info.Lines,
-				&info.Complete, &info.OmittedBytes, &info.OmittedLines, &at, &seq, &codec, &piece)
-			info.ID, info.Session, info.CreatedAt = id, session, fromNanos(at)
-		}
+	found := false
+	for {
+		row, err := conn.step(stmt)
 		if err != nil {
 			return store.CopyInfo{}, 0, err
 		}
+		if !row {
+			break
+		}
 		if !found && !known {
+			info = store.CopyInfo{ID: id, Session: session,
+				Tool: conn.textAt(stmt, 0), Source: conn.textAt(stmt, 1),
+				TotalBytes: conn.int64At(stmt, 2), Lines: conn.int64At(stmt, 3),
+				Complete: conn.int64At(stmt, 4) != 0, OmittedBytes: conn.int64At(stmt, 5),
+				OmittedLines: conn.int64At(stmt, 6), CreatedAt: fromNanos(conn.int64At(stmt, 7))}
 			d.infos.put(info)
 		}
 		found = true
@@ -885,14 +848,16 @@ func (d *DB) readCopyAt(ctx context.Context, session, id string, p []byte, off i
 		if off < 0 || off > total {
 			return info, 0, fmt.Errorf("%w: offset %d, want 0 to %d (the copy's size)", store.ErrOffset, off, total)
 		}
-		if !seq.Valid { // no chunk in range: off == total
+		if conn.nullAt(stmt, col) { // no chunk in range: off == total
 			break
 		}
-		if want := max(seq.Int64*C, off) - off; want != int64(n) {
+		seq, codec := conn.int64At(stmt, col), conn.int64At(stmt, col+1)
+		piece := conn.blobAt(stmt, col+2) // SQLite's memory: used before the next step
+		if want := max(seq*C, off) - off; want != int64(n) {
 			return info, n, fmt.Errorf("copy %s is damaged: chunk %d missing", id, (off+int64(n))/C)
 		}
-		if codec.Int64 != chunkcodec.Raw {
-			m, err := d.chunks.Read(p[n:], id, seq.Int64, int(codec.Int64), piece, max(off-seq.Int64*C, 0))
+		if codec != chunkcodec.Raw {
+			m, err := d.chunks.Read(p[n:], id, seq, int(codec), piece, max(off-seq*C, 0))
 			if err != nil {
 				return info, n, fmt.Errorf("copy %s is damaged: %w", id, err)
 			}
@@ -900,9 +865,6 @@ func (d *DB) readCopyAt(ctx context.Context, session, id string, p []byte, off i
 			continue
 		}
 		n += copy(p[n:], piece)
-	}
-	if err := rows.Err(); err != nil {
-		return store.CopyInfo{}, n, err
 	}
 	if !found {
 		return store.CopyInfo{}, 0, store.ErrCopyNotFound

@@ -172,6 +172,8 @@ func main() {
 				fmt.Printf("%s / %s: server CPU per call %s / %s = %.2fx; calls/s %.0f / %.0f = %.2fx; p50 %s / %s = %.2fx; p99 %s / %s = %.2fx\n",
 					a.name, t.name, m.cpu, r.cpu, ratio(m.cpu, r.cpu), m.rate, r.rate, m.rate/r.rate,
 					m.p50, r.p50, ratio(m.p50, r.p50), m.p99, r.p99, ratio(m.p99, r.p99))
+				cpu, p99 := roundRatios(results[a.name], results[t.name])
+				fmt.Printf("%s / %s, round by round: server CPU per call %s; p99 %s\n", a.name, t.name, cpu, p99)
 			}
 		}
 		fmt.Printf("load average at the end: %s\n", loadAvg())
@@ -241,13 +243,15 @@ type readResult struct {
 	p50, p99, max  time.Duration
 	errs           int64
 	cpu            time.Duration // the server's CPU time per call
+	sys            float64       // the share of it in the kernel
+	faults         float64       // the server's minor page faults per call
 	peakRSS        int64         // the server's peak resident set, in bytes
 	clients, perCl int
 }
 
 func (r readResult) String() string {
-	return fmt.Sprintf("%d clients x %d calls = %d calls in %s: %.0f calls/s, p50 %s, p99 %s, max %s, errors %d; server CPU %s per call, peak RSS %d MiB",
-		r.clients, r.perCl, r.calls, r.wall.Round(time.Millisecond), r.rate, r.p50, r.p99, r.max, r.errs, r.cpu, r.peakRSS>>20)
+	return fmt.Sprintf("%d clients x %d calls = %d calls in %s: %.0f calls/s, p50 %s, p99 %s, max %s, errors %d; server CPU %s per call (%.0f%% in the kernel, %.2f minor faults), peak RSS %d MiB",
+		r.clients, r.perCl, r.calls, r.wall.Round(time.Millisecond), r.rate, r.p50, r.p99, r.max, r.errs, r.cpu, 100*r.sys, r.faults, r.peakRSS>>20)
 }
 
 // median is the median of each figure of rs, taken separately.
@@ -265,6 +269,8 @@ func median(rs []readResult) readResult {
 	m.p50 = time.Duration(pick(func(r readResult) float64 { return float64(r.p50) }))
 	m.p99 = time.Duration(pick(func(r readResult) float64 { return float64(r.p99) }))
 	m.cpu = time.Duration(pick(func(r readResult) float64 { return float64(r.cpu) }))
+	m.sys = pick(func(r readResult) float64 { return r.sys })
+	m.faults = pick(func(r readResult) float64 { return r.faults })
 	for _, r := range rs {
 		m.errs += r.errs
 	}
@@ -272,6 +278,29 @@ func median(rs []readResult) readResult {
 }
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
+
+// roundRatios says, for the CPU per call and the p99, the ratio of a's
+// figure to b's in each round and the median of those ratios: the rounds
+// alternate the servers, so each ratio compares runs a few seconds
+// apart, under much the same load from the machine's other users.
+func roundRatios(a, b []readResult) (cpu, p99 string) {
+	say := func(f func(readResult) time.Duration) string {
+		var rs []float64
+		var out strings.Builder
+		for i := range min(len(a), len(b)) {
+			r := ratio(f(a[i]), f(b[i]))
+			rs = append(rs, r)
+			fmt.Fprintf(&out, "%.2fx ", r)
+		}
+		if len(rs) == 0 {
+			return "none"
+		}
+		slices.Sort(rs)
+		fmt.Fprintf(&out, "(median %.2fx)", rs[len(rs)/2])
+		return out.String()
+	}
+	return say(func(r readResult) time.Duration { return r.cpu }), say(func(r readResult) time.Duration { return r.p99 })
+}
 
 // target is a server to measure and how its clients call it.
 type target struct {
@@ -358,7 +387,7 @@ func (b *bench) start(ctx context.Context, t target, run string) (*served, readR
 	} else {
 		profiled <- nil
 	}
-	cpu0 := cpuTime(pid)
+	st0 := procStat(pid)
 	start := time.Now()
 	for i := range s.sessions {
 		wg.Add(1)
@@ -386,7 +415,7 @@ func (b *bench) start(ctx context.Context, t target, run string) (*served, readR
 	}
 	wg.Wait()
 	wall := time.Since(start)
-	serverCPU := cpuTime(pid) - cpu0
+	st := procStat(pid).minus(st0)
 	if err := <-profiled; err != nil {
 		s.stop()
 		return nil, readResult{}, err
@@ -398,7 +427,8 @@ func (b *bench) start(ctx context.Context, t target, run string) (*served, readR
 	slices.Sort(all)
 	r := readResult{calls: len(all), wall: wall, rate: float64(len(all)) / wall.Seconds(),
 		p50: pct(all, 50), p99: pct(all, 99), max: all[len(all)-1].Round(time.Microsecond), errs: errs.Load(),
-		cpu: (serverCPU / time.Duration(len(all))).Round(time.Microsecond), peakRSS: peakRSS(pid),
+		cpu: (st.cpu() / time.Duration(len(all))).Round(time.Microsecond), sys: float64(st.sys) / float64(max(st.cpu(), 1)),
+		faults: float64(st.minflt) / float64(len(all)), peakRSS: peakRSS(pid),
 		clients: b.clients, perCl: b.calls}
 	return s, r, nil
 }
@@ -431,24 +461,39 @@ func peakRSS(pid int) int64 {
 	return 0
 }
 
-// cpuTime is the user and system CPU time process pid has used, from
-// /proc (0 where there is none).
-func cpuTime(pid int) time.Duration {
+// stat is what /proc/PID/stat says of a process's CPU time and page
+// faults.
+type stat struct {
+	user, sys time.Duration
+	minflt    int64 // minor page faults
+}
+
+func (s stat) cpu() time.Duration { return s.user + s.sys }
+
+func (s stat) minus(t stat) stat {
+	return stat{s.user - t.user, s.sys - t.sys, s.minflt - t.minflt}
+}
+
+// procStat reads process pid's CPU time and page faults from /proc (the
+// zero stat where there is none).
+func procStat(pid int) stat {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0
+		return stat{}
 	}
-	// Fields after the command name, which is in parentheses: utime and
-	// stime are the 12th and 13th, in clock ticks (100 a second on Linux).
+	// Fields after the command name, which is in parentheses: minflt is
+	// the 10th, utime and stime the 14th and 15th, in clock ticks (100 a
+	// second on Linux); the first after the name is the 3rd.
 	_, rest, ok := bytes.Cut(data, []byte(") "))
 	f := strings.Fields(string(rest))
 	if !ok || len(f) < 13 {
-		return 0
+		return stat{}
 	}
-	var ut, st int64
+	var ut, st, minflt int64
+	fmt.Sscan(f[7], &minflt)
 	fmt.Sscan(f[11], &ut)
 	fmt.Sscan(f[12], &st)
-	return time.Duration(ut+st) * 10 * time.Millisecond
+	return stat{user: time.Duration(ut) * 10 * time.Millisecond, sys: time.Duration(st) * 10 * time.Millisecond, minflt: minflt}
 }
 
 var (
