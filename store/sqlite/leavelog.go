@@ -59,7 +59,7 @@ func dbConfigOn(tls *libc.TLS, db uintptr, op int32) error {
 	// libc.VaList packs each argument in an 8-byte slot.
 	bp := libc.Xmalloc(tls, 16)
 	if bp == 0 {
-		return errors.New("sqlite: out of memory")
+		return errNoMemory
 	}
 	defer libc.Xfree(tls, bp)
 	if rc := sqlite3.Xsqlite3_db_config(tls, db, op, libc.VaList(bp, int32(1), uintptr(0))); rc != sqlite3.SQLITE_OK {

@@ -773,7 +773,7 @@ func (d *DB) StatReadCopyAt(ctx context.Context, session, id string, p []byte, o
 	// it runs to its end once started, without watching ctx. A ctx
 	// already done still ends it before it starts.
 	if err := ctx.Err(); err != nil {
-		return store.CopyInfo{}, 0, fmt.Errorf("sqlite: read copy: %w", err)
+		return store.CopyInfo{}, 0, d.readErr("read copy", err)
 	}
 	info, n, err := d.readOnReader(session, id, p, off)
 	if errors.Is(err, store.ErrCopyNotFound) {
