@@ -17,7 +17,7 @@ import (
 
 // RunCodeInput is the input of run_code.
 type RunCodeInput struct {
-	Code      string `json:"code" jsonschema:"TypeScript or JavaScript: the body of an async function"`
+	Code      string `json:"code"`
 	TimeoutMS int64  `json:"timeout_ms,omitempty" jsonschema:"stop after this many ms, tool calls included (default 30000)"`
 }
 

@@ -28,11 +28,11 @@ const (
 
 // RunCommandInput is the input of run_command.
 type RunCommandInput struct {
-	Command   string            `json:"command" jsonschema:"run by /bin/sh -c"`
-	Cwd       string            `json:"cwd,omitempty" jsonschema:"working directory"`
+	Command   string            `json:"command"`
+	Cwd       string            `json:"cwd,omitempty"`
 	TimeoutMS int64             `json:"timeout_ms,omitempty" jsonschema:"kill it after this many ms (0: the server's default)"`
 	Env       map[string]string `json:"env,omitempty" jsonschema:"variables to add or override"`
-	Stdin     string            `json:"stdin,omitempty" jsonschema:"text on standard input"`
+	Stdin     string            `json:"stdin,omitempty"`
 	Preview   *PreviewShape     `json:"preview,omitempty" jsonschema:"bytes of head and tail to show when the output does not fit"`
 
 	// Args, for Go callers only, runs a program with exactly these

@@ -10,7 +10,7 @@ import (
 
 // ReadFileInput is the input of read_file.
 type ReadFileInput struct {
-	Path       string `json:"path" jsonschema:"the file"`
+	Path       string `json:"path"`
 	Line       int64  `json:"line,omitempty" jsonschema:"1-based line to start at (default 1)"`
 	Limit      int64  `json:"limit,omitempty" jsonschema:"most lines (default 2000)"`
 	ByteOffset *int64 `json:"byte_offset,omitempty" jsonschema:"byte offset to go on from: nextByteOffset"`

@@ -27,9 +27,9 @@ const (
 // QueryInput is the input of query_tool_output.
 type QueryInput struct {
 	// ID is an output_id from a result in the same session.
-	ID string `json:"id" jsonschema:"an output_id of this session"`
+	ID string `json:"id"`
 	// Filter is a jq filter run on each document of the copy.
-	Filter string `json:"filter" jsonschema:"a jq filter"`
+	Filter string `json:"filter"`
 	// Offset is the UTF-8 byte offset into the results to start at.
 	Offset int64 `json:"offset,omitempty" jsonschema:"byte offset into the results (default 0): nextOffset"`
 	// Limit is the most bytes to return, 1 to 4096; nil means 4096.

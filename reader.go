@@ -17,7 +17,7 @@ import (
 // ReadInput is the input of read_tool_output.
 type ReadInput struct {
 	// ID is an output_id from a result in the same session.
-	ID string `json:"id" jsonschema:"an output_id of this session"`
+	ID string `json:"id"`
 	// Offset is the UTF-8 byte offset to start at: 0, a nextOffset, or any
 	// offset that is not inside a character.
 	Offset int64 `json:"offset,omitempty" jsonschema:"byte offset into the copy (default 0): nextOffset"`

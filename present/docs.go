@@ -16,7 +16,7 @@ import "strconv"
 const ToldBudget = 8192
 
 // Instructions is the MCP server's instructions.
-const Instructions = `Output over its budget is kept as a copy (output_id); the result shows a head, a tail and a footer. Read the copy (read_tool_output), search it (grep_tool_output) or query its JSON (query_tool_output) instead of re-running the source. hasMore=false: the end of the copy; complete=false: the copy lacks part of what the tool produced.
+const Instructions = `Output over its budget is kept as a copy (output_id): read, search or query it (read_tool_output, grep_tool_output, query_tool_output) instead of re-running the source. hasMore=false: the end of the copy; complete=false: the copy lacks part of what the tool produced.
 
 A preview is not the whole result: before saying a line, field or record is absent, read or search the copy and check the source's own pagination (page tokens, head or grep in a pipeline, server-side filters). Without the evidence, say it is uncertain, not absent.`
 
