@@ -90,7 +90,13 @@ func (s *Session) QueryToolOutput(ctx context.Context, in QueryInput) (QueryResu
 		if err != nil {
 			var je *jsonq.Error
 			if errors.As(err, &je) {
-				return QueryResult{}, queryError(op, in.Filter, err)
+				err := queryError(op, in.Filter, err)
+				if errors.Is(je.Err, jsonq.ErrCut) || errors.Is(je.Err, jsonq.ErrSyntax) {
+					// What to do instead names this copy's calls, as
+					// this surface makes them.
+					err.Hint += " (" + s.e.opts.Surface.ReadOrGrep(in.ID) + ")"
+				}
+				return QueryResult{}, err
 			}
 			if ctx.Err() != nil {
 				return QueryResult{}, &Error{Op: op, Err: ctx.Err(), Msg: "the query was cancelled: " + ctx.Err().Error()}
@@ -139,7 +145,7 @@ func pageResults(op string, res queryResults, off int64, limit int, complete boo
 }
 
 // queryError makes a jsonq error a tool error of kind argument.
-func queryError(op, filter string, err error) error {
+func queryError(op, filter string, err error) *Error {
 	var je *jsonq.Error
 	if !errors.As(err, &je) {
 		return &Error{Op: op, Err: err, Msg: err.Error()}

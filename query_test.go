@@ -13,6 +13,7 @@ import (
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/capture"
+	"github.com/scrollback-dev/scrollback/present"
 	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
@@ -258,12 +259,29 @@ func TestQueryCutAtTheCap(t *testing.T) {
 	if !errors.Is(err, scrollback.ErrArgument) {
 		t.Fatalf("err = %v, want ErrArgument", err)
 	}
-	for _, want := range []string{"cut at the copy cap", "cap of 65536 bytes", fmt.Sprintf("%d bytes", res.Gap.Bytes), "incomplete", "read_tool_output"} {
+	for _, want := range []string{"cut at the copy cap", "cap of 65536 bytes", fmt.Sprintf("%d bytes", res.Gap.Bytes), "incomplete",
+		`read_tool_output {"id":"` + res.OutputID + `","offset":0}; grep_tool_output {"id":"` + res.OutputID + `","pattern":"<RE2>"}`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q lacks %q", err, want)
 		}
 	}
 	if strings.Contains(err.Error(), "not valid JSON") {
 		t.Errorf("%q calls the copy not valid JSON", err)
+	}
+
+	// From the CLI, what to do instead names its commands, not MCP tools.
+	cli := scrollback.New(st, scrollback.Options{Surface: present.CLI("")})
+	same, err := cli.Session(ctx, scrollback.LocalOwner, sess.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = same.QueryToolOutput(ctx, scrollback.QueryInput{ID: res.OutputID, Filter: ".items | length"})
+	var se *scrollback.Error
+	if !errors.As(err, &se) {
+		t.Fatalf("over the CLI: err = %v, want a *scrollback.Error", err)
+	}
+	said := se.Msg + "; " + se.Hint // what the CLI prints, without the op
+	if want := "scrollback read --offset 0 " + res.OutputID + "; scrollback grep " + res.OutputID + " '<RE2>'"; !strings.Contains(said, want) || strings.Contains(said, "_tool_output") {
+		t.Errorf("over the CLI: %q; want %q and no MCP tool", said, want)
 	}
 }

@@ -350,7 +350,7 @@ func copyError(r io.ReaderAt, size int64, se *syntaxError, complete bool, docs i
 	if se.eof && !complete {
 		return &Error{Err: ErrCut, Offset: se.offset, Line: line,
 			Msg:  fmt.Sprintf("the copy is one JSON document cut at the cap: it ends at byte %d (line %d) inside the document, so it cannot be queried whole", se.offset, line),
-			Hint: "read the part that was kept with read_tool_output or grep_tool_output, or re-run the tool with its own filters so that its output fits"}
+			Hint: "read or search the part that was kept, or re-run the tool with its own filters so that its output fits"}
 	}
 	what := "the end of the copy"
 	if se.offset < size {
@@ -363,7 +363,7 @@ func copyError(r io.ReaderAt, size int64, se *syntaxError, complete bool, docs i
 		msg += fmt.Sprintf(" (after %d whole documents)", docs)
 	}
 	return &Error{Err: ErrSyntax, Offset: se.offset, Line: line, Msg: msg,
-		Hint: "query_tool_output reads one JSON document or JSON Lines; for other text use grep_tool_output or read_tool_output"}
+		Hint: "a query reads one JSON document or JSON Lines; read or search other text instead"}
 }
 
 // markerSearch is how far past where parsing stopped the marker line of a
@@ -412,7 +412,7 @@ func cutAtCap(r io.ReaderAt, at int64, m capture.Marker) error {
 	return &Error{Err: ErrCut, Offset: at, Line: line,
 		Msg: fmt.Sprintf("the copy is one JSON document cut at the %s cap: the tool's output passed the cap of %s, so %s (%s) of its middle were dropped at byte %d (line %d), where the copy holds a marker line instead; the copy is incomplete, and a document missing its middle cannot be queried whole",
 			m.Cap, present.Plural(m.Limit, "byte"), present.Plural(m.Bytes, "byte"), present.Plural(m.Lines, "line"), at, line),
-		Hint: "read the start and the end that were kept with read_tool_output or grep_tool_output, or re-run the tool with its own filters so that its output fits"}
+		Hint: "read or search the start and the end that were kept, or re-run the tool with its own filters so that its output fits"}
 }
 
 // lineAt is the 1-based line of offset off.

@@ -50,6 +50,10 @@ func (s Surface) Grep(id string) string {
 	return GrepTool + ` {"id":` + jsonString(id) + `,"pattern":"<RE2>"}`
 }
 
+// ReadOrGrep names the two calls that read and search the copy id from
+// its start: read_tool_output {...}; grep_tool_output {...}.
+func (s Surface) ReadOrGrep(id string) string { return s.Read(id, 0) + "; " + s.Grep(id) }
+
 // Query is the call that runs a jq filter over the copy id, the filter
 // left to fill in.
 func (s Surface) Query(id string) string {
