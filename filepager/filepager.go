@@ -175,7 +175,7 @@ func sniff(req Request, f io.ReaderAt, resolved string, size int64) error {
 	}
 	if i := bytes.IndexByte(head, 0); i >= 0 {
 		return fail(req, "open", fmt.Errorf("%w: %d bytes, NUL byte at offset %d", ErrBinary, size, i),
-			"use run_command with a hex dump (xxd, od) or a tool made for that format")
+			"run a hex dump of it (xxd, od) or a tool made for that format instead")
 	}
 	if sniffPrivateKey(resolved, head) {
 		return fail(req, "open", fmt.Errorf("%w: it holds a private key", ErrSensitive), "private keys are never shown; ask the user if you need facts about it")
@@ -241,7 +241,7 @@ func (p *Pager) open(path string) (*os.File, fs.FileInfo, string, *Error) {
 	resolved, err := filepath.EvalSymlinks(given)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return fail(ErrNotFound, "check the path; list the directory with run_command (ls) to find the name")
+			return fail(ErrNotFound, "check the path; list the directory (ls) to find the name")
 		}
 		return fail(err, "")
 	}
@@ -263,9 +263,9 @@ func (p *Pager) open(path string) (*os.File, fs.FileInfo, string, *Error) {
 	}
 	switch {
 	case fi.IsDir():
-		return fail(ErrIsDir, "list it with run_command (ls), then read a file in it")
+		return fail(ErrIsDir, "list it (ls), then read a file in it")
 	case !fi.Mode().IsRegular():
-		return fail(fmt.Errorf("%w: %s", ErrNotRegular, fi.Mode().Type()), "read devices, pipes and sockets with run_command")
+		return fail(fmt.Errorf("%w: %s", ErrNotRegular, fi.Mode().Type()), "read devices, pipes and sockets with a command (cat, dd) instead")
 	}
 	f, err := os.Open(resolved)
 	if err != nil {

@@ -146,6 +146,10 @@ func TestErrorMessages(t *testing.T) {
 				t.Errorf("%q does not contain %q", msg, w)
 			}
 		}
+		// The CLI prints these too: they name no MCP tool.
+		if strings.Contains(msg, "run_command") || strings.Contains(msg, "_tool_output") {
+			t.Errorf("%q names an MCP tool", msg)
+		}
 	}
 }
 
