@@ -72,7 +72,7 @@ func (s *Session) QueryToolOutput(ctx context.Context, in QueryInput) (QueryResu
 	}
 	f, err := jsonq.Compile(in.Filter)
 	if err != nil {
-		return QueryResult{}, queryError(op, in.Filter, err)
+		return QueryResult{}, s.queryError(op, in, err)
 	}
 	info, err := s.stat(ctx, op, in.ID)
 	if err != nil {
@@ -90,13 +90,7 @@ func (s *Session) QueryToolOutput(ctx context.Context, in QueryInput) (QueryResu
 		if err != nil {
 			var je *jsonq.Error
 			if errors.As(err, &je) {
-				err := queryError(op, in.Filter, err)
-				if errors.Is(je.Err, jsonq.ErrCut) || errors.Is(je.Err, jsonq.ErrSyntax) {
-					// What to do instead names this copy's calls, as
-					// this surface makes them.
-					err.Hint += " (" + s.e.opts.Surface.ReadOrGrep(in.ID) + ")"
-				}
-				return QueryResult{}, err
+				return QueryResult{}, s.queryError(op, in, err)
 			}
 			if ctx.Err() != nil {
 				return QueryResult{}, &Error{Op: op, Err: ctx.Err(), Msg: "the query was cancelled: " + ctx.Err().Error()}
@@ -144,17 +138,22 @@ func pageResults(op string, res queryResults, off int64, limit int, complete boo
 	return out, nil
 }
 
-// queryError makes a jsonq error a tool error of kind argument.
-func queryError(op, filter string, err error) *Error {
+// queryError makes a jsonq error of in a tool error of kind argument.
+// When the copy is not whole JSON, what to do instead names this copy's
+// read and grep calls, as this session's surface makes them.
+func (s *Session) queryError(op string, in QueryInput, err error) error {
 	var je *jsonq.Error
 	if !errors.As(err, &je) {
 		return &Error{Op: op, Err: err, Msg: err.Error()}
 	}
-	msg := je.Msg
-	if errors.Is(err, jsonq.ErrFilter) {
-		msg = "filter " + quoteArg(filter) + ": " + msg
+	msg, hint := je.Msg, je.Hint
+	switch {
+	case errors.Is(err, jsonq.ErrFilter):
+		msg = "filter " + quoteArg(in.Filter) + ": " + msg
+	case errors.Is(err, jsonq.ErrCut), errors.Is(err, jsonq.ErrSyntax):
+		hint += " (" + s.e.opts.Surface.ReadOrGrep(in.ID) + ")"
 	}
-	return &Error{Op: op, Err: fmt.Errorf("%w: %w", ErrArgument, je.Err), Msg: msg, Hint: je.Hint}
+	return &Error{Op: op, Err: fmt.Errorf("%w: %w", ErrArgument, je.Err), Msg: msg, Hint: hint}
 }
 
 // queryKey names one filter's results over one copy. The session is part
