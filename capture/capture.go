@@ -413,17 +413,23 @@ func (c *Capture) capOf(cause string) int64 {
 	return c.limits.Copy
 }
 
-// rotate turns b left by k in place, so that b[k:] comes first.
+// rotate turns b left by k in place, so that b[k:] comes first. It moves
+// the bytes with memmoves through a spare copy of the shorter side (at most
+// half of b), not byte by byte.
 func rotate(b []byte, k int) {
-	reverse(b[:k])
-	reverse(b[k:])
-	reverse(b)
-}
-
-func reverse(b []byte) {
-	for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
-		b[i], b[j] = b[j], b[i]
+	n := len(b)
+	if k <= 0 || k >= n {
+		return
 	}
+	if k <= n-k {
+		tmp := append([]byte(nil), b[:k]...)
+		copy(b, b[k:])
+		copy(b[n-k:], tmp)
+		return
+	}
+	tmp := append([]byte(nil), b[k:]...)
+	copy(b[n-k:], b[:k])
+	copy(b, tmp)
 }
 
 // cutHead returns where the head should end: after its last newline when one

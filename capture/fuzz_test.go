@@ -107,3 +107,24 @@ func FuzzCapture(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRotate checks rotate against the plain definition: b turned left by k
+// is b[k:] followed by b[:k], for every k, either side the shorter.
+func FuzzRotate(f *testing.F) {
+	f.Add([]byte("abcdefg"), uint16(3))
+	f.Add([]byte("abcdefg"), uint16(5))
+	f.Add([]byte("ab"), uint16(1))
+	f.Add([]byte{}, uint16(0))
+	f.Fuzz(func(t *testing.T, b []byte, k16 uint16) {
+		k := 0
+		if len(b) > 0 {
+			k = int(k16) % (len(b) + 1)
+		}
+		want := append(append([]byte(nil), b[k:]...), b[:k]...)
+		got := append([]byte(nil), b...)
+		rotate(got, k)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("rotate(%q, %d) = %q, want %q", b, k, got, want)
+		}
+	})
+}
