@@ -88,6 +88,14 @@ type Limits struct {
 	// a cap is crossed; default Copy/4 (2 MiB for the default copy cap). It
 	// is lowered if needed to leave room for the marker line.
 	Tail int64
+	// HugePages asks, on Linux, that the copy cap's buffer be backed by
+	// huge pages: a few page faults instead of one per 4 KiB while it
+	// fills, which was a fifth of a short-lived process's capture cost
+	// (scrollback run). Leave it off in a long-running process: each
+	// advised buffer splits the heap's mappings, and the kernel may keep
+	// huge pages over memory Go has given back (why Go's runtime stopped
+	// advising them).
+	HugePages bool
 }
 
 // normalize fills in defaults and clamps the caps to workable values.
@@ -291,9 +299,8 @@ func (c *Capture) appendHead(p []byte) {
 // grow makes cap(c.buf) at least need, never past the copy cap. It grows
 // 4x from 4 KiB while the buffer is small, then straight to the copy cap:
 // an output past 1 MiB is likely to fill the copy, and every step costs
-// fresh pages (page faults dominate the cost of filling the head). On Linux
-// the big buffer is advised to take huge pages (adviseHuge): a few faults
-// instead of one per 4 KiB.
+// fresh pages (page faults dominate the cost of filling the head). With
+// Limits.HugePages the big buffer is advised to take huge pages.
 func (c *Capture) grow(need int) {
 	if need <= cap(c.buf) {
 		return
@@ -304,7 +311,9 @@ func (c *Capture) grow(need int) {
 	}
 	n = min(n, int(c.limits.Copy))
 	b := make([]byte, len(c.buf), n)
-	adviseHuge(b[:n])
+	if c.limits.HugePages {
+		adviseHuge(b[:n])
+	}
 	copy(b, c.buf)
 	c.buf = b
 }

@@ -181,7 +181,12 @@ func (b *base) useSession(ctx context.Context) (*scrollback.Session, store.Store
 // newEngine returns an engine over st with the CLI's options: its footers
 // name the CLI's commands (with --session, when one was given).
 func (b *base) newEngine(st store.Store) *scrollback.Engine {
-	return scrollback.New(st, scrollback.Options{File: fileOptions(b.io.Getenv), CodeWorkers: b.codeWorkers, Surface: present.CLI(b.session)})
+	return scrollback.New(st, b.engineOptions())
+}
+
+// engineOptions are the options of the CLI's engines.
+func (b *base) engineOptions() scrollback.Options {
+	return scrollback.Options{File: fileOptions(b.io.Getenv), CodeWorkers: b.codeWorkers, Surface: present.CLI(b.session)}
 }
 
 // previewBytes is the --preview-bytes flag of the servers (mcp, proxy):

@@ -144,7 +144,11 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 		st = unsavedStore{err}
 	}
 	defer st.Close()
-	eng := c.newEngine(st)
+	// The process ends with the command: its capture buffer may take
+	// huge pages (capture.Limits.HugePages).
+	opts := c.engineOptions()
+	opts.Capture.HugePages = true
+	eng := scrollback.New(st, opts)
 	sess, err := c.openSession(ctx, eng, false)
 	if err != nil {
 		return err

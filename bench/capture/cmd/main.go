@@ -23,7 +23,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: capbench 'shell command'")
 		os.Exit(2)
 	}
-	c := capture.New(capture.Limits{})
+	c := capture.New(capture.Limits{HugePages: true}) // as scrollback run captures
 	res, err := runner.Run(context.Background(), runner.Command{
 		Command: strings.Join(os.Args[1:], " "),
 		Stdout:  c.Stdout(),
