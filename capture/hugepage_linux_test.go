@@ -14,6 +14,9 @@ import (
 // mapping carries the kernel's "hg" flag); without it, it is not: a
 // long-running process must not have its heap's mappings split.
 func TestHugePages(t *testing.T) {
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
+		t.Skipf("this kernel has no transparent huge pages to advise: %v", err)
+	}
 	for _, huge := range []bool{true, false} {
 		c := New(Limits{HugePages: huge})
 		c.Stdout().Write(bytes.Repeat([]byte("x\n"), 2<<20)) // past 1 MiB: the buffer grows to the copy cap
