@@ -18,7 +18,7 @@ import (
 // RunCodeInput is the input of run_code.
 type RunCodeInput struct {
 	Code      string `json:"code"`
-	TimeoutMS int64  `json:"timeout_ms,omitempty" jsonschema:"stop after this many ms, tool calls included (default 30000)"`
+	TimeoutMS int64  `json:"timeout_ms,omitempty" jsonschema:"default 30000"`
 }
 
 // RunCodeResult is the result of run_code. Preview through RecoveryError

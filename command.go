@@ -30,10 +30,10 @@ const (
 type RunCommandInput struct {
 	Command   string            `json:"command"`
 	Cwd       string            `json:"cwd,omitempty"`
-	TimeoutMS int64             `json:"timeout_ms,omitempty" jsonschema:"kill it after this many ms (0: the server's default)"`
-	Env       map[string]string `json:"env,omitempty" jsonschema:"variables to add or override"`
+	TimeoutMS int64             `json:"timeout_ms,omitempty" jsonschema:"ms before it is killed (0: the default)"`
+	Env       map[string]string `json:"env,omitempty" jsonschema:"added to its environment"`
 	Stdin     string            `json:"stdin,omitempty"`
-	Preview   *PreviewShape     `json:"preview,omitempty" jsonschema:"bytes of head and tail to show when the output does not fit"`
+	Preview   *PreviewShape     `json:"preview,omitempty" jsonschema:"bytes of head and tail shown if it does not fit"`
 
 	// Args, for Go callers only, runs a program with exactly these
 	// arguments and no shell, instead of Command (give one or the other):
@@ -52,8 +52,8 @@ type RunCommandInput struct {
 // grow to hold them. A part left out gets what the other leaves of the
 // default, and 0 means none of that part.
 type PreviewShape struct {
-	HeadBytes *int `json:"head_bytes,omitempty" jsonschema:"0: none"`
-	TailBytes *int `json:"tail_bytes,omitempty" jsonschema:"0: none"`
+	HeadBytes *int `json:"head_bytes,omitempty"`
+	TailBytes *int `json:"tail_bytes,omitempty"`
 }
 
 // RunCommandResult is the result of run_command.

@@ -11,9 +11,9 @@ import (
 // ReadFileInput is the input of read_file.
 type ReadFileInput struct {
 	Path       string `json:"path"`
-	Line       int64  `json:"line,omitempty" jsonschema:"1-based line to start at (default 1)"`
+	Line       int64  `json:"line,omitempty" jsonschema:"1-based (default 1)"`
 	Limit      int64  `json:"limit,omitempty" jsonschema:"most lines (default 2000)"`
-	ByteOffset *int64 `json:"byte_offset,omitempty" jsonschema:"byte offset to go on from: nextByteOffset"`
+	ByteOffset *int64 `json:"byte_offset,omitempty" jsonschema:"nextByteOffset"`
 }
 
 // FilePage is one page of a file: the result of read_file.

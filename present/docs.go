@@ -16,7 +16,7 @@ import "strconv"
 const ToldBudget = 8192
 
 // Instructions is the MCP server's instructions.
-const Instructions = `Output over its budget is kept as a copy (output_id): read, search or query it (read_tool_output, grep_tool_output, query_tool_output) instead of re-running the source. hasMore=false: the end of the copy; complete=false: the copy lacks part of what the tool produced.
+const Instructions = `Output over its budget is kept as a copy (output_id): read, grep or query it instead of re-running the source. hasMore=false: the end of the copy; complete=false: the copy lacks part of the output.
 
 A preview is not the whole result: before saying a line, field or record is absent, read or search the copy and check the source's own pagination (page tokens, head or grep in a pipeline, server-side filters). Without the evidence, say it is uncertain, not absent.`
 
@@ -38,17 +38,17 @@ func ProxyNote(budget int) string {
 
 // The tools' descriptions.
 const (
-	RunCommandDoc = `Run a command with /bin/sh -c, stdout and stderr merged. Output over 24 KiB shows a head, a tail and a footer (what was left out, error-like lines, a JSON outline, the read_tool_output call that goes on); the preview is not the whole result: the output is kept as a copy (output_id) to read, grep or query, not re-run. A non-zero exit, a signal or a timeout is a result. complete=false: the copy lacks part of the output; say uncertain, not absent.`
+	RunCommandDoc = `Run a command with /bin/sh -c, stdout and stderr merged. Output over 24 KiB shows a head, a tail and a footer: the preview is not the whole result; the output is kept as a copy (output_id) for read_tool_output, grep_tool_output or query_tool_output, not re-run. A non-zero exit, a signal or a timeout is a result. complete=false: say uncertain, not absent.`
 
-	ReadToolOutputDoc = `Read a copy by UTF-8 byte offset, up to 4096 bytes a call: from 0 or a footer's offset, then nextOffset. hasMore=false: the end of the copy. complete=false: the copy lacks part of the output, so what is not in it may exist: say uncertain. Ids are valid in this session only.`
+	ReadToolOutputDoc = `Read a copy by UTF-8 byte offset, 4096 bytes a call: from 0 or a footer's offset, then nextOffset; hasMore=false: the end. complete=false: what is not in it may exist: say uncertain.`
 
-	ReadFileDoc = `Read a text file from a 1-based line or a byte_offset (which wins), up to limit lines and 24 KiB a page. hasMore=true: go on at byte_offset=nextByteOffset; hasMore=false: the end of the file. Nothing is absent from a file not read to its end. Refused: private keys, credential and .env files, binaries, paths outside the root.`
+	ReadFileDoc = `Read a text file from a 1-based line or a byte_offset (which wins): up to limit lines, 24 KiB a page; then byte_offset=nextByteOffset. hasMore=false: the end; nothing is absent from a file not read to it. Refuses keys, credentials, .env files and binaries.`
 
-	GrepToolOutputDoc = `Find the lines of a copy that match an RE2 pattern, searching every byte of every line. Each match: line number, offset where its text starts (for read_tool_output), text (a 1 KiB window of a longer line), context lines if asked. count=true: only the count. hasMore=true: go on from offset=nextOffset. No match in a copy with complete=false proves nothing: say uncertain.`
+	GrepToolOutputDoc = `Search every line of a copy, however long, for an RE2 pattern. A match has its line, offset (where its text starts) and text (a 1 KiB window of a longer line). count=true: only the count. hasMore=true: go on at offset=nextOffset. No match in a copy with complete=false proves nothing: say uncertain.`
 
-	QueryToolOutputDoc = `Run a jq filter over a copy holding JSON (a document, or JSON Lines) instead of paging, e.g. .items[] | select(.state == "failed") | .id. Results: compact JSON, one a line, 4096 bytes a call; hasMore=true: go on at offset=nextOffset. It is gojq: keys come sorted (no keys_unsorted), no input_line_number or $__loc__; input, inputs, env and $ENV are refused; stops at its time limit (5 s) or output limit (8 MiB). complete=false: say uncertain, not absent.`
+	QueryToolOutputDoc = `Run a jq filter (gojq) on a copy of JSON or JSON Lines, e.g. .items[] | select(.state == "failed") | .id. Results: compact JSON, one a line, 4096 bytes a call; hasMore=true: go on at offset=nextOffset. Keys come sorted (no keys_unsorted); input, inputs, env and $ENV are refused; stops at a time limit (5 s) or output limit (8 MiB). complete=false: say uncertain, not absent.`
 
 	// RunCodeDoc opens run_code's description; the TypeScript
 	// declaration of the tools a script can call follows it.
-	RunCodeDoc = `Run TypeScript or JavaScript calling the tools below: the body of an async function returning a value, e.g. const r = await tools.run_command({command: "ls"}); return r.preview. console.log goes to logs; no file, network or process access. A nested result over 24 KiB is kept first; retained lists each copy ("output": a tool's whole output, "result": what the script got): search them before saying something is absent.`
+	RunCodeDoc = `Run TypeScript or JavaScript: the body of an async function that calls tools.NAME(input) and returns a value, e.g. return (await tools.run_command({command: "ls"})).preview. console.log goes to logs; no file, network or process access. A nested result over 24 KiB is kept first; retained lists each copy ("output": a tool's whole output, "result": what the script got): search them before saying something is absent.`
 )
