@@ -42,7 +42,7 @@ const (
 
 	ReadToolOutputDoc = `Read a copy by UTF-8 byte offset, 4096 bytes a call: from 0 or a footer's offset, then nextOffset; hasMore=false: the end. complete=false: what is not in it may exist: say uncertain.`
 
-	ReadFileDoc = `Read a text file from a 1-based line or a byte_offset (which wins): up to limit lines, 24 KiB a page; then byte_offset=nextByteOffset. hasMore=false: the end; nothing is absent from a file not read to it. Refuses keys, credentials, .env files and binaries.`
+	ReadFileDoc = `Read a text file from a 1-based line or a byte_offset (which wins): up to limit lines, 24 KiB a page; then byte_offset=nextByteOffset. hasMore=false: the end; until then nothing is proven absent. Refuses keys, credentials, .env files and binaries.`
 
 	GrepToolOutputDoc = `Search every line of a copy, however long, for an RE2 pattern. A match has its line, offset (where its text starts) and text (a 1 KiB window of a longer line). count=true: only the count. hasMore=true: go on at offset=nextOffset. No match in a copy with complete=false proves nothing: say uncertain.`
 
