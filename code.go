@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/google/jsonschema-go/jsonschema"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/scrollback-dev/scrollback/codemode"
 	"github.com/scrollback-dev/scrollback/present"
@@ -121,9 +123,36 @@ func (s *Session) CodeTools() []codemode.Tool { return codeTools(s) }
 // schemas, a TypeScript declaration of the tools it can call (the
 // session's tools plus extra): their types, not their prose, which a
 // client lists with the tools themselves.
+//
+// The extra tools (the proxy's upstream tools, each listed beside run_code
+// with its own input schema) are declared whole while the declaration fits
+// MaxCodeDeclaration. Past it they lose their input types first (input:
+// any, a line after the declaration saying where their inputs are given:
+// the same schemas, listed with the tools), then, if that is not enough,
+// their result types, so that an upstream of many tools does not double
+// what is sent with every request.
 func CodeDescription(extra ...codemode.Tool) string {
-	return present.RunCodeDoc + "\n\n" + codemode.Describe(append(codeTools(nil), extra...))
+	own := codeTools(nil)
+	decl := codemode.Describe(append(own, extra...))
+	if len(decl) > MaxCodeDeclaration && len(extra) > 0 {
+		lean := slices.Clone(extra)
+		for i := range lean {
+			lean[i].InputSchema = nil
+		}
+		if decl = codemode.Describe(append(own, lean...)); len(decl) > MaxCodeDeclaration {
+			for i := range lean {
+				lean[i].OutputSchema = nil
+			}
+			decl = codemode.Describe(append(own, lean...))
+		}
+		decl += present.CodeInputsListed + "\n"
+	}
+	return present.RunCodeDoc + "\n\n" + decl
 }
+
+// MaxCodeDeclaration is the size of run_code's declaration past which the
+// upstream tools lose their types (CodeDescription): 4 KiB.
+const MaxCodeDeclaration = 4 << 10
 
 // codeTools lists the session's tools; with s nil, without Call (for
 // descriptions). They carry no description: run_code's declaration gives

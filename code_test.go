@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -274,6 +275,60 @@ func TestCodeDescription(t *testing.T) {
 	}
 	if strings.Contains(d, "//") {
 		t.Errorf("the declaration has prose comments for tools that gave none:\n%s", d)
+	}
+}
+
+// TestCodeDescriptionManyTools: an upstream of many tools is declared
+// whole while the declaration fits MaxCodeDeclaration; past it the
+// upstream tools lose their input types (listed with the tools anyway),
+// then their result types, and a line says where their inputs are given.
+// Every tool stays callable by name, and scrollback's own keep their types.
+func TestCodeDescriptionManyTools(t *testing.T) {
+	tools := func(n int) []codemode.Tool {
+		var out []codemode.Tool
+		for i := range n {
+			out = append(out, codemode.Tool{
+				Name:         fmt.Sprintf("tool_%d", i),
+				InputSchema:  json.RawMessage(`{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"per_page":{"type":"integer"}},"required":["owner","repo"]}`),
+				OutputSchema: json.RawMessage(`{"type":"object","properties":{"items":{"type":"array","items":{"type":"string"}}}}`),
+			})
+		}
+		return out
+	}
+	decl := func(d string) string { _, after, _ := strings.Cut(d, "declare const tools"); return after }
+	own := len(decl(scrollback.CodeDescription()))
+	for _, tc := range []struct {
+		n             int
+		inputs, types bool
+	}{
+		{n: 2, inputs: true, types: true},
+		{n: 20, inputs: false, types: true},
+		{n: 400, inputs: false, types: false},
+	} {
+		d := scrollback.CodeDescription(tools(tc.n)...)
+		for i := range tc.n {
+			if !strings.Contains(d, fmt.Sprintf("  tool_%d(input: ", i)) {
+				t.Fatalf("%d tools: tool_%d is not declared", tc.n, i)
+			}
+		}
+		if got := strings.Contains(d, "tool_1(input: { owner: string; repo: string; per_page?: number })"); got != tc.inputs {
+			t.Errorf("%d tools: upstream input types declared = %v, want %v", tc.n, got, tc.inputs)
+		}
+		if got := strings.Contains(d, "type Tool1Result = { items?: string[] };"); got != tc.types {
+			t.Errorf("%d tools: upstream result types declared = %v, want %v", tc.n, got, tc.types)
+		}
+		if got := strings.Contains(d, present.CodeInputsListed); got == tc.inputs {
+			t.Errorf("%d tools: the line on inputs is there = %v, want %v", tc.n, got, !tc.inputs)
+		}
+		if !strings.Contains(d, "grep_tool_output(input: { id: string; pattern: string;") || !strings.Contains(d, "type RunCommandResult = {") {
+			t.Errorf("%d tools: scrollback's own tools lost their types", tc.n)
+		}
+		if tc.n == 20 && len(decl(d)) > scrollback.MaxCodeDeclaration {
+			t.Errorf("20 tools: the declaration is %d bytes, over %d", len(decl(d)), scrollback.MaxCodeDeclaration)
+		}
+		if tc.n == 400 && len(decl(d)) > own+400*len("  tool_399(input: any): Promise<any>;\n")+len(present.CodeInputsListed)+1 {
+			t.Errorf("400 tools: the declaration is %d bytes, more than the names and signatures need", len(decl(d)))
+		}
 	}
 }
 

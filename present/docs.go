@@ -33,7 +33,11 @@ const ProxyUpstreamInstructions = "The upstream server's instructions:"
 // ProxyNote is appended to every upstream tool's description behind the
 // proxy: budget is the tool's history budget in bytes.
 func ProxyNote(budget int) string {
-	return "[scrollback] A result over " + strconv.Itoa(budget) + " bytes is previewed (head, tail, footer); the rest is kept as a copy (output_id): read, grep or query it instead of calling again."
+	size := strconv.Itoa(budget) + " bytes"
+	if budget%1024 == 0 {
+		size = strconv.Itoa(budget/1024) + " KiB"
+	}
+	return "[scrollback] A result over " + size + " shows a preview and is kept as a copy (output_id): read, grep or query it instead of calling again."
 }
 
 // The tools' descriptions.
@@ -52,3 +56,7 @@ const (
 	// declaration of the tools a script can call follows it.
 	RunCodeDoc = `Run TypeScript or JavaScript: the body of an async function that calls tools.NAME(input) and returns a value, e.g. return (await tools.run_command({command: "ls"})).preview. console.log goes to logs; no file, network or process access. A nested result over 24 KiB is kept first; retained lists each copy ("output": a tool's whole output, "result": what the script got): search them before saying something is absent.`
 )
+
+// CodeInputsListed follows run_code's declaration when the upstream tools'
+// types did not fit it: where their inputs are given instead.
+const CodeInputsListed = "// Tools declared with input: any take the input their own schema in the tool list gives."

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -22,7 +21,9 @@ func (s *server) addOwnTools() {
 // codeTools are the upstream tools as Code Mode tools: a script calls
 // tools.NAME(args) and gets the JSON of the result's structuredContent
 // when it has one, else its text as a string. An error result is thrown
-// in the script with its text.
+// in the script with its text. run_code's declaration gives their types
+// without their descriptions: each is listed beside run_code with its
+// own, and a copy in the declaration would be sent with every request.
 func (s *server) codeTools(tools []*mcp.Tool) []codemode.Tool {
 	p := s.p
 	var out []codemode.Tool
@@ -38,7 +39,6 @@ func (s *server) codeTools(tools []*mcp.Tool) []codemode.Tool {
 		name := t.Name
 		out = append(out, codemode.Tool{
 			Name:         name,
-			Description:  firstParagraph(t.Description),
 			InputSchema:  schema,
 			OutputSchema: outSchema,
 			Call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
@@ -54,11 +54,6 @@ func (s *server) codeTools(tools []*mcp.Tool) []codemode.Tool {
 		})
 	}
 	return out
-}
-
-func firstParagraph(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n\n")
-	return cutString(s, 400)
 }
 
 // addRunCode (re)registers run_code over the session's tools and tools;
