@@ -22,7 +22,7 @@ A preview is not the whole result: before saying a line, field or record is abse
 
 // ProxyInstructions is what the proxy's instructions add to Instructions,
 // before the upstream server's own.
-const ProxyInstructions = "This server is a scrollback proxy: the other tools belong to the upstream server behind it, and a result of theirs over its budget is previewed the same way (its _meta carries scrollback/output_id)."
+const ProxyInstructions = "This server is a scrollback proxy: its other tools are the upstream server's, and their results over the budget are previewed and kept the same way."
 
 // ProxyUpstream names the upstream server in the proxy's instructions.
 func ProxyUpstream(name string) string { return "The upstream server is " + name + "." }
