@@ -85,12 +85,12 @@ func TestEvictedSpaceReused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			db := openTest(t, newDatabase(t))
 			db.SetLimits(store.Limits{SessionQuota: quota})
-			// What is measured is the DB's own VACUUM. An autovacuum
-			// ANALYZE of the chunks that overlaps it (likelier on a busy
-			// machine) holds a snapshot and pins pages, so that run
-			// frees nothing and the next saves grow the table: the
-			// space comes back at the next VACUUM, but the peak is then
-			// that of two rounds.
+			// What is measured is the DB's own VACUUM, so autovacuum is
+			// kept out. Once, in the whole suite on a busy machine, the
+			// retention case peaked at two rounds' worth; the likely
+			// cause (not reproduced) is an autovacuum ANALYZE of the
+			// chunks overlapping the DB's VACUUM, holding a snapshot and
+			// pinning pages so that run freed nothing.
 			if _, err := db.pool.Exec(t.Context(), "ALTER TABLE chunks SET (autovacuum_enabled = off, toast.autovacuum_enabled = off)"); err != nil {
 				t.Fatal(err)
 			}
