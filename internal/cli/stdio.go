@@ -208,9 +208,9 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // JSON-RPC says, so that one bad line does not end the session: a line
 // that is not UTF-8 JSON (or is longer than max bytes) gets a parse error
 // (-32700, id null); JSON that is not a message, or a batch, gets an
-// invalid request error (-32600). Blank lines are skipped. Memory stays
-// within max whatever the line's length: the rest of a longer line is
-// read and dropped.
+// invalid request error (-32600). Blank lines (JSON whitespace only, of
+// any length) are skipped. Memory stays within max whatever the line's
+// length: the rest of a longer line is read and dropped.
 type guardReader struct {
 	r       *bufio.Reader
 	answer  io.Writer
@@ -229,17 +229,17 @@ func (g *guardReader) Read(p []byte) (int, error) {
 		if g.err != nil {
 			return 0, g.err
 		}
-		line, over, err := g.readLine()
+		line, over, blank, err := g.readLine()
 		g.err = err
+		if blank {
+			continue
+		}
 		if over > 0 {
 			g.reply(nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: a line of %d bytes, over the limit of %d bytes a message; the line was dropped", over, g.max))
 			continue
 		}
 		if id, code, msg := checkLine(line); code != 0 {
 			g.reply(id, code, msg)
-			continue
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
 		g.pending = append(line, '\n')
@@ -255,14 +255,17 @@ func (g *guardReader) reply(id json.RawMessage, code int64, msg string) {
 
 // readLine reads one line, without its newline, into g.line. When the
 // line is longer than g.max it returns how many bytes it read of it
-// instead, having dropped them.
-func (g *guardReader) readLine() (line []byte, over int, err error) {
+// instead, having dropped them. blank says the line held only JSON
+// whitespace, whatever its length.
+func (g *guardReader) readLine() (line []byte, over int, blank bool, err error) {
 	g.line = g.line[:0]
 	n := 0 // bytes of the line read, its newline included
 	dropping := false
+	blank = true
 	for {
 		chunk, err := g.r.ReadSlice('\n')
 		n += len(chunk)
+		blank = blank && isJSONSpace(chunk)
 		if !dropping && n > g.max+1 {
 			dropping = true
 			if cap(g.line) > 1<<20 {
@@ -279,17 +282,25 @@ func (g *guardReader) readLine() (line []byte, over int, err error) {
 			if bytes.HasSuffix(chunk, []byte("\n")) {
 				n--
 			}
-			return nil, n, err
+			return nil, n, blank, err
 		}
-		return bytes.TrimSuffix(g.line, []byte("\n")), 0, err
+		return bytes.TrimSuffix(g.line, []byte("\n")), 0, blank, err
 	}
+}
+
+// jsonSpace is the whitespace JSON allows between tokens (RFC 8259 §2).
+const jsonSpace = " \t\r\n"
+
+// isJSONSpace says b holds only JSON whitespace.
+func isJSONSpace(b []byte) bool {
+	return len(bytes.Trim(b, jsonSpace)) == 0
 }
 
 // checkLine says what keeps line from being a JSON-RPC message the server
 // can take: the error's code and message, and the id to answer when the
 // line has one. code 0: nothing.
 func checkLine(line []byte) (id json.RawMessage, code int64, msg string) {
-	t := bytes.TrimSpace(line)
+	t := bytes.Trim(line, jsonSpace)
 	if len(t) == 0 {
 		return nil, 0, ""
 	}

@@ -39,6 +39,8 @@ func TestGuardReader(t *testing.T) {
 		{"no final newline", ping, []string{ping}, nil},
 		{"crlf", ping + "\r\n", []string{ping + "\r"}, nil},
 		{"blank lines", "\n  \n" + ping + "\n\n", []string{ping}, nil},
+		{"long blank line", strings.Repeat(" \t", 100) + "\r\n" + ping + "\n" + strings.Repeat(" ", 300), []string{ping}, nil},
+		{"non-JSON space", "\u00a0\n\v\n" + ping + "\n", []string{ping}, []string{`"code":-32700`, `"code":-32700`}},
 		{"garbage", "garbage{{{\n" + ping + "\n", []string{ping}, []string{`"id":null,"error":{"code":-32700,"message":"parse error: invalid character 'g'`}},
 		{"cut short", `{"jsonrpc":"2.0","id":1` + "\n" + ping, []string{ping}, []string{`"id":null,"error":{"code":-32700`}},
 		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\xc3\"}\n" + ping, []string{ping}, []string{`not valid UTF-8 (byte 35)`}},
@@ -117,7 +119,7 @@ func FuzzGuardReader(f *testing.F) {
 		sc := bufio.NewScanner(bytes.NewReader(in))
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
-			if len(bytes.TrimSpace(sc.Bytes())) > 0 {
+			if !isJSONSpace(sc.Bytes()) {
 				lines = append(lines, sc.Text())
 			}
 		}
