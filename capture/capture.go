@@ -300,7 +300,8 @@ func (c *Capture) appendHead(p []byte) {
 // 4x from 4 KiB while the buffer is small, then straight to the copy cap:
 // an output past 1 MiB is likely to fill the copy, and every step costs
 // fresh pages (page faults dominate the cost of filling the head). With
-// Limits.HugePages the big buffer is advised to take huge pages.
+// Limits.HugePages the big buffer starts on a huge page boundary and is
+// advised to take huge pages (hugeBuffer).
 func (c *Capture) grow(need int) {
 	if need <= cap(c.buf) {
 		return
@@ -310,9 +311,11 @@ func (c *Capture) grow(need int) {
 		n = int(c.limits.Copy)
 	}
 	n = min(n, int(c.limits.Copy))
-	b := make([]byte, len(c.buf), n)
+	var b []byte
 	if c.limits.HugePages {
-		adviseHuge(b[:n])
+		b = hugeBuffer(n)[:len(c.buf)]
+	} else {
+		b = make([]byte, len(c.buf), n)
 	}
 	copy(b, c.buf)
 	c.buf = b

@@ -23,12 +23,35 @@ func TestHugePages(t *testing.T) {
 		if cap(c.buf) != DefaultCopy {
 			t.Fatalf("buffer of %d bytes, want the copy cap", cap(c.buf))
 		}
-		flags, err := vmFlags(uintptr(unsafe.Pointer(unsafe.SliceData(c.buf))) + DefaultCopy/2)
+		start := uintptr(unsafe.Pointer(unsafe.SliceData(c.buf)))
+		if huge {
+			// Aligned, all four huge pages of the 8 MiB can be used; from
+			// anywhere else, three at most, and up to 2 MiB of it takes
+			// a page fault per 4 KiB. (Without HugePages it may start
+			// anywhere, aligned too by chance.)
+			if start%hugePage != 0 {
+				t.Errorf("HugePages: the buffer starts at %#x, not on a huge page boundary", start)
+			}
+			if !bytes.Equal(c.buf, bytes.Repeat([]byte("x\n"), 2<<20)) {
+				t.Errorf("HugePages: the buffer does not hold what was written")
+			}
+		}
+		flags, err := vmFlags(start + DefaultCopy/2)
 		if err != nil {
 			t.Skipf("cannot read /proc/self/smaps: %v", err)
 		}
 		if got := strings.Contains(" "+flags+" ", " hg "); got != huge {
 			t.Errorf("HugePages %v: the buffer's mapping has flags %q", huge, flags)
+		}
+		// Past the cap, the ring lives in the same buffer: the copy is
+		// the head, the marker and the last bytes written, within the cap.
+		tail := bytes.Repeat([]byte("the end\n"), 1<<20)
+		c.Stdout().Write(tail)
+		r := c.Result()
+		if r.Complete || r.Gap == nil || len(r.Copy) > DefaultCopy ||
+			!bytes.HasPrefix(r.Copy, []byte("x\nx\n")) || !bytes.HasSuffix(r.Copy, tail[len(tail)-int(c.Limits().Tail):]) {
+			t.Errorf("HugePages %v: past the cap, the copy is %d bytes (complete %v, gap %+v), head %q, end %q",
+				huge, len(r.Copy), r.Complete, r.Gap, r.Copy[:min(8, len(r.Copy))], r.Copy[max(0, len(r.Copy)-16):])
 		}
 	}
 }

@@ -74,6 +74,18 @@ type Options struct {
 	// save committed to the log survives the process crashing, not a
 	// crash of the machine before a checkpoint (docs/storage.md).
 	LeaveLog bool
+
+	// PageCacheKiB bounds each connection's page cache (PRAGMA
+	// cache_size), in KiB; 0 keeps SQLite's default, 2,000 KiB. A process
+	// that saves one copy and exits (scrollback run) gains from a small
+	// one: SQLite allocates its cache a page at a time as a transaction
+	// dirties pages, so saving 8 MiB of output fills the whole default
+	// cache with fresh memory, each 4 KiB a page fault (a fifth of that
+	// process's faults), while a small cache reuses the same few pages
+	// (what does not fit is written to the log early, as it would be at
+	// commit). Reads go through the memory map (mmapSize), not this
+	// cache.
+	PageCacheKiB int
 }
 
 // LeaveLogPages is the size of the write-ahead log, in pages (4 KiB
@@ -226,6 +238,9 @@ func dsn(abs string, o Options) string {
 	q.Add("_pragma", "journal_size_limit(4194304)")
 	if mmapSize > 0 {
 		q.Add("_pragma", "mmap_size("+strconv.FormatInt(mmapSize, 10)+")")
+	}
+	if o.PageCacheKiB > 0 {
+		q.Add("_pragma", "cache_size(-"+strconv.Itoa(o.PageCacheKiB)+")")
 	}
 	if o.LeaveLog {
 		q.Add("_pragma", "wal_autocheckpoint("+strconv.Itoa(LeaveLogPages)+")")
