@@ -226,6 +226,13 @@ func testRunCodeFailures(t *testing.T, sess *scrollback.Session) {
 				// busy machine decides which comes first.
 				line = res.Error.Line
 			}
+			if res.Error != nil && tt.name == "microtask loop" && res.Error.Line == 0 {
+				// Stopped between awaits, while a promise job resumed the
+				// script: goja has no position there, and no line is
+				// given rather than a wrong one (codemode's
+				// TestStopPositions). Where it has one, it is the loop's.
+				line = 0
+			}
 			if res.Error == nil || res.Error.Kind != tt.kind || !strings.Contains(res.Error.Message, tt.msg) || res.Error.Line != line {
 				t.Fatalf("error %+v, want kind %s, %q, line %d", res.Error, tt.kind, tt.msg, tt.line)
 			}

@@ -145,8 +145,11 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	if e.Line > 0 {
+	switch {
+	case e.Line > 0 && e.Column > 0:
 		return fmt.Sprintf("codemode: line %d, column %d: %s", e.Line, e.Column, e.Message)
+	case e.Line > 0:
+		return fmt.Sprintf("codemode: line %d: %s", e.Line, e.Message)
 	}
 	return "codemode: " + e.Message
 }
@@ -194,7 +197,8 @@ func runWith(ctx context.Context, code string, tools []Tool, opts Options, mem *
 
 	ctx, cancel := context.WithTimeoutCause(ctx, opts.Timeout, ErrTimeout)
 	defer cancel()
-	r := &run{ctx: ctx, opts: opts, res: &res, vm: goja.New(), bridged: bridged}
+	r := &run{ctx: ctx, opts: opts, res: &res, vm: goja.New(), bridged: bridged,
+		oneLine: !strings.Contains(strings.TrimRight(code, " \t\r\n"), "\n")}
 	defer func() {
 		// A native function that panicked with something goja does not
 		// treat as a JavaScript exception: report it, never crash.
@@ -254,6 +258,8 @@ type run struct {
 	// bridged: the tools' caller applies the bridge rule (a worker's
 	// tools call the server, which does), not the run.
 	bridged bool
+	// oneLine: the script is one line, where any error is (scriptError).
+	oneLine bool
 
 	stringify, parse goja.Callable
 	errorCtor        goja.Value
@@ -620,6 +626,9 @@ func (r *run) scriptError(err error) *Error {
 		if o, ok := rej.value.(*goja.Object); ok {
 			if st := o.Get("stack"); st != nil {
 				e.Line, e.Column = stackPosition(st.String())
+				if e.Line == 0 && r.oneLine && strings.Contains(st.String(), scriptName+":") {
+					e.Line = 1 // as for frames, below
+				}
 			}
 		}
 	case errors.As(err, &pend):
@@ -655,12 +664,26 @@ func (r *run) scriptError(err error) *Error {
 		frames = ex.Stack()
 		e.Message = r.thrownMessage(ex.Value())
 	}
+	// The first frame on a line of the script. goja gives a frame it
+	// has no position for (a loop with an empty body, a promise job
+	// resuming the script between awaits) the wrapper's own first line
+	// (code.ts:1:1); that is no line of the script, and "line 1" would
+	// point the model at a line that may have done nothing. Without a
+	// frame on the script's lines, a one-line script still stopped on
+	// its line 1 (at no known column); a longer one gets no line.
+	inScript := false
 	for i := range frames {
-		if frames[i].SrcName() == scriptName {
-			p := frames[i].Position()
-			e.Line, e.Column = max(p.Line-1, 1), p.Column+1 // mapped by the source map: 0-based
-			break
+		if frames[i].SrcName() != scriptName {
+			continue
 		}
+		inScript = true
+		if p := frames[i].Position(); p.Line >= 2 {
+			e.Line, e.Column = p.Line-1, p.Column+1 // mapped by the source map: 0-based
+			return e
+		}
+	}
+	if inScript && r.oneLine {
+		e.Line = 1
 	}
 	return e
 }

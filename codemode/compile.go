@@ -186,13 +186,16 @@ var stackFrame = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // stackPosition returns the script's line and column where an Error was
-// made, from its stack; 0, 0 when the stack names no line of the script.
+// made, from its stack: its first frame on a line of the script, not on
+// the wrapper's first line (see run.scriptError); 0, 0 when the stack
+// names no line of the script.
 func stackPosition(stack string) (line, column int) {
-	m := stackFrame().FindStringSubmatch(stack)
-	if m == nil {
-		return 0, 0
+	for _, m := range stackFrame().FindAllStringSubmatch(stack, -1) {
+		line, _ = strconv.Atoi(m[1])
+		column, _ = strconv.Atoi(m[2])
+		if line >= 2 {
+			return line - 1, column + 1 // goja gives the source map's 0-based column
+		}
 	}
-	line, _ = strconv.Atoi(m[1])
-	column, _ = strconv.Atoi(m[2])
-	return max(line-1, 1), column + 1 // goja gives the source map's 0-based column
+	return 0, 0
 }
