@@ -15,8 +15,10 @@ const hugePage = 2 << 20
 // per 4 KiB page. Aligned, every 2 MiB of it can be a huge page; the
 // buffer Go's allocator returns starts anywhere, and the part of it before
 // the first boundary and after the last (up to 2 MiB of the 8) took 4 KiB
-// pages, a fault each. It asks for one huge page more than n, which is
-// never touched. The advice is only advice: an error changes nothing.
+// pages, a fault each. It asks for one huge page more than n, which the
+// capture never writes (in a fresh process Go's allocator does not touch
+// it either: new memory comes zeroed). The advice is only advice: an
+// error changes nothing.
 func hugeBuffer(n int) []byte {
 	if n < 2*hugePage {
 		return make([]byte, 0, n)
