@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"io"
 	"math/rand/v2"
@@ -82,7 +81,7 @@ func TestPageCacheKiB(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := io.ReadAll(io.NewSectionReader(copyReaderAt{ctx, db, sess.ID, info.ID}, 0, info.TotalBytes))
+		got, err := io.ReadAll(io.NewSectionReader(store.ReaderAt(ctx, db, sess.ID, info.ID), 0, info.TotalBytes))
 		db.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -91,15 +90,4 @@ func TestPageCacheKiB(t *testing.T) {
 			t.Errorf("PageCacheKiB %d: read back %d of %d bytes (info says %d), equal: %v", tc.kib, len(got), len(data), info.TotalBytes, bytes.Equal(got, data))
 		}
 	}
-}
-
-// copyReaderAt reads a copy through ReadCopyAt.
-type copyReaderAt struct {
-	ctx         context.Context
-	db          *DB
-	session, id string
-}
-
-func (r copyReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	return r.db.ReadCopyAt(r.ctx, r.session, r.id, p, off)
 }
