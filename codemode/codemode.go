@@ -615,6 +615,7 @@ func (r *run) setValue(v goja.Value) {
 func (r *run) scriptError(err error) *Error {
 	e := &Error{Kind: "exception", Err: ErrThrown, Message: err.Error()}
 	var frames []goja.StackFrame
+	var at []wrappedPos // where a rejected Error was made, from its stack
 	var intr *goja.InterruptedError
 	var so *goja.StackOverflowError
 	var ex *goja.Exception
@@ -625,10 +626,7 @@ func (r *run) scriptError(err error) *Error {
 		e.Message = r.thrownMessage(rej.value)
 		if o, ok := rej.value.(*goja.Object); ok {
 			if st := o.Get("stack"); st != nil {
-				e.Line, e.Column = stackPosition(st.String())
-				if e.Line == 0 && r.oneLine && strings.Contains(st.String(), scriptName+":") {
-					e.Line = 1 // as for frames, below
-				}
+				at = stackPositions(st.String())
 			}
 		}
 	case errors.As(err, &pend):
@@ -664,27 +662,13 @@ func (r *run) scriptError(err error) *Error {
 		frames = ex.Stack()
 		e.Message = r.thrownMessage(ex.Value())
 	}
-	// The first frame on a line of the script. goja gives a frame it
-	// has no position for (a loop with an empty body, a promise job
-	// resuming the script between awaits) the wrapper's own first line
-	// (code.ts:1:1); that is no line of the script, and "line 1" would
-	// point the model at a line that may have done nothing. Without a
-	// frame on the script's lines, a one-line script still stopped on
-	// its line 1 (at no known column); a longer one gets no line.
-	inScript := false
-	for i := range frames {
-		if frames[i].SrcName() != scriptName {
-			continue
-		}
-		inScript = true
-		if p := frames[i].Position(); p.Line >= 2 {
-			e.Line, e.Column = p.Line-1, p.Column+1 // mapped by the source map: 0-based
-			return e
+	for _, f := range frames {
+		if f.SrcName() == scriptName {
+			p := f.Position()
+			at = append(at, wrappedPos{p.Line, p.Column})
 		}
 	}
-	if inScript && r.oneLine {
-		e.Line = 1
-	}
+	e.Line, e.Column = scriptPosition(at, r.oneLine)
 	return e
 }
 

@@ -177,7 +177,7 @@ func userLine(line int, code string) int {
 	return min(max(line-1, 1), n)
 }
 
-// stackFrame finds the first frame of the script in an Error's stack
+// stackFrame finds the frames of the script in an Error's stack
 // property, as goja writes it ("\tat f (code.ts:3:9(12))"), already mapped
 // to the wrapped source by the inline source map.
 // It is compiled on first use, not at start-up.
@@ -185,17 +185,38 @@ var stackFrame = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(regexp.QuoteMeta(scriptName) + `:(\d+):(\d+)`)
 })
 
-// stackPosition returns the script's line and column where an Error was
-// made, from its stack: its first frame on a line of the script, not on
-// the wrapper's first line (see run.scriptError); 0, 0 when the stack
-// names no line of the script.
-func stackPosition(stack string) (line, column int) {
+// wrappedPos is a position in the wrapped source, as goja gives it once the
+// inline source map has mapped it: line 1-based, column 0-based.
+type wrappedPos struct{ line, column int }
+
+// stackPositions returns the positions of the script's frames in an
+// Error's stack, innermost first.
+func stackPositions(stack string) []wrappedPos {
+	var at []wrappedPos
 	for _, m := range stackFrame().FindAllStringSubmatch(stack, -1) {
-		line, _ = strconv.Atoi(m[1])
-		column, _ = strconv.Atoi(m[2])
-		if line >= 2 {
-			return line - 1, column + 1 // goja gives the source map's 0-based column
+		line, _ := strconv.Atoi(m[1])
+		column, _ := strconv.Atoi(m[2])
+		at = append(at, wrappedPos{line, column})
+	}
+	return at
+}
+
+// scriptPosition returns the script's line and column (both 1-based) of
+// the first of the script's frames, innermost first, that is on a line of
+// the script; 0, 0 when none is. goja gives a frame it has no position for
+// (a loop with an empty body, a promise job resuming the script between
+// awaits) the wrapper's own first line (code.ts:1:1): that is no line of
+// the script, and "line 1" would point the model at a line that may have
+// done nothing. Without a frame on the script's lines, a one-line script
+// still stopped on its line 1 (at no known column, 0).
+func scriptPosition(at []wrappedPos, oneLine bool) (line, column int) {
+	for _, p := range at {
+		if p.line >= 2 {
+			return p.line - 1, p.column + 1
 		}
+	}
+	if len(at) > 0 && oneLine {
+		return 1, 0
 	}
 	return 0, 0
 }
