@@ -385,19 +385,22 @@ func TestOperatorDrain(t *testing.T) {
 	bin := binaryTest(t)
 
 	// start runs a 10-second command and returns once it has begun, with
-	// a channel for its result.
-	start := func(t *testing.T, drain string) (*server, <-chan *mcp.CallToolResult, string) {
+	// a channel for its result. The call's error, if any, goes with it:
+	// the subtests that wait for the result fail on it, and the one that
+	// kills the server mid-call expects the connection to end.
+	type outcome struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	start := func(t *testing.T, drain string) (*server, <-chan outcome, string) {
 		dir := t.TempDir()
 		s := startServer(t, bin, dir, "--db", filepath.Join(dir, "db"), "--drain", drain)
 		cs := connectHTTP(t, s.url, nil)
 		pidFile := filepath.Join(dir, "pid")
-		got := make(chan *mcp.CallToolResult, 1)
+		got := make(chan outcome, 1)
 		go func() {
 			res, err := tryCall(cs, fmt.Sprintf("echo $$ > '%s'.tmp; mv '%[1]s'.tmp '%[1]s'; sleep 10; echo finished", pidFile))
-			if err != nil {
-				t.Errorf("the call: %v", err)
-			}
-			got <- res
+			got <- outcome{res, err}
 		}()
 		waitUntil(t, "the command to start", func() bool { _, err := os.Stat(pidFile); return err == nil })
 		return s, got, pidFile
@@ -423,7 +426,11 @@ func TestOperatorDrain(t *testing.T) {
 			}
 			return err != nil
 		})
-		res := <-got
+		o := <-got
+		if o.err != nil {
+			t.Fatalf("the call: %v", o.err)
+		}
+		res := o.res
 		if res == nil || res.IsError || !strings.Contains(resultText(res), "finished") {
 			t.Fatalf("the drained call: %+v", res)
 		}
@@ -442,7 +449,11 @@ func TestOperatorDrain(t *testing.T) {
 		t.Parallel()
 		s, got, pidFile := start(t, "1s")
 		s.cmd.Process.Signal(syscall.SIGTERM)
-		res := <-got
+		o := <-got
+		if o.err != nil {
+			t.Fatalf("the call: %v", o.err)
+		}
+		res := o.res
 		if res == nil || res.IsError || strings.Contains(resultText(res), "finished") || !strings.Contains(resultText(res), "shutting down") {
 			t.Fatalf("the killed call: %+v", res)
 		}
