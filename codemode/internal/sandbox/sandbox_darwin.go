@@ -2,10 +2,8 @@ package sandbox
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,35 +17,9 @@ func Prepare() { closeInherited("/dev/fd") }
 // deny-all profile the issue asks for, is a C library call (libsandbox)
 // that a binary built without cgo, as scrollback is released, cannot make
 // without a hand-made dynamic-import trampoline; it is not applied, and
-// the worker says so. RLIMIT_NPROC is not set: it counts every process of
-// the user, and the Go runtime must be able to start threads.
+// the worker says so.
 func Apply() []Layer {
-	maxFD := 2
-	if ents, err := os.ReadDir("/dev/fd"); err == nil {
-		for _, e := range ents {
-			if n, err := strconv.Atoi(e.Name()); err == nil && n > maxFD {
-				maxFD = n
-			}
-		}
-	}
-	var failed []string
-	for _, l := range []struct {
-		name     string
-		resource int
-		value    uint64
-	}{
-		{"RLIMIT_NOFILE", unix.RLIMIT_NOFILE, uint64(maxFD + 1)},
-		{"RLIMIT_CORE", unix.RLIMIT_CORE, 0},
-		{"RLIMIT_FSIZE", unix.RLIMIT_FSIZE, 0},
-	} {
-		if err := unix.Setrlimit(l.resource, &unix.Rlimit{Cur: l.value, Max: l.value}); err != nil {
-			failed = append(failed, l.name+": "+err.Error())
-		}
-	}
-	rl := Layer{Name: "rlimits", Active: len(failed) == 0, Detail: fmt.Sprintf("RLIMIT_NOFILE %d, RLIMIT_CORE 0, RLIMIT_FSIZE 0; per run RLIMIT_CPU", maxFD+1)}
-	if len(failed) > 0 {
-		rl.Detail = strings.Join(failed, ", ")
-	}
+	rl := rlimits("/dev/fd", "RLIMIT_CPU")
 	os := Layer{Name: "sandbox", Detail: "unavailable on " + runtime.GOOS + ": no file or network sandbox without cgo (macOS sandbox_init is a C library call); the server's memory watch, the soft memory limit and the time limit hold"}
 	return []Layer{rl, os}
 }

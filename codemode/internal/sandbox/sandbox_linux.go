@@ -38,7 +38,7 @@ const nobody = 65534
 // hold for one thread, it is that one.
 func Apply() []Layer {
 	var layers []Layer
-	layers = append(layers, rlimits())
+	layers = append(layers, rlimits("/proc/self/fd", "RLIMIT_DATA and RLIMIT_CPU"))
 	if l, ok := dropRoot(); ok {
 		layers = append(layers, l)
 	}
@@ -46,39 +46,6 @@ func Apply() []Layer {
 	layers = append(layers, restrictLandlock())
 	layers = append(layers, loadSeccomp())
 	return layers
-}
-
-// rlimits stops new descriptors (the worker has all it needs open), core
-// dumps and file writes. RLIMIT_NPROC is not set: it counts every process
-// and thread of the user, in every process, and the Go runtime must be
-// able to start threads; the seccomp filter refuses new processes instead.
-func rlimits() Layer {
-	maxFD := 2
-	if ents, err := os.ReadDir("/proc/self/fd"); err == nil {
-		for _, e := range ents {
-			if n, err := strconv.Atoi(e.Name()); err == nil && n > maxFD {
-				maxFD = n
-			}
-		}
-	}
-	var failed []string
-	for _, l := range []struct {
-		name     string
-		resource int
-		value    uint64
-	}{
-		{"RLIMIT_NOFILE", unix.RLIMIT_NOFILE, uint64(maxFD + 1)},
-		{"RLIMIT_CORE", unix.RLIMIT_CORE, 0},
-		{"RLIMIT_FSIZE", unix.RLIMIT_FSIZE, 0},
-	} {
-		if err := unix.Setrlimit(l.resource, &unix.Rlimit{Cur: l.value, Max: l.value}); err != nil {
-			failed = append(failed, l.name+": "+err.Error())
-		}
-	}
-	if len(failed) > 0 {
-		return Layer{Name: "rlimits", Detail: strings.Join(failed, ", ")}
-	}
-	return Layer{Name: "rlimits", Active: true, Detail: fmt.Sprintf("RLIMIT_NOFILE %d, RLIMIT_CORE 0, RLIMIT_FSIZE 0; per run RLIMIT_DATA and RLIMIT_CPU", maxFD+1)}
 }
 
 // dropRoot makes a worker started as root the user nobody, on every
