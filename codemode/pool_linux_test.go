@@ -12,18 +12,24 @@ import (
 )
 
 // TestWorkerSandboxLinux reads a worker's /proc/PID/status while its
-// script runs: no_new_privs and a seccomp filter hold, and a worker
-// started as root runs as nobody. The layers the worker reports say that
+// script runs: no_new_privs and a seccomp filter hold, a worker
+// started as root runs as nobody, and (from /proc/PID/limits) it can open
+// no new descriptor, dump no core and write no file. The layers the worker reports say that
 // Landlock holds wherever the kernel has it (each layer is probed by the
 // worker: /etc/passwd and a TCP connect refused).
 func TestWorkerSandboxLinux(t *testing.T) {
 	p := testPool(t, 1)
 	status := Tool{Name: "status", Call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", ctx.Value(workerPIDKey{}).(int)))
-		if err != nil {
-			return nil, err
+		pid := ctx.Value(workerPIDKey{}).(int)
+		var out []byte
+		for _, f := range []string{"status", "limits"} {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, f))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, b...)
 		}
-		return json.Marshal(string(b))
+		return json.Marshal(string(out))
 	}}
 	res := p.Run(context.Background(), "return tools.status({})", []Tool{status}, Options{})
 	if res.Error != nil {
@@ -47,12 +53,33 @@ func TestWorkerSandboxLinux(t *testing.T) {
 	if os.Geteuid() == 0 && !strings.HasPrefix(field("Uid"), "65534 65534") {
 		t.Errorf("a worker started as root has Uid %q, want nobody", field("Uid"))
 	}
+	// "Max open files  12  12  files": soft and hard, past the
+	// descriptors the worker has open.
+	limit := func(name string) []string {
+		for _, l := range strings.Split(st, "\n") {
+			if rest, ok := strings.CutPrefix(l, name+" "); ok {
+				return strings.Fields(rest)
+			}
+		}
+		return nil
+	}
+	if f := limit("Max open files"); len(f) < 2 || f[0] != f[1] || len(f[0]) > 2 {
+		t.Errorf("Max open files: %q, want the same soft and hard limit, under 100", f)
+	}
+	for _, name := range []string{"Max core file size", "Max file size"} {
+		if f := limit(name); len(f) < 2 || f[0] != "0" || f[1] != "0" {
+			t.Errorf("%s: %q, want 0 0", name, f)
+		}
+	}
 	layers := map[string]Layer{}
 	for _, l := range p.Layers() {
 		layers[l.Name] = l
 	}
 	if l := layers["seccomp"]; !l.Active {
 		t.Errorf("seccomp: %+v", l)
+	}
+	if l := layers["rlimits"]; !l.Active || !strings.Contains(l.Detail, "RLIMIT_NOFILE") || !strings.Contains(l.Detail, "per run RLIMIT_DATA and RLIMIT_CPU") {
+		t.Errorf("rlimits: %+v", l)
 	}
 	if abi, err := ll.LandlockGetABIVersion(); err == nil && abi >= 1 {
 		if l := layers["landlock"]; !l.Active || !strings.Contains(l.Detail, "files") {
