@@ -101,7 +101,9 @@ func (r GrepResult) MarshalJSON() ([]byte, error) {
 //
 // A line ends at "\n" (a "\r" before it is not part of the line), and a line
 // matches exactly when Go's regexp matches it, whatever its length: every
-// byte of every line is searched. A matching line longer than GrepLineBytes
+// byte of every line is searched. A pattern that can match only across
+// lines (grep.CrossesLines: "a\nb") is refused with ErrArgument, since no
+// line could match it. A matching line longer than GrepLineBytes
 // shows a window of at most GrepLineBytes around its match, Truncated then
 // true and Offset where the window starts; context lines show their first
 // GrepLineBytes. A result holds at most Max matches and about GrepBudget
@@ -134,6 +136,12 @@ func (s *Session) GrepToolOutput(ctx context.Context, in GrepInput) (GrepResult,
 		return GrepResult{}, errorf(op, ErrArgument,
 			`patterns use RE2 syntax (Go regexp): no backreferences or lookaround; escape a literal ( [ { . * + ? | \ ^ $ with a backslash`,
 			"pattern %s is not a valid regular expression: %s", quoteArg(in.Pattern), patternProblem(err))
+	}
+	if grep.CrossesLines(re) {
+		// Every line would fail to match: "no match" would be false.
+		return GrepResult{}, errorf(op, ErrArgument,
+			"search for the part of it on one line, and see the lines around each match as context lines",
+			"pattern %s matches only across lines (each of its matches holds a newline), and a search matches within one line at a time", quoteArg(in.Pattern))
 	}
 	info, err := s.stat(ctx, op, in.ID)
 	if err != nil {

@@ -183,6 +183,9 @@ func TestGrepErrors(t *testing.T) {
 	}{
 		{"invalid pattern", scrollback.GrepInput{Pattern: "(abc"}, scrollback.ErrArgument, `pattern "(abc" is not a valid regular expression: missing closing ): ` + "`(abc`"},
 		{"backreference", scrollback.GrepInput{Pattern: `(a)\1`}, scrollback.ErrArgument, "invalid escape sequence"},
+		// The copy holds "ab" and, on the next line, nothing: a line-at-a-time
+		// search would say no match, which is false.
+		{"only across lines", scrollback.GrepInput{Pattern: `ab.*\n`}, scrollback.ErrArgument, `pattern "ab.*\\n" matches only across lines (each of its matches holds a newline), and a search matches within one line at a time; search for the part of it on one line`},
 		{"negative context", scrollback.GrepInput{Pattern: "a", Context: -1}, scrollback.ErrArgument, "context -1 is out of range; give a context from 0 to 20"},
 		{"context too large", scrollback.GrepInput{Pattern: "a", Context: 21}, scrollback.ErrArgument, "context 21 is out of range"},
 		{"negative max", scrollback.GrepInput{Pattern: "a", Max: -1}, scrollback.ErrArgument, "max -1 is out of range; give a max from 1 to 1000"},

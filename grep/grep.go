@@ -188,6 +188,45 @@ func Search(r io.ReaderAt, size int64, re *regexp.Regexp, opts Options) (Result,
 	return s.res, nil
 }
 
+// CrossesLines reports whether every match of re holds a newline: a
+// pattern that can match only across lines, such as "a\nb" or "}\s*\n\s*{".
+// Search matches one line at a time, and a line never holds its newline,
+// so such a pattern matches no line of any copy; a caller should refuse
+// it rather than report that nothing matched. re must be compiled as
+// Search requires. A pattern some of whose matches hold no newline ("a|\n",
+// "\s") is not one: it is searched, and matches within lines.
+func CrossesLines(re *regexp.Regexp) bool {
+	tree, err := syntax.Parse(re.String(), syntax.Perl)
+	return err == nil && needsNewline(tree.Simplify())
+}
+
+// needsNewline reports whether every match of re holds a newline: a
+// literal holding one, or a class of the newline alone; a group, x+ or
+// x{n,m} with n >= 1 of such an x; a concatenation with such a part; an
+// alternation of such alternatives only.
+func needsNewline(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return slices.Contains(re.Rune, '\n')
+	case syntax.OpCharClass:
+		return len(re.Rune) == 2 && re.Rune[0] == '\n' && re.Rune[1] == '\n'
+	case syntax.OpCapture, syntax.OpPlus:
+		return needsNewline(re.Sub[0])
+	case syntax.OpRepeat:
+		return re.Min >= 1 && needsNewline(re.Sub[0])
+	case syntax.OpConcat:
+		return slices.ContainsFunc(re.Sub, needsNewline)
+	case syntax.OpAlternate:
+		for _, sub := range re.Sub {
+			if !needsNewline(sub) {
+				return false
+			}
+		}
+		return len(re.Sub) > 0
+	}
+	return false
+}
+
 // prefilter is what Search knows about every match of the pattern before
 // matching, derived from the pattern parsed as regexp.Compile parses it:
 //

@@ -279,6 +279,42 @@ type failReader struct{}
 
 func (failReader) ReadAt(p []byte, off int64) (int, error) { return 0, errors.New("disk on fire") }
 
+// CrossesLines refuses exactly the patterns every match of which holds a
+// newline.
+func TestCrossesLines(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		want    bool
+	}{
+		{`a\nb`, true},
+		{`\n`, true},
+		{"a\nb", true}, // a newline as written
+		{`[\n]`, true},
+		{`(?i)A\nB`, true},
+		{`x(\n|\n\n)y`, true},
+		{`\}\s*\n\s*\{`, true},
+		{`"id":\s*1,\n`, true},
+		{`(\n)+`, true},
+		{`\n{2}`, true},
+		{`(?m)^a$\n^b$`, true},
+		{`a|\n`, false},
+		{`\s`, false},
+		{`[^a]`, false},
+		{`(?s).`, false},
+		{`a\n?b`, false},
+		{`\n*`, false},
+		{`\n{0,3}`, false},
+		{`[\n\r]`, false},
+		{`(?m)^$`, false},
+		{`\\n`, false}, // a backslash and an n
+		{``, false},
+	} {
+		if got := CrossesLines(regexp.MustCompile(c.pattern)); got != c.want {
+			t.Errorf("CrossesLines(%q) = %v, want %v", c.pattern, got, c.want)
+		}
+	}
+}
+
 // FuzzSearch checks Search against the reference (greptest), for random
 // copies, patterns from greptest's grammar (or, after '=', as written),
 // read sizes of 1 to 32 bytes (so chunk boundaries fall everywhere), lines
@@ -290,7 +326,8 @@ func (failReader) ReadAt(p []byte, off int64) (int, error) { return 0, errors.Ne
 //     end (NextOffset == size), and NextOffset always moves forward;
 //   - every Text is valid UTF-8 (it is compared against the reference, which
 //     replaces each invalid byte with U+FFFD);
-//   - Count, from 0 and from a line's start, equals the reference's count.
+//   - Count, from 0 and from a line's start, equals the reference's count;
+//   - a pattern CrossesLines refuses matches no line.
 func FuzzSearch(f *testing.F) {
 	seq := []byte("1\n5\n10\n4999\n5000\n5001\n15000\n50000\n50001\n55000\n100000\n")
 	for _, p := range []string{`=^5000$`, `=^1$`, `=^(5000)$`, `=^5000\b`, `=5000`, `=(?i)^A$`} {
@@ -300,10 +337,18 @@ func FuzzSearch(f *testing.F) {
 	f.Add([]byte("xxxx aaaa bbbb\nk\u212A\n\xffé\n"), []byte("=(?i)k"), uint8(2), uint8(0), uint8(5), uint8(2))
 	f.Add([]byte(strings.Repeat(`{"id":1,"t":"é"},`, 20)+"NEEDLE-777\n"), []byte("=NEEDLE-777"), uint8(1), uint8(1), uint8(7), uint8(20))
 	f.Add([]byte(strings.Repeat("ab", 40)+"\r\n"+strings.Repeat("日", 30)), []byte{3, 0, 7, 1, 2, 5, 2, 9}, uint8(1), uint8(2), uint8(9), uint8(5))
+	for _, p := range []string{`=a\nb`, `=5000|\n`, `=[\n]1`, `=\s*\n`, `=1\n?5`, `=(?i)A\nB`, `=(?:\n){0,2}5`} {
+		f.Add(seq, []byte(p), uint8(1), uint8(0), uint8(0), uint8(0))
+	}
 	f.Fuzz(func(t *testing.T, data, pb []byte, k, mx, chunk, lm uint8) {
 		re, ok := greptest.PatternOf(pb)
 		if !ok {
 			t.Skip()
+		}
+		if CrossesLines(re) {
+			if want := ref(data, re, 0, 1); len(want) > 0 {
+				t.Fatalf("CrossesLines(%q), yet %d lines match: %+v", re, len(want), want)
+			}
 		}
 		opts := Options{Context: int(k % 4), Max: int(mx % 4), Budget: int(chunk/32) * 8, chunk: int64(chunk%32) + 1,
 			TextBytes: int(lm>>5) + 1, lineMemory: int(lm%48) + 1}

@@ -400,6 +400,7 @@ func TestGoldenMCP(t *testing.T) {
 	tr.call(cs, "error offset: past the end", "read_tool_output", map[string]any{"id": wid, "offset": 40001})
 	tr.call(cs, "error argument: a limit out of range", "read_tool_output", map[string]any{"id": wid, "limit": 5000})
 	tr.call(cs, "error argument: a bad pattern", "grep_tool_output", map[string]any{"id": wid, "pattern": "("})
+	tr.call(cs, "error argument: a pattern only across lines", "grep_tool_output", map[string]any{"id": wid, "pattern": `"a",\s*\n`})
 	tr.call(cs, "error argument: arguments off the schema", "run_command", map[string]any{"cmd": "ls"})
 	tr.call(cs, "error argument: an unknown tool", "cat", map[string]any{})
 	tr.call(cs, "error sensitive: a .env file", "read_file", map[string]any{"path": d + "/.env"})
