@@ -165,7 +165,7 @@ func grepText(in scrollback.GrepInput, r scrollback.GrepResult) []string {
 	if len(r.Matches) == 0 {
 		b.WriteString(present.NoMatches + "\n")
 	}
-	return []string{b.String(), present.GrepEnd(present.MCP, len(r.Matches), r.NextOffset, r.TotalBytes, r.HasMore, r.Complete)}
+	return []string{b.String(), present.GrepEnd(present.MCP, len(r.Matches), in.Offset, r.NextOffset, r.TotalBytes, r.HasMore, r.Complete)}
 }
 
 // grepCountText says how many lines match, then whether that is all of

@@ -375,6 +375,7 @@ func TestGoldenMCP(t *testing.T) {
 	tr.call(cs, "grep_tool_output: matches, more follow", "grep_tool_output", map[string]any{"id": id, "pattern": "^9999[0-9]$", "max": 3})
 	tr.call(cs, "grep_tool_output: the last matches, with context", "grep_tool_output", map[string]any{"id": id, "pattern": "^99999$", "context": 1})
 	tr.call(cs, "grep_tool_output: no match in a complete copy", "grep_tool_output", map[string]any{"id": id, "pattern": "^nothing$"})
+	tr.call(cs, "grep_tool_output: no match from an offset", "grep_tool_output", map[string]any{"id": id, "pattern": "^1$", "offset": 100})
 
 	json := tr.call(cs, "run_command: JSON again, for queries", "run_command", map[string]any{"command": "cat " + d + "/items.json"})
 	jid, _ := json["output_id"].(string)

@@ -114,7 +114,7 @@ func TestSurfaces(t *testing.T) {
 		return []string{
 			f.Render(c, 4096), f.Render(c, 200), f.Render(c, 100),
 			PageEnd(s, id, 0, 4096, 8192, true, true), FileEnd(s, "/a b", 1, 10, 500, 99, true),
-			GrepEnd(s, 5, 99, 100, true, true), GrepEnd(s, 5, 99, 100, false, false), end,
+			GrepEnd(s, 5, 0, 99, 100, true, true), GrepEnd(s, 5, 0, 99, 100, false, false), end,
 			QueryEnd(s, id, ".a", 0, 10, 20, true, true, ""), QueryEnd(s, id, ".a", 0, 10, 20, false, false, "a note"),
 			Retained(s, []Ref{{Call: 1, Tool: "run_command", OutputID: id, Holds: HoldsOutput, Command: "ls", TotalBytes: 10, Complete: true}}),
 		}
@@ -300,5 +300,37 @@ func TestErrorLinesWordStarts(t *testing.T) {
 	}
 	if found < 1000 {
 		t.Fatalf("only %d error-like lines in all the cases", found)
+	}
+}
+
+// A search that started past the copy's start never says it searched the
+// whole copy, nor that no line of it matches.
+func TestGrepEndOffset(t *testing.T) {
+	for _, c := range []struct {
+		s        Surface
+		offset   int64
+		complete bool
+		want     string
+	}{
+		{MCP, 0, true, "[scrollback: searched the whole retained copy (100 bytes); it holds everything the tool produced]"},
+		{MCP, 40, true, "[scrollback: searched from offset 40 to the end of the retained copy (100 bytes); it holds everything the tool produced]"},
+		{MCP, 40, false, "[scrollback: searched from offset 40 to the end of the retained copy (100 bytes), but the copy is incomplete"},
+	} {
+		if got := GrepEnd(c.s, 0, c.offset, 100, 100, false, c.complete); !strings.HasPrefix(got, c.want) {
+			t.Errorf("GrepEnd from %d (complete %v) = %q, want %q", c.offset, c.complete, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		offset   int64
+		complete bool
+		want     string
+	}{
+		{0, true, "no line of out_x matches"},
+		{40, true, "no line of out_x from offset 40 on matches"},
+		{40, false, "no line of out_x from offset 40 on matches; the copy is incomplete"},
+	} {
+		if got := GrepNone("out_x", c.offset, c.complete); !strings.HasPrefix(got, c.want) || (c.complete && got != c.want) {
+			t.Errorf("GrepNone from %d (complete %v) = %q, want %q", c.offset, c.complete, got, c.want)
+		}
 	}
 }

@@ -70,8 +70,14 @@ func MatchLine(b *strings.Builder, s Surface, m Match) {
 }
 
 // GrepEnd is the line after a search's matches: n matches shown, more from
-// next when hasMore, else whether the search saw everything.
-func GrepEnd(s Surface, n int, next, total int64, hasMore, complete bool) string {
+// next when hasMore, else whether the search saw everything. offset is
+// where the search started: from past 0 it did not see the copy's start,
+// and never says it searched the whole copy.
+func GrepEnd(s Surface, n int, offset, next, total int64, hasMore, complete bool) string {
+	searched := "searched the whole retained copy (" + itoa(total) + " bytes)"
+	if offset > 0 {
+		searched = "searched from offset " + itoa(offset) + " to the end of the retained copy (" + itoa(total) + " bytes)"
+	}
 	switch {
 	case hasMore && s.IsCLI():
 		return "more matches follow: continue with --offset " + itoa(next)
@@ -80,19 +86,24 @@ func GrepEnd(s Surface, n int, next, total int64, hasMore, complete bool) string
 	case !complete && s.IsCLI():
 		return Incomplete + ", " + MayExist
 	case !complete:
-		return "[scrollback: searched to the end of the retained copy (" + itoa(total) + " bytes), but " + Incomplete + ", " + MayExist + "]"
+		return "[scrollback: " + searched + ", but " + Incomplete + ", " + MayExist + "]"
 	case s.IsCLI():
 		return ""
 	}
-	return "[scrollback: searched the whole retained copy (" + itoa(total) + " bytes); " + Complete + "]"
+	return "[scrollback: " + searched + "; " + Complete + "]"
 }
 
-// GrepNone is the CLI's message for a search of id that matched no line.
-func GrepNone(id string, complete bool) string {
-	if complete {
-		return "no line of " + id + " matches"
+// GrepNone is the CLI's message for a search of id from offset that
+// matched no line.
+func GrepNone(id string, offset int64, complete bool) string {
+	none := "no line of " + id + " matches"
+	if offset > 0 {
+		none = "no line of " + id + " from offset " + itoa(offset) + " on matches"
 	}
-	return "no line of " + id + " matches; " + Incomplete + ", " + MayExist
+	if complete {
+		return none
+	}
+	return none + "; " + Incomplete + ", " + MayExist
 }
 
 // Count says how many lines matched (from offset, when not 0), then, on a

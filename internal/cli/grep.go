@@ -101,10 +101,10 @@ func (c *grepCmd) Run(ctx context.Context, args []string) error {
 	}
 	switch {
 	case len(res.Matches) == 0 && !res.HasMore:
-		fmt.Fprintf(c.io.Stderr, "scrollback grep: %s\n", present.GrepNone(pos[0], res.Complete))
+		fmt.Fprintf(c.io.Stderr, "scrollback grep: %s\n", present.GrepNone(pos[0], c.offset, res.Complete))
 		return exitError{1}
 	default:
-		if end := present.GrepEnd(present.CLI(c.session), len(res.Matches), res.NextOffset, res.TotalBytes, res.HasMore, res.Complete); end != "" {
+		if end := present.GrepEnd(present.CLI(c.session), len(res.Matches), c.offset, res.NextOffset, res.TotalBytes, res.HasMore, res.Complete); end != "" {
 			fmt.Fprintf(c.io.Stderr, "scrollback grep: %s\n", end)
 		}
 	}
