@@ -303,8 +303,8 @@ func TestErrorLinesWordStarts(t *testing.T) {
 	}
 }
 
-// A search that started past the copy's start never says it searched the
-// whole copy, nor that no line of it matches.
+// A search or count that started past the copy's start never says it went
+// through the whole copy, nor that no line of it matches.
 func TestGrepEndOffset(t *testing.T) {
 	for _, c := range []struct {
 		s        Surface
@@ -331,6 +331,20 @@ func TestGrepEndOffset(t *testing.T) {
 	} {
 		if got := GrepNone("out_x", c.offset, c.complete); !strings.HasPrefix(got, c.want) || (c.complete && got != c.want) {
 			t.Errorf("GrepNone from %d (complete %v) = %q, want %q", c.offset, c.complete, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		offset   int64
+		complete bool
+		text     string
+		end      string
+	}{
+		{0, true, "3 lines match", "[scrollback: counted over the whole retained copy (100 bytes); it holds everything the tool produced]"},
+		{40, true, "3 lines match from offset 40", "[scrollback: counted from offset 40 to the end of the retained copy (100 bytes); it holds everything the tool produced]"},
+		{40, false, "3 lines match from offset 40", "[scrollback: counted from offset 40 to the end of the retained copy (100 bytes), but the copy is incomplete"},
+	} {
+		if text, end := Count(MCP, 3, c.offset, 100, c.complete); text != c.text || !strings.HasPrefix(end, c.end) {
+			t.Errorf("Count from %d (complete %v) = %q, %q; want %q, %q", c.offset, c.complete, text, end, c.text, c.end)
 		}
 	}
 }

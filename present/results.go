@@ -74,10 +74,7 @@ func MatchLine(b *strings.Builder, s Surface, m Match) {
 // where the search started: from past 0 it did not see the copy's start,
 // and never says it searched the whole copy.
 func GrepEnd(s Surface, n int, offset, next, total int64, hasMore, complete bool) string {
-	searched := "searched the whole retained copy (" + itoa(total) + " bytes)"
-	if offset > 0 {
-		searched = "searched from offset " + itoa(offset) + " to the end of the retained copy (" + itoa(total) + " bytes)"
-	}
+	searched := span("searched the whole", "searched from", offset, total)
 	switch {
 	case hasMore && s.IsCLI():
 		return "more matches follow: continue with --offset " + itoa(next)
@@ -120,11 +117,22 @@ func Count(s Surface, count, offset, total int64, complete bool) (text, end stri
 	case !complete && s.IsCLI():
 		end = Incomplete + ", " + MayBeMore
 	case !complete:
-		end = "[scrollback: counted to the end of the retained copy (" + itoa(total) + " bytes), but " + Incomplete + ", " + MayBeMore + "]"
+		end = "[scrollback: " + span("counted over the whole", "counted from", offset, total) + ", but " + Incomplete + ", " + MayBeMore + "]"
 	case !s.IsCLI():
-		end = "[scrollback: counted over the whole retained copy (" + itoa(total) + " bytes); " + Complete + "]"
+		end = "[scrollback: " + span("counted over the whole", "counted from", offset, total) + "; " + Complete + "]"
 	}
 	return text, end
+}
+
+// span says what part of a copy of total bytes a search or count from
+// offset went through: "<whole> retained copy (T bytes)" from 0, else
+// "<from> offset N to the end of the retained copy (T bytes)", so that
+// one started past 0 never claims the lines before it.
+func span(whole, from string, offset, total int64) string {
+	if offset > 0 {
+		return from + " offset " + itoa(offset) + " to the end of the retained copy (" + itoa(total) + " bytes)"
+	}
+	return whole + " retained copy (" + itoa(total) + " bytes)"
 }
 
 // QueryEnd is the line after a page of a query's results: from offset to
