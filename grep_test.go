@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/grep"
 	"github.com/scrollback-dev/scrollback/grep/greptest"
 	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
@@ -327,7 +328,7 @@ func FuzzGrepToolOutput(f *testing.F) {
 	// seq 1 100000: choices 0 (final newline), two PRNG bytes, 4 (numbers),
 	// 0 (from 1), 0, then 50000*2 lines.
 	seq := []byte{0, 0, 0, 4, 0, 0, 0xC3, 0x50}
-	for _, p := range []string{`=^5000$`, `=^1$`, `=^(5000)$`, `=^5000\b`, `=5000`, `=(?m)^1$`} {
+	for _, p := range []string{`=^5000$`, `=^1$`, `=^(5000)$`, `=^5000\b`, `=5000`, `=(?m)^1$`, `=5000\n5001`, `=5000|\n`} {
 		f.Add(seq, []byte(p), uint8(0))
 	}
 	// A 5 MiB one-line JSON document (54613*96 bytes: 0 says *96) with NEEDLE-777
@@ -359,6 +360,13 @@ func FuzzGrepToolOutput(f *testing.F) {
 			re = regexp.MustCompile("(?i)" + re.String())
 		}
 		want := greptest.Matches(data, re, in.Context, scrollback.GrepLineBytes)
+		if grep.CrossesLines(re) {
+			// Refused, not answered "no match": and indeed no line matches.
+			if _, err := sess.GrepToolOutput(context.Background(), in); !errors.Is(err, scrollback.ErrArgument) || len(want) > 0 {
+				t.Fatalf("pattern %q only across lines: err %v, %d lines match", in.Pattern, err, len(want))
+			}
+			return
+		}
 		// Walk at most 200 calls (each counts the lines before its offset
 		// again): a pattern that matches most of seq 1 100000 is checked
 		// on its first matches, and by its count.
