@@ -113,13 +113,14 @@ func Count(s Surface, count, offset, total int64, complete bool) (text, end stri
 	if offset > 0 {
 		text += " from offset " + itoa(offset)
 	}
+	counted := span("counted over the whole", "counted from", offset, total)
 	switch {
 	case !complete && s.IsCLI():
 		end = Incomplete + ", " + MayBeMore
 	case !complete:
-		end = "[scrollback: " + span("counted over the whole", "counted from", offset, total) + ", but " + Incomplete + ", " + MayBeMore + "]"
+		end = "[scrollback: " + counted + ", but " + Incomplete + ", " + MayBeMore + "]"
 	case !s.IsCLI():
-		end = "[scrollback: " + span("counted over the whole", "counted from", offset, total) + "; " + Complete + "]"
+		end = "[scrollback: " + counted + "; " + Complete + "]"
 	}
 	return text, end
 }
