@@ -492,6 +492,17 @@ func TestParseMarker(t *testing.T) {
 			}
 		}
 	}
+	// A drop inside one line says so; copies saved before said "(0
+	// lines)", and they still parse.
+	within := string(bytes.Trim(marker(false, 7, 0, "copy", 100), "\n"))
+	if !strings.Contains(within, "(within one line)") {
+		t.Errorf("a drop without a newline: %q; want it said within one line", within)
+	}
+	for _, line := range []string{within, strings.Replace(within, "within one line", "0 lines", 1)} {
+		if got, ok := ParseMarker([]byte(line)); !ok || got != (Marker{Bytes: 7, Cap: "copy", Limit: 100}) {
+			t.Errorf("ParseMarker(%q) = %+v, %v", line, got, ok)
+		}
+	}
 	good := string(bytes.Trim(marker(false, 10, 2, "copy", 100), "\n"))
 	for _, line := range []string{
 		"",
@@ -504,6 +515,7 @@ func TestParseMarker(t *testing.T) {
 		strings.Replace(good, "10 bytes", "+10 bytes", 1),
 		strings.Replace(good, "10 bytes", "010 bytes", 1),
 		strings.Replace(good, "2 lines", "2 line", 1),
+		strings.Replace(good, "2 lines", "within two lines", 1),
 		strings.Replace(good, "copy cap", "disk cap", 1),
 		strings.Replace(good, "100 bytes", "99999999999999999999 bytes", 1),
 		"[scrollback: the command failed (exit status 2). The last 10 bytes it wrote to stderr come first; its output follows.]",

@@ -241,7 +241,7 @@ func Run(ctx context.Context, f *Filter, r io.ReaderAt, size int64, opts Options
 				res.Stopped = start
 				res.StopReason = se.msg
 				if _, m, ok := markerNear(r, size, se.offset); ok {
-					res.StopReason = fmt.Sprintf("the %s cap was crossed there and %s (%s) were dropped", m.Cap, present.Plural(m.Bytes, "byte"), present.Plural(m.Lines, "line"))
+					res.StopReason = fmt.Sprintf("the %s cap was crossed there and %s (%s) were dropped", m.Cap, present.Plural(m.Bytes, "byte"), present.GapLines(m.Lines))
 				}
 				break
 			}
@@ -411,7 +411,7 @@ func cutAtCap(r io.ReaderAt, at int64, m capture.Marker) error {
 	line := lineAt(r, at)
 	return &Error{Err: ErrCut, Offset: at, Line: line,
 		Msg: fmt.Sprintf("the copy is one JSON document cut at the %s cap: the tool's output passed the cap of %s, so %s (%s) of its middle were dropped at byte %d (line %d), where the copy holds a marker line instead; the copy is incomplete, and a document missing its middle cannot be queried whole",
-			m.Cap, present.Plural(m.Limit, "byte"), present.Plural(m.Bytes, "byte"), present.Plural(m.Lines, "line"), at, line),
+			m.Cap, present.Plural(m.Limit, "byte"), present.Plural(m.Bytes, "byte"), present.GapLines(m.Lines), at, line),
 		Hint: "read or search the start and the end that were kept, or re-run the tool with its own filters so that its output fits"}
 }
 

@@ -67,14 +67,18 @@ func wordCut(s string) string {
 // OneLine makes s one line of valid UTF-8 for a text: control characters as
 // spaces, surrounding space trimmed, at most max bytes (Clip).
 func OneLine(s string, max int) string {
+	return Clip(strings.TrimSpace(oneLineRunes(s)), max)
+}
+
+// oneLineRunes is s as valid UTF-8 with control characters as spaces.
+func oneLineRunes(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.Map(func(r rune) rune {
+	return strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
 			return ' '
 		}
 		return r
 	}, s)
-	return Clip(strings.TrimSpace(s), max)
 }
 
 // maxClip takes a negative bound as 0.

@@ -4,17 +4,23 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
 )
 
 // ErrorLine is a line of a copy that looks like an error, for a footer:
-// its 1-based number, the offset where it starts (a read offset) and its
-// text, cut short.
+// its 1-based number, the offset where Text starts (a read offset) and
+// Text. A line of at most ErrorLineTextMax bytes is Text whole, from its
+// start; of a longer one Text is a window around the error word, as
+// grep_tool_output shows a match in a long line, and Truncated is set.
 type ErrorLine struct {
-	Line   int64
-	Offset int64
-	Text   string
+	Line      int64
+	Offset    int64
+	Text      string
+	Truncated bool
 }
 
 // Bounds of the error-like lines a footer lists.
@@ -59,8 +65,9 @@ func ErrorLines(data []byte, from, to int64, line int64, max int) []ErrorLine {
 		lineStart := bytes.LastIndexByte(b[:i], '\n') + 1
 		line += int64(bytes.Count(b[counted:lineStart], []byte{'\n'}))
 		end := lineStart + lineLen(b[lineStart:])
-		text := bytes.TrimRight(b[lineStart:end], "\r\n")
-		out = append(out, ErrorLine{Line: line, Offset: start + int64(lineStart), Text: OneLine(utf8x.ValidString(utf8x.Cut(text, 4*ErrorLineTextMax)), ErrorLineTextMax)})
+		e := errorLine(b[lineStart:end], i-lineStart)
+		e.Line, e.Offset = line, start+int64(lineStart)+e.Offset
+		out = append(out, e)
 		if len(out) == max || b[end-1] != '\n' {
 			break // enough, or the last line, without a newline
 		}
@@ -70,6 +77,28 @@ func ErrorLines(data []byte, from, to int64, line int64, max int) []ErrorLine {
 		i = end - 1
 	}
 	return out
+}
+
+// errorLine is ErrorLine for the line l (its newline included) whose
+// error word starts at l[at], its Offset relative to l's start. A long
+// line shows a window of ErrorLineTextMax bytes at most that starts a
+// little before the word, on a character boundary, and never in the
+// spaces before one.
+func errorLine(l []byte, at int) ErrorLine {
+	l = bytes.TrimRight(l, "\r\n")
+	if len(l) <= ErrorLineTextMax {
+		return ErrorLine{Text: OneLine(utf8x.ValidString(l), ErrorLineTextMax)}
+	}
+	from := max(at-ErrorLineTextMax/4, 0)
+	for from < at && !utf8.RuneStart(l[from]) {
+		from++
+	}
+	for from < at && (l[from] == ' ' || l[from] == '\t') {
+		from++
+	}
+	text := utf8x.Cut(l[from:min(len(l), from+ErrorLineTextMax+utf8.UTFMax)], ErrorLineTextMax)
+	shown := strings.TrimRightFunc(oneLineRunes(utf8x.ValidString(text)), unicode.IsSpace)
+	return ErrorLine{Offset: int64(from), Text: utf8x.Cut(shown, ErrorLineTextMax), Truncated: true}
 }
 
 // errorTable classes bytes for ErrorLines: 0 ends a word, 1 is part of

@@ -147,7 +147,11 @@ func (f Footer) full(c Cut, outline bool) string {
 	if outline && len(c.Errors) > 0 {
 		b.WriteString("Error-like lines not shown:\n")
 		for _, e := range c.Errors {
-			b.WriteString("  line " + itoa(e.Line) + " (offset " + itoa(e.Offset) + "): " + e.Text + "\n")
+			part := ""
+			if e.Truncated {
+				part = ", part of a longer line"
+			}
+			b.WriteString("  line " + itoa(e.Line) + " (offset " + itoa(e.Offset) + part + "): " + e.Text + "\n")
 		}
 	}
 	if outline && f.Outline != "" && len(f.Whole) == 0 {
@@ -161,7 +165,7 @@ func (f Footer) full(c Cut, outline bool) string {
 // short is one bracketed line: bytes and lines, completeness, the call and
 // the rule in a phrase.
 func (f Footer) short(c Cut) string {
-	s := "[... " + itoa(c.OmittedBytes) + " bytes (" + itoa(c.OmittedLines) + " lines) not shown"
+	s := "[... " + itoa(c.OmittedBytes) + " bytes (" + Plural(c.OmittedLines, "whole line") + ") not shown"
 	if f.ID == "" {
 		return s + " and not saved: they cannot be read back; say uncertain, not absent.]\n"
 	}

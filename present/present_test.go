@@ -95,9 +95,41 @@ func TestErrorLines(t *testing.T) {
 	if len(some) != 2 || some[0].Line != 5 || some[1].Line != 7 {
 		t.Errorf("ErrorLines from mid-line = %+v", some)
 	}
-	long := []byte("x\n" + strings.Repeat("é", 1000) + " error here\n")
-	if l := ErrorLines(long, 0, int64(len(long)), 1, 5); len(l) != 1 || len(l[0].Text) > ErrorLineTextMax || !utf8.ValidString(l[0].Text) {
-		t.Errorf("a long line: %+v", l)
+}
+
+// TestErrorLinesLongLine: of a line longer than ErrorLineTextMax, the
+// text is a window that holds the error word, and the offset is where the
+// window starts, on a character boundary, so that a read there shows it;
+// the line's start, far from the word, would show no error at all (a
+// one-line JSON export with "failed" 2 MB into it).
+func TestErrorLinesLongLine(t *testing.T) {
+	for _, tc := range []struct {
+		name, line, word string
+		truncated        bool
+	}{
+		{"word far into the line", strings.Repeat("é", 1000) + ` "state":"failed"` + strings.Repeat("x", 3000), "failed", true},
+		{"word at the start", "ERROR " + strings.Repeat("y ", 2000), "ERROR", true},
+		{"word at the end", strings.Repeat("z", 5000) + " panic", "panic", true},
+		{"after spaces", strings.Repeat("w", 1000) + strings.Repeat(" ", 200) + "fatal: x" + strings.Repeat("w", 1000), "fatal", true},
+		{"short line", "ok then error: short", "ok then error: short", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := []byte("first\n" + tc.line + "\nlast\n")
+			l := ErrorLines(data, 0, int64(len(data)), 1, 5)
+			if len(l) != 1 {
+				t.Fatalf("ErrorLines = %+v, want one line", l)
+			}
+			e := l[0]
+			if e.Line != 2 || e.Truncated != tc.truncated || len(e.Text) > ErrorLineTextMax || !utf8.ValidString(e.Text) {
+				t.Errorf("line %d, truncated %v, %d bytes: %q", e.Line, e.Truncated, len(e.Text), e.Text)
+			}
+			if !strings.Contains(e.Text, tc.word) {
+				t.Errorf("text %q does not hold %q", e.Text, tc.word)
+			}
+			if e.Offset < 6 || !utf8.RuneStart(data[e.Offset]) || !strings.HasPrefix(string(data[e.Offset:]), e.Text) {
+				t.Errorf("offset %d: the copy there does not start with the text %q", e.Offset, e.Text)
+			}
+		})
 	}
 }
 

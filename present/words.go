@@ -49,7 +49,7 @@ const CLINoCopyHint = NoCopyHint + "; list them with `scrollback ls`"
 // crossed: the one gap marker, for a command's copy (package capture) and an
 // upstream result cut by the proxy. It ends with a newline.
 func GapMarker(dropped, lines int64, cap string, limit int64) string {
-	return GapMarkerPrefix + Plural(dropped, "byte") + markerLines + Plural(lines, "line") + markerCap +
+	return GapMarkerPrefix + Plural(dropped, "byte") + markerLines + GapLines(lines) + markerCap +
 		cap + markerLimit + Plural(limit, "byte") + markerEnd + "\n"
 }
 
@@ -86,7 +86,9 @@ func ParseGapMarker(line []byte) (Marker, bool) {
 	if m.Bytes, rest, ok = parsePlural(rest, "byte", markerLines); !ok {
 		return Marker{}, false
 	}
-	if m.Lines, rest, ok = parsePlural(rest, "line", markerCap); !ok {
+	if r, within := bytes.CutPrefix(rest, []byte(withinOneLine+markerCap)); within {
+		rest = r
+	} else if m.Lines, rest, ok = parsePlural(rest, "line", markerCap); !ok {
 		return Marker{}, false
 	}
 	cause, rest, ok := bytes.Cut(rest, []byte(markerLimit))
@@ -99,6 +101,19 @@ func ParseGapMarker(line []byte) (Marker, bool) {
 	}
 	return m, true
 }
+
+// GapLines says how many lines dropped bytes span: "N lines" (the
+// newlines among them), or "within one line" when they hold none, as a
+// cut inside a long line (one-line JSON) does. GapMarker, a footer and
+// `scrollback ls` say it so.
+func GapLines(n int64) string {
+	if n == 0 {
+		return withinOneLine
+	}
+	return Plural(n, "line")
+}
+
+const withinOneLine = "within one line"
 
 // parsePlural reads "N unit" (plural unless N is 1) followed by sep, as
 // plural writes it, and returns N and what follows sep.
@@ -117,7 +132,7 @@ func parsePlural(b []byte, unit, sep string) (int64, []byte, bool) {
 
 // gapSentence says, in a footer, where a copy lacks what the tool produced.
 func gapSentence(g *Gap) string {
-	return "The copy lacks " + itoa(g.Bytes) + " bytes (" + itoa(g.Lines) + " lines) of what the tool produced, at offset " +
+	return "The copy lacks " + Plural(g.Bytes, "byte") + " (" + GapLines(g.Lines) + ") of what the tool produced, at offset " +
 		itoa(g.Offset) + " (a marker line stands there)."
 }
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 func init() {
@@ -62,7 +64,7 @@ func (c *lsCmd) Run(ctx context.Context, args []string) error {
 		if !cp.Complete {
 			complete = "no"
 			if cp.OmittedBytes > 0 {
-				complete = fmt.Sprintf("no (gap: %d bytes, %d lines)", cp.OmittedBytes, cp.OmittedLines)
+				complete = fmt.Sprintf("no (gap: %d bytes, %s)", cp.OmittedBytes, present.GapLines(cp.OmittedLines))
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", cp.ID, cp.Tool, cp.TotalBytes, cp.Lines, complete,
