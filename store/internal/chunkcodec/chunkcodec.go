@@ -39,15 +39,15 @@ const FrameSize = 16 << 10
 const maxChunk = 1 << 20
 
 var (
-	encOnce        sync.Once
-	enc, encLiters *zstd.Encoder
-	decOnce        sync.Once
-	dec            *zstd.Decoder
+	encoders encoderPool
+	decOnce  sync.Once
+	dec      *zstd.Decoder
 )
 
-// encoders returns the two encoders Encode uses. EncodeAll is safe for
-// concurrent use; each call borrows one of an encoder's states. The
-// fastest level gives 5-20x on text output at a few hundred MB/s; no
+// encoderPair is what one Encode call uses: fast, and lits once a frame
+// needs it.
+//
+// The fastest level gives 5-20x on text output at a few hundred MB/s; no
 // checksum (SQLite and PostgreSQL keep the bytes intact; a damaged frame
 // still fails to decode).
 //
@@ -56,22 +56,63 @@ var (
 // repeats are shorter than the fastest match finder looks for): every
 // frame of it stayed raw (1.00x), where Huffman coding of its eleven
 // symbols alone makes 0.41x (zstd -1 0.42x). lits codes such blocks'
-// bytes too; it costs four times as much as enc on random bytes, which
-// no coding shrinks, so Encode asks it only for frames enc left raw whose
+// bytes too; it costs four times as much as fast on random bytes, which
+// no coding shrinks, so Encode asks it only for frames fast left raw whose
 // bytes are few enough to code in fewer bits (see fewSymbols).
-func encoders() (fast, lits *zstd.Encoder) {
-	encOnce.Do(func() {
-		opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedFastest),
-			zstd.WithEncoderCRC(false), zstd.WithWindowSize(1 << 17)}
-		var err error
-		if enc, err = zstd.NewWriter(nil, opts...); err == nil {
-			encLiters, err = zstd.NewWriter(nil, append(opts, zstd.WithAllLitEntropyCompression(true))...)
-		}
-		if err != nil {
-			panic("chunkcodec: " + err.Error()) // only for invalid options
-		}
-	})
-	return enc, encLiters
+type encoderPair struct{ fast, lits *zstd.Encoder }
+
+// encoderPool lends encoderPairs, each to one Encode call at a time, the
+// one given back last first, and makes one when none is free. A zstd
+// Encoder of its own hands out its GOMAXPROCS states in turn, so one
+// writer calling it chunk after chunk would touch every state's memory
+// (a 256 KiB match table and its buffers each, fresh pages that fault in
+// on first use: about 2 ms a state in a short-lived scrollback run);
+// single-state encoders lent last-in first-out keep a lone writer (the
+// CLI, SQLite's one writer) on one, and a server makes as many as it
+// compresses chunks at once.
+type encoderPool struct {
+	mu   sync.Mutex
+	free []*encoderPair
+}
+
+func (p *encoderPool) get() *encoderPair {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		e := p.free[n-1]
+		p.free = p.free[:n-1]
+		return e
+	}
+	return &encoderPair{fast: newEncoder(false)}
+}
+
+func (p *encoderPool) put(e *encoderPair) {
+	p.mu.Lock()
+	p.free = append(p.free, e)
+	p.mu.Unlock()
+}
+
+// litsEncoder is e.lits, made on first use.
+func (e *encoderPair) litsEncoder() *zstd.Encoder {
+	if e.lits == nil {
+		e.lits = newEncoder(true)
+	}
+	return e.lits
+}
+
+// newEncoder makes a single-state encoder at the fastest level, entropy
+// coding the literals of blocks without a match when lits is set.
+func newEncoder(lits bool) *zstd.Encoder {
+	opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderCRC(false), zstd.WithWindowSize(1 << 17)}
+	if lits {
+		opts = append(opts, zstd.WithAllLitEntropyCompression(true))
+	}
+	e, err := zstd.NewWriter(nil, opts...)
+	if err != nil {
+		panic("chunkcodec: " + err.Error()) // only for invalid options
+	}
+	return e
 }
 
 // fewSymbols reports whether frame, judged by a sample of 1024 of its
@@ -126,14 +167,15 @@ func Encode(dst, src []byte) ([]byte, int) {
 	out := append(dst[:0], make([]byte, room)...)
 	limit := len(src) - len(src)/16 // the most a chunk stored compressed takes
 	var sizes [maxFrames]int
-	fast, lits := encoders()
+	e := encoders.get()
+	defer encoders.put(e)
 	for i := range n {
 		before := len(out)
 		frame := src[i*FrameSize : min(len(src), (i+1)*FrameSize)]
-		out = fast.EncodeAll(frame, out)
+		out = e.fast.EncodeAll(frame, out)
 		if len(out)-before >= len(frame) && fewSymbols(frame) {
 			// Left raw: no match found; its bytes may code smaller.
-			out = lits.EncodeAll(frame, out[:before])
+			out = e.litsEncoder().EncodeAll(frame, out[:before])
 		}
 		sizes[i] = len(out) - before
 		if len(out)-room > limit {

@@ -124,8 +124,7 @@ func TestDecodeErrors(t *testing.T) {
 // still decode, whole and through the cache.
 func TestDecodeZstd(t *testing.T) {
 	chunk := text(64 << 10)
-	fast, _ := encoders()
-	stored := fast.EncodeAll(chunk, nil)
+	stored := newEncoder(false).EncodeAll(chunk, nil)
 	if got, err := Decode(nil, stored, Zstd); err != nil || !bytes.Equal(got, chunk) {
 		t.Fatalf("Decode = %d bytes, %v; want the chunk", len(got), err)
 	}
@@ -134,6 +133,41 @@ func TestDecodeZstd(t *testing.T) {
 	if n, err := c.Read(p, "out_old", 0, Zstd, stored, 30000); err != nil || !bytes.Equal(p[:n], chunk[30000:34096]) {
 		t.Errorf("Cache.Read = %d, %v; want bytes 30000-34096", n, err)
 	}
+}
+
+// TestEncoderPool: one caller after another borrows the same encoders
+// (a lone writer touches one encoder's memory, not GOMAXPROCS states'),
+// and callers at once each get their own: what they encode decodes to
+// what they gave (go test -race checks that no two share one).
+func TestEncoderPool(t *testing.T) {
+	encoders.mu.Lock()
+	encoders.free = nil
+	encoders.mu.Unlock()
+	chunk := text(64 << 10)
+	for range 5 {
+		if _, codec := Encode(nil, chunk); codec != ZstdFrames {
+			t.Fatalf("codec %d", codec)
+		}
+	}
+	if n := len(encoders.free); n != 1 {
+		t.Errorf("after five Encode calls one after another, %d encoders were made; want 1", n)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			src := text(40000 + g*1000)
+			for range 20 {
+				stored, codec := Encode(nil, src)
+				if got, err := Decode(nil, stored, codec); err != nil || !bytes.Equal(got, src) {
+					t.Errorf("goroutine %d: Decode = %d bytes, %v; want its own chunk", g, len(got), err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // TestDecodeRange: a range decodes only the frames it lies in (one, or
