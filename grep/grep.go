@@ -196,8 +196,19 @@ func Search(r io.ReaderAt, size int64, re *regexp.Regexp, opts Options) (Result,
 // Search requires. A pattern some of whose matches hold no newline ("a|\n",
 // "\s") is not one: it is searched, and matches within lines.
 func CrossesLines(re *regexp.Regexp) bool {
+	tree, ok := parse(re)
+	return ok && needsNewline(tree)
+}
+
+// parse parses re's pattern the way regexp.Compile does, simplified, for
+// what Search and CrossesLines derive from it; ok is false when it does
+// not parse so (a pattern compiled otherwise).
+func parse(re *regexp.Regexp) (tree *syntax.Regexp, ok bool) {
 	tree, err := syntax.Parse(re.String(), syntax.Perl)
-	return err == nil && needsNewline(tree.Simplify())
+	if err != nil {
+		return nil, false
+	}
+	return tree.Simplify(), true
 }
 
 // needsNewline reports whether every match of re holds a newline: a
@@ -259,11 +270,10 @@ const maxNeedles = 8
 // prefilter; a pattern that does not parse so gets none (every line is
 // matched with re).
 func newPrefilter(re *regexp.Regexp) prefilter {
-	tree, err := syntax.Parse(re.String(), syntax.Perl)
-	if err != nil {
+	tree, ok := parse(re)
+	if !ok {
 		return prefilter{}
 	}
-	tree = tree.Simplify()
 	if needle, fold, ok := exactLiteral(tree); ok {
 		return prefilter{needles: [][]byte{needle}, exact: true, fold: fold}
 	}
