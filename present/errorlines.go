@@ -90,8 +90,9 @@ func errorLine(l []byte, at int) ErrorLine {
 		return ErrorLine{Text: OneLine(utf8x.ValidString(l), ErrorLineTextMax)}
 	}
 	from := max(at-ErrorLineTextMax/4, 0)
-	for from < at && !utf8.RuneStart(l[from]) {
-		from++
+	lo := max(from-(utf8.UTFMax-1), 0)
+	if inside, _, end := utf8x.Inside(l[lo:min(len(l), from+utf8.UTFMax)], from-lo); inside {
+		from = lo + end // on past the character the start fell in
 	}
 	for from < at && (l[from] == ' ' || l[from] == '\t') {
 		from++

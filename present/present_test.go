@@ -107,7 +107,8 @@ func TestErrorLinesLongLine(t *testing.T) {
 		name, line, word string
 		truncated        bool
 	}{
-		{"word far into the line", strings.Repeat("é", 1000) + ` "state":"failed"` + strings.Repeat("x", 3000), "failed", true},
+		// 40 bytes before the word falls inside an é: the window starts after it.
+		{"word far into the line", strings.Repeat("é", 1000) + ` "state": "failed"` + strings.Repeat("x", 3000), "failed", true},
 		{"word at the start", "ERROR " + strings.Repeat("y ", 2000), "ERROR", true},
 		{"word at the end", strings.Repeat("z", 5000) + " panic", "panic", true},
 		{"after spaces", strings.Repeat("w", 1000) + strings.Repeat(" ", 200) + "fatal: x" + strings.Repeat("w", 1000), "fatal", true},
