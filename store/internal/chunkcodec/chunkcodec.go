@@ -69,7 +69,9 @@ type encoderPair struct{ fast, lits *zstd.Encoder }
 // on first use: about 2 ms a state in a short-lived scrollback run);
 // single-state encoders lent last-in first-out keep a lone writer (the
 // CLI, SQLite's one writer) on one, and a server makes as many as it
-// compresses chunks at once.
+// compresses chunks at once. Not a sync.Pool: that drops what it holds
+// within two garbage collections, and a server would make its encoders,
+// and fault their memory in, again and again.
 type encoderPool struct {
 	mu   sync.Mutex
 	free []*encoderPair
