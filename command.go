@@ -46,8 +46,9 @@ type RunCommandInput struct {
 
 // PreviewShape lets the caller choose what a preview that does not fit
 // shows: a model that knows the answer is at the end asks for the tail.
-// By default a retained output shows 3 KiB of head and 2 KiB of tail
-// (Options.ShownBytes splits so). Head and tail together must fit the
+// By default a retained output shows what the footer leaves of
+// Options.ShownBytes, split 3:2 between head and tail (preview.ShownHead
+// and preview.ShownTail beside a short footer). Head and tail together must fit the
 // preview budget; asking for more than the default shows makes the preview
 // grow to hold them. A part left out gets what the other leaves of the
 // default, and 0 means none of that part.

@@ -13,6 +13,7 @@ import (
 	"al.essio.dev/pkg/shellescape"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/preview"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
@@ -88,8 +89,11 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	fs.StringVar(&c.stdin, "stdin", "", "give the command the contents of `FILE` on standard input (- for scrollback's own stdin; default none)")
 	c.env = envFlag{}
 	fs.Var(c.env, "env", "set `NAME=VALUE` in the command's environment (repeatable; default: scrollback's environment as it is)")
-	head := fs.Int("head-bytes", -1, "when the output does not fit, show `N` bytes of its start, 0 for none (default 3072, or what --tail-bytes leaves of 5120)")
-	tail := fs.Int("tail-bytes", -1, "when the output does not fit, show `N` bytes of its end, 0 for none (default 2048, or what --head-bytes leaves of 5120)")
+	// The defaults are the preview package's split of what the engine
+	// shows once it retains a copy (scrollback.ShownBudget): the footer
+	// gets its room first, head and tail share the rest 3:2.
+	head := fs.Int("head-bytes", -1, fmt.Sprintf("when the output does not fit, show `N` bytes of its start, 0 for none (default %d beside a short footer: 3/5 of what the footer leaves of %d bytes; with --tail-bytes, what that leaves of their share)", preview.ShownHead, scrollback.ShownBudget))
+	tail := fs.Int("tail-bytes", -1, fmt.Sprintf("when the output does not fit, show `N` bytes of its end, 0 for none (default %d beside a short footer: 2/5 of what the footer leaves of %d bytes; with --head-bytes, what that leaves of their share)", preview.ShownTail, scrollback.ShownBudget))
 	fs.BoolVar(&c.shell, "shell", false, "run two or more arguments as one /bin/sh -c command line, each quoted for the shell (default: run them as they are, without a shell; one argument is always a shell command line)")
 	pos, err := c.parse(args)
 	if err != nil {
