@@ -193,7 +193,8 @@ func TestTypeScriptClientStdio(t *testing.T) {
 	s := runClient(t, nodeBin, dir, "stdio", bin, "mcp", "--db", db)
 
 	// The session outlives the server: a new server resumes it.
-	out, err := exec.Command(bin, "read", "--db", db, "--session", s.Session, "--limit", "5", s.OutputID).CombinedOutput()
+	// stdout only: stderr says where the next page starts.
+	out, err := exec.Command(bin, "read", "--db", db, "--session", s.Session, "--limit", "5", s.OutputID).Output()
 	if err != nil || string(out) != "line " {
 		t.Errorf("reading the copy after the server stopped: %q %v", out, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 func init() {
@@ -58,6 +59,11 @@ func (c *fileCmd) Run(ctx context.Context, args []string) error {
 	if c.json {
 		return printJSON(c.io.Stdout, page)
 	}
-	_, err = io.WriteString(c.io.Stdout, page.Text)
-	return err
+	if _, err := io.WriteString(c.io.Stdout, page.Text); err != nil {
+		return err
+	}
+	if page.HasMore {
+		endNoteLine(c.io.Stderr, "file", page.Text, present.FileEnd(present.CLI(""), pos[0], page.StartLine, page.EndLine, page.TotalBytes, page.NextByteOffset, page.HasMore))
+	}
+	return nil
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 func init() {
@@ -49,6 +51,25 @@ func (c *readCmd) Run(ctx context.Context, args []string) error {
 	if c.json {
 		return printJSON(c.io.Stdout, page)
 	}
-	_, err = io.WriteString(c.io.Stdout, page.Text)
-	return err
+	if _, err := io.WriteString(c.io.Stdout, page.Text); err != nil {
+		return err
+	}
+	if page.HasMore || !page.Complete {
+		endNoteLine(c.io.Stderr, "read", page.Text, present.PageEnd(present.CLI(c.session), pos[0], c.offset, page.NextOffset, page.TotalBytes, page.HasMore, page.Complete))
+	}
+	return nil
+}
+
+// endNoteLine writes, on stderr, the line after a page printed raw on
+// stdout (present's bracketed "[scrollback: ...]" line, as "scrollback
+// CMD: ..."): where the next page starts, or what the copy lacks. A page
+// that does not end its last line gets a newline on stderr first, so that
+// at a terminal the note stands on a line of its own while stdout keeps
+// the page's bytes as they are.
+func endNoteLine(stderr io.Writer, cmd, text, end string) {
+	end = strings.TrimSuffix(strings.TrimPrefix(end, "[scrollback: "), "]")
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		io.WriteString(stderr, "\n")
+	}
+	fmt.Fprintf(stderr, "scrollback %s: %s\n", cmd, end)
 }
