@@ -170,7 +170,11 @@ type Result struct {
 // Result, when the command could not be started. When ctx is done before the
 // command ends, Run stops the process group as a timeout would and returns
 // the Result (TimedOut false, Signal or ExitCode as it ended, Duration > 0)
-// together with an error wrapping ctx.Err().
+// together with an error wrapping ctx.Err(). When ctx's cause
+// (context.Cause) is an interruption by a signal, an error with a method
+// Signal() os.Signal, the group gets that signal instead of SIGTERM, as a
+// terminal's foreground group gets Ctrl-C's SIGINT (then SIGKILL after the
+// grace period, as ever): `scrollback run` passes on the signal it got.
 //
 // Run's steps: check the command, start it in its own group with its
 // output pumped to the writers, wait for it to exit or stop it, then clean
@@ -300,18 +304,33 @@ func (r *running) await(ctx context.Context, timeout, grace time.Duration) (time
 	case <-r.exited:
 	case <-expired:
 		timedOut = true
-		r.stop(grace)
+		r.stop(grace, nil)
 	case <-ctx.Done():
 		ctxErr = ctx.Err()
-		r.stop(grace)
+		r.stop(grace, interruptSignal(ctx))
 	}
 	return timedOut, ctxErr
 }
 
-// stop asks the group to end, then ends it at once if the shell has not
-// exited within grace, and returns once it has exited.
-func (r *running) stop(grace time.Duration) {
-	r.group.Terminate()
+// interruptSignal is the signal that interrupted ctx's owner, when ctx's
+// cause says so (see Run), else nil.
+func interruptSignal(ctx context.Context) os.Signal {
+	var s interface{ Signal() os.Signal }
+	if errors.As(context.Cause(ctx), &s) {
+		return s.Signal()
+	}
+	return nil
+}
+
+// stop asks the group to end (with sig when not nil, else SIGTERM), then
+// ends it at once if the shell has not exited within grace, and returns
+// once it has exited.
+func (r *running) stop(grace time.Duration, sig os.Signal) {
+	if sig != nil {
+		r.group.Interrupt(sig)
+	} else {
+		r.group.Terminate()
+	}
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {

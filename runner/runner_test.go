@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -315,6 +316,51 @@ func TestContextCancelStopsTheGroup(t *testing.T) {
 	r, err = Run(ctx, Command{Command: "touch " + filepath.Join(t.TempDir(), "ran")})
 	if !errors.Is(err, context.Canceled) || r != (Result{}) {
 		t.Errorf("Run with a done context = %+v, %v", r, err)
+	}
+}
+
+// interruption is a context cause that says which signal interrupted the
+// caller, as scrollback run's is.
+type interruption struct{ sig os.Signal }
+
+func (i interruption) Error() string     { return "interrupted by " + i.sig.String() }
+func (i interruption) Signal() os.Signal { return i.sig }
+
+// A context ended by a signal the caller got passes that signal on to the
+// group, as a terminal passes Ctrl-C on: the command may handle it.
+func TestContextCancelPassesTheSignalOn(t *testing.T) {
+	for _, tt := range []struct {
+		name, command, wantOut, wantSignal string
+		wantCode                           *int
+	}{
+		{"handled", `trap 'echo caught INT; exit 7' INT; echo $$; echo ready; while :; do sleep 0.05; done`, "caught INT", "", intp(7)},
+		{"default action", "echo $$; echo ready; exec sleep 30", "", "SIGINT", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// A test started with SIGINT ignored (in the background of a
+			// shell) would pass that on to the command, which could then
+			// not trap it: handle it here, so that the command starts with
+			// the default action, as under scrollback run (which handles it).
+			sigs := make(chan os.Signal, 1)
+			signal.Notify(sigs, syscall.SIGINT)
+			defer signal.Stop(sigs)
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			var out syncBuffer
+			go func() {
+				for ctx.Err() == nil && !ready(out.String(), []string{"ready"}) {
+					time.Sleep(10 * time.Millisecond)
+				}
+				cancel(interruption{syscall.SIGINT})
+			}()
+			r, err := Run(ctx, Command{Command: tt.command, Stdout: &out})
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("Run error = %v, want one wrapping context.Canceled", err)
+			}
+			if r.Signal != tt.wantSignal || deref(r.ExitCode) != deref(tt.wantCode) || !strings.Contains(out.String(), tt.wantOut) {
+				t.Errorf("Signal %q, ExitCode %v, output %q; want %q, %v, %q", r.Signal, deref(r.ExitCode), out.String(), tt.wantSignal, deref(tt.wantCode), tt.wantOut)
+			}
+		})
 	}
 }
 

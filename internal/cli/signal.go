@@ -35,6 +35,10 @@ type signalCause struct{ sig os.Signal }
 
 func (s signalCause) Error() string { return "scrollback was sent " + signalName(s.sig) }
 
+// Signal is the signal: the runner passes it on to the command's process
+// group (runner.Run), as a terminal passes Ctrl-C to its foreground group.
+func (s signalCause) Signal() os.Signal { return s.sig }
+
 // interruptedBy returns the signal that cancelled ctx, if a SignalContext
 // was cancelled by one.
 func interruptedBy(ctx context.Context) (os.Signal, bool) {

@@ -30,6 +30,11 @@ type Group interface {
 	// Windows has no such request for a console process tree; there it
 	// ends them at once, as Kill does.
 	Terminate()
+	// Interrupt sends sig to every process of the group, as a terminal
+	// sends Ctrl-C's SIGINT to its foreground group: the way to pass on a
+	// signal the caller itself got. A signal the platform cannot send to
+	// a group (any, on Windows) ends them as Terminate does.
+	Interrupt(sig os.Signal)
 	// Kill ends every process still in the group at once: SIGKILL to the
 	// group on Unix, TerminateJobObject on Windows.
 	Kill()

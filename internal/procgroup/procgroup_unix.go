@@ -29,9 +29,18 @@ func start(cmd *exec.Cmd) (Group, error) {
 	return unixGroup{pid: cmd.Process.Pid}, nil
 }
 
-func (g unixGroup) WaitExited()  { waitExited(g.pid) }
-func (g unixGroup) Terminate()   { unix.Kill(-g.pid, unix.SIGTERM) }
-func (g unixGroup) Kill()        { unix.Kill(-g.pid, unix.SIGKILL) }
+func (g unixGroup) WaitExited() { waitExited(g.pid) }
+func (g unixGroup) Terminate()  { unix.Kill(-g.pid, unix.SIGTERM) }
+func (g unixGroup) Kill()       { unix.Kill(-g.pid, unix.SIGKILL) }
+
+func (g unixGroup) Interrupt(sig os.Signal) {
+	s, ok := sig.(syscall.Signal)
+	if !ok || s == 0 {
+		g.Terminate()
+		return
+	}
+	unix.Kill(-g.pid, s)
+}
 func (g unixGroup) Close() error { return nil }
 
 func (g unixGroup) Status(ps *os.ProcessState) (*int, string) {

@@ -131,6 +131,9 @@ func (g *jobGroup) WaitExited() {
 
 func (g *jobGroup) Terminate() { g.Kill() }
 
+// Interrupt ends the job: a console process tree has no signal to pass on.
+func (g *jobGroup) Interrupt(os.Signal) { g.Kill() }
+
 func (g *jobGroup) Kill() {
 	if ev, _ := windows.WaitForSingleObject(g.process, 0); ev == uint32(windows.WAIT_TIMEOUT) {
 		g.killed.Store(true)
