@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -42,6 +43,12 @@ type RunCommandInput struct {
 	// package runner says. It is how `scrollback run -- ARG ARG...` runs;
 	// run_command over MCP takes only Command.
 	Args []string `json:"-"`
+
+	// StdinFile, for Go callers only, is the command's standard input as
+	// it is, inherited rather than copied (give it or Stdin, not both):
+	// `scrollback run` passes its own stdin on this way when it is a pipe
+	// or a file. run_command over MCP takes only Stdin.
+	StdinFile *os.File `json:"-"`
 }
 
 // PreviewShape lets the caller choose what a preview that does not fit
@@ -110,14 +117,15 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 	cp := capture.New(s.e.opts.Capture)
 	sp := s.startSpill(ctx, cp)
 	res, err := runner.Run(ctx, runner.Command{
-		Command: in.Command,
-		Args:    in.Args,
-		Dir:     in.Cwd,
-		Env:     in.Env,
-		Stdin:   in.Stdin,
-		Timeout: timeout,
-		Stdout:  cp.Stdout(),
-		Stderr:  cp.Stderr(),
+		Command:   in.Command,
+		Args:      in.Args,
+		Dir:       in.Cwd,
+		Env:       in.Env,
+		Stdin:     in.Stdin,
+		StdinFile: in.StdinFile,
+		Timeout:   timeout,
+		Stdout:    cp.Stdout(),
+		Stderr:    cp.Stderr(),
 	})
 	if err != nil && res.Duration == 0 {
 		// Not started: a bad working directory or environment, or the

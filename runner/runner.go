@@ -145,12 +145,16 @@ type Command struct {
 	// Args, when not empty, is run as that exact argument vector, with no
 	// shell: Args[0] names the program (found as the package
 	// documentation says), and Args[1:] reach it unchanged.
-	Args    []string
-	Dir     string            // working directory; "" = the current one
-	Env     map[string]string // added to (and overriding) the inherited environment
-	Stdin   string            // given on standard input; without it, stdin is empty (/dev/null)
-	Timeout time.Duration     // stop the process group after this long; 0 = no timeout
-	Grace   time.Duration     // between SIGTERM and SIGKILL when stopping; 0 = DefaultGrace
+	Args  []string
+	Dir   string            // working directory; "" = the current one
+	Env   map[string]string // added to (and overriding) the inherited environment
+	Stdin string            // given on standard input; without it (and StdinFile), stdin is empty (/dev/null)
+	// StdinFile, when not nil, is the command's standard input as it is:
+	// the command inherits the descriptor (a pipe, a file), as it would
+	// from a shell, and reads as much of it as it wants. Not with Stdin.
+	StdinFile *os.File
+	Timeout   time.Duration // stop the process group after this long; 0 = no timeout
+	Grace     time.Duration // between SIGTERM and SIGKILL when stopping; 0 = DefaultGrace
 
 	// Stdout and Stderr receive the command's output as it arrives; nil
 	// discards it. A writer that fails is not written to again, but the
@@ -259,7 +263,10 @@ func start(c Command) (*running, error) {
 	cmd.Dir = c.Dir
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = outW, errW
-	if c.Stdin != "" {
+	switch {
+	case c.StdinFile != nil:
+		cmd.Stdin = c.StdinFile // an *os.File: passed on, not copied
+	case c.Stdin != "":
 		cmd.Stdin = strings.NewReader(c.Stdin)
 	}
 	// Stdin is copied by os/exec: never wait long for that copy once the
@@ -395,6 +402,9 @@ func check(c Command) error {
 	}
 	if len(c.Args) == 0 && strings.IndexByte(c.Command, 0) >= 0 {
 		return &Error{Op: "command", Err: ErrCommand, Detail: "the command contains a NUL byte", Hint: "remove it: a shell command line cannot hold NUL bytes"}
+	}
+	if c.Stdin != "" && c.StdinFile != nil {
+		return &Error{Op: "stdin", Err: ErrCommand, Detail: "both Stdin and StdinFile are given", Hint: "give the input as a string in Stdin or as a file in StdinFile, not both"}
 	}
 	if c.Timeout < 0 {
 		return &Error{Op: "timeout", Err: ErrTimeout, Detail: fmt.Sprintf("%v is negative", c.Timeout), Hint: "give a positive duration, or 0 for none"}

@@ -588,3 +588,23 @@ func TestRunArgsTimeoutKillsTheGroup(t *testing.T) {
 		return
 	}
 }
+
+// StdinFile is passed on as it is: the command reads the file itself.
+func TestStdinFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.txt")
+	if err := os.WriteFile(path, []byte("from a file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out syncBuffer
+	if r, err := Run(context.Background(), Command{Command: "tr a-z A-Z", StdinFile: f, Stdout: &out}); err != nil || deref(r.ExitCode) != "0" || out.String() != "FROM A FILE\n" {
+		t.Errorf("Run = %+v, %v, output %q; want exit 0 and FROM A FILE", r, err, out.String())
+	}
+	if _, err := Run(context.Background(), Command{Command: "cat", Stdin: "x", StdinFile: f}); !errors.Is(err, ErrCommand) {
+		t.Errorf("Stdin and StdinFile both: %v, want ErrCommand", err)
+	}
+}

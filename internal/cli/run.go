@@ -30,6 +30,10 @@ variables work: quote it whole. --shell runs several arguments through
 /bin/sh -c too, each quoted so that the shell sees the same words (for a
 builtin such as exit or cd).
 
+The command's standard input is scrollback's when that is a pipe or a file
+(echo x | scrollback run -- cat prints x), else empty: a terminal is not
+passed on, as the command runs in a process group of its own.
+
 On Windows one argument runs with cmd.exe /d /s /c, two or more run the
 program directly (its arguments quoted by Go's rules), and --shell takes one
 argument only.
@@ -88,7 +92,7 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("run", true, true)
 	fs.DurationVar(&c.timeout, "timeout", 0, "kill the command's process group after `DUR` (e.g. 30s, 5m; default none)")
 	fs.StringVar(&c.cwd, "cwd", "", "run the command in the directory `DIR` (default the current directory)")
-	fs.StringVar(&c.stdin, "stdin", "", "give the command the contents of `FILE` on standard input (- for scrollback's own stdin; default none)")
+	fs.StringVar(&c.stdin, "stdin", "", "give the command the contents of `FILE` on standard input, read first, at most 8 MiB (- for scrollback's own stdin; default: scrollback's stdin passed on as it is when that is a pipe or a file, else none)")
 	c.env = envFlag{}
 	fs.Var(c.env, "env", "set `NAME=VALUE` in the command's environment (repeatable; default: scrollback's environment as it is)")
 	// The defaults are the preview package's split of what the engine
@@ -140,6 +144,8 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 			return err
 		}
 		in.Stdin = data
+	} else {
+		in.StdinFile = passedStdin(c.io.Stdin)
 	}
 
 	// A run's process is short-lived: it leaves the write-ahead log for
@@ -295,6 +301,23 @@ func deref(p *int) int {
 		return -1
 	}
 	return *p
+}
+
+// passedStdin is scrollback's stdin when run passes it on to the command
+// without --stdin, as time and nohup do: when it is a pipe or a file
+// (`echo x | scrollback run -- cat` prints x). A terminal is not: the
+// command runs in a process group of its own, which a terminal stops when
+// it reads (SIGTTIN), so it gets no input, as from /dev/null (nil).
+func passedStdin(stdin io.Reader) *os.File {
+	f, ok := stdin.(*os.File)
+	if !ok || f == nil {
+		return nil
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice != 0 {
+		return nil
+	}
+	return f
 }
 
 const maxStdin = 8 << 20
