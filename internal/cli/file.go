@@ -47,6 +47,9 @@ func (c *fileCmd) Run(ctx context.Context, args []string) error {
 	if c.limit <= 0 {
 		return badFlag("limit", "a positive number of lines", "100", c.limit)
 	}
+	if err := checkOffsetFlag("byte-offset", c.byteOffset); err != nil && in.ByteOffset != nil {
+		return err
+	}
 	if c.line <= 0 {
 		return badFlag("line", "a line number, counting from 1,", "1", c.line)
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/scrollback-dev/scrollback"
 )
 
 // Flag errors are said here, once for every subcommand: the flag package's
@@ -251,6 +253,25 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// checkPageFlags refuses, as flag mistakes, a --limit of bytes outside
+// 1 to the page limit and a negative --offset: the engine would refuse
+// them too, but as an error of the call (exit 1) that does not name the
+// flag.
+func checkPageFlags(offset int64, limit int) error {
+	if limit < 1 || limit > scrollback.PageLimit {
+		return badFlag("limit", fmt.Sprintf("a number of bytes from 1 to %d", scrollback.PageLimit), fmt.Sprint(scrollback.PageLimit), limit)
+	}
+	return checkOffsetFlag("offset", offset)
+}
+
+// checkOffsetFlag refuses a negative byte offset given to flag name.
+func checkOffsetFlag(name string, offset int64) error {
+	if offset < 0 {
+		return badFlag(name, "a byte offset of 0 or more", "4096", offset)
+	}
+	return nil
 }
 
 // badFlag is the usage error for a flag whose value parsed but is out of

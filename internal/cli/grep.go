@@ -35,8 +35,8 @@ type grepCmd struct {
 func (c *grepCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("grep", true, true)
 	fs.BoolVar(&c.ignoreCase, "i", false, "match letters in either case (default: case matters)")
-	fs.IntVar(&c.context, "C", 0, "print `N` lines of context before and after each match, 0 to 20 (default 0)")
-	fs.IntVar(&c.max, "max", scrollback.GrepDefaultMax, fmt.Sprintf("print at most `N` matches, 1 to 1000 (default %d)", scrollback.GrepDefaultMax))
+	fs.IntVar(&c.context, "C", 0, fmt.Sprintf("print `N` lines of context before and after each match, 0 to %d (default 0)", scrollback.GrepMaxContext))
+	fs.IntVar(&c.max, "max", scrollback.GrepDefaultMax, fmt.Sprintf("print at most `N` matches, 1 to %d (default %d)", scrollback.GrepMaxMax, scrollback.GrepDefaultMax))
 	fs.Int64Var(&c.offset, "offset", 0, "search from byte `N` of the copy, a nextOffset (default 0, the start)")
 	fs.BoolVar(&c.count, "count", false, "print only how many lines match, from --offset on, like grep -c; --max and -C do not apply (default: print the lines)")
 	pos, err := c.parse(args)
@@ -45,6 +45,15 @@ func (c *grepCmd) Run(ctx context.Context, args []string) error {
 	}
 	if len(pos) != 2 {
 		return usagef("want OUTPUT_ID and PATTERN, got %d arguments", len(pos))
+	}
+	switch {
+	case c.max < 1 || c.max > scrollback.GrepMaxMax:
+		return badFlag("max", fmt.Sprintf("a number of matches from 1 to %d", scrollback.GrepMaxMax), fmt.Sprint(scrollback.GrepDefaultMax), c.max)
+	case c.context < 0 || c.context > scrollback.GrepMaxContext:
+		return badFlag("C", fmt.Sprintf("a number of lines from 0 to %d", scrollback.GrepMaxContext), "2", c.context)
+	}
+	if err := checkOffsetFlag("offset", c.offset); err != nil {
+		return err
 	}
 	sess, st, err := c.useSession(ctx)
 	if err != nil {

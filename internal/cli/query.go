@@ -41,6 +41,9 @@ func (c *queryCmd) Run(ctx context.Context, args []string) error {
 	if len(pos) != 2 {
 		return usagef("want OUTPUT_ID and FILTER, got %d arguments", len(pos))
 	}
+	if err := checkPageFlags(c.offset, c.limit); err != nil {
+		return err
+	}
 	paged := c.json
 	fs.Visit(func(f *flag.Flag) { paged = paged || f.Name == "offset" || f.Name == "limit" })
 	sess, st, err := c.useSession(ctx)

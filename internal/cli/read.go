@@ -39,6 +39,9 @@ func (c *readCmd) Run(ctx context.Context, args []string) error {
 	if len(pos) != 1 {
 		return usagef("want exactly one OUTPUT_ID, got %d arguments", len(pos))
 	}
+	if err := checkPageFlags(c.offset, c.limit); err != nil {
+		return err
+	}
 	sess, st, err := c.useSession(ctx)
 	if err != nil {
 		return err
