@@ -14,7 +14,7 @@ import (
 
 func init() {
 	register(commandInfo{name: "code", order: 15,
-		usage:   "code [--session ID] [--timeout DUR] [--json] FILE|-",
+		usage:   "code [--session ID] [--timeout DUR] [--code-workers N] [--json] FILE|-",
 		summary: "run TypeScript or JavaScript that calls the tools (Code Mode); print its value, logs and retained copies",
 		examples: []example{
 			{"run a script that awaits the tools, from a TypeScript or JavaScript file", "scrollback code check.ts"},
