@@ -40,8 +40,9 @@ argument only.
 
 The exit status is the command's own; 124 after --timeout (as timeout(1)
 gives); 128+N when signal N killed it, or when scrollback got signal N
-(Ctrl-C: 130): it passes N on to the command's process group, as a terminal
-would, ends what is left of it 2s later, and saves what it wrote. A
+(SIGINT, SIGTERM, SIGHUP or SIGQUIT; Ctrl-C: 130): it passes N on to the
+command's process group, as a terminal would, ends what is left of it 2s
+later, and saves what it wrote. A
 timeout, a signal or an interruption is said on stderr in one line, with
 --json too (stdout then holds only the JSON).`,
 		examples: []example{
@@ -107,6 +108,11 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	}
 	if len(pos) == 0 {
 		return usagef("no command given: put it after --, e.g. scrollback run -- make test")
+	}
+	if len(runSignals) > 0 {
+		var stop context.CancelFunc
+		ctx, stop = SignalContext(ctx, runSignals...)
+		defer stop()
 	}
 	if c.timeout < 0 {
 		return badFlag("timeout", "a duration of 0 (none) or more", "30s or 2m", c.timeout)
