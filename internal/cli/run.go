@@ -160,6 +160,7 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	// small page cache (sqlite.Options.PageCacheKiB), whose pages it
 	// reuses instead of faulting in 2 MB of fresh ones.
 	st, err := c.openStoreWith(ctx, sqlite.Options{LeaveLog: true, PageCacheKiB: runPageCacheKiB})
+	unopened := err != nil // said here once; not again for the copy it cannot save
 	var ue usageError
 	switch {
 	case errors.As(err, &ue):
@@ -208,7 +209,7 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 		if res.Preview != "" && !strings.HasSuffix(res.Preview, "\n") {
 			io.WriteString(c.io.Stdout, "\n")
 		}
-		if res.Recovery == scrollback.RecoveryUnavailable {
+		if res.Recovery == scrollback.RecoveryUnavailable && !unopened {
 			fmt.Fprintf(c.io.Stderr, "scrollback run: %s\n", res.RecoveryError)
 		}
 	}
