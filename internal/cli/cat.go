@@ -3,6 +3,9 @@ package cli
 import (
 	"bufio"
 	"context"
+	"fmt"
+
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 func init() {
@@ -34,8 +37,17 @@ func (c *catCmd) Run(ctx context.Context, args []string) error {
 	}
 	defer st.Close()
 	w := bufio.NewWriterSize(c.io.Stdout, 64<<10)
-	if _, err := sess.Cat(ctx, pos[0], w); err != nil {
+	info, err := sess.Cat(ctx, pos[0], w)
+	if err != nil {
 		return err
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if !info.Complete {
+		// The bytes are the copy as it is; stderr says they are not the
+		// whole output, as read's last page does.
+		fmt.Fprintf(c.io.Stderr, "scrollback cat: %s, %s\n", present.Incomplete, present.MayExist)
+	}
+	return nil
 }
