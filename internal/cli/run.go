@@ -42,9 +42,9 @@ The exit status is the command's own; 124 after --timeout (as timeout(1)
 gives); 128+N when signal N killed it, or when scrollback got signal N
 (SIGINT, SIGTERM, SIGHUP or SIGQUIT; Ctrl-C: 130): it passes N on to the
 command's process group, as a terminal would, ends what is left of it 2s
-later, and saves what it wrote. A
-timeout, a signal or an interruption is said on stderr in one line, with
---json too (stdout then holds only the JSON).`,
+later, and saves what it wrote. A timeout, a signal or an interruption is
+said on stderr in one line, with --json too (stdout then holds only the
+JSON).`,
 		examples: []example{
 			{"run a program with its arguments as they are; a long output is previewed and retained", "scrollback run -- go test -run 'TestX|TestY' ./..."},
 			{"one argument is a shell command line: a pipeline, a redirection", "scrollback run -- 'make build 2>&1 | grep -v ^warning'"},
