@@ -180,7 +180,7 @@ Usage:
 	}
 	fmt.Fprintf(w, "  scrollback %s\n        %s\n", helpUsage, helpSummary)
 	fmt.Fprint(w, `
-Every command takes --db PATH (else $SCROLLBACK_DB, else
+Every command that opens the database takes --db PATH (else $SCROLLBACK_DB, else
 $XDG_STATE_HOME/scrollback/scrollback.db, else the platform's default:
 ~/.local/state/scrollback/scrollback.db on Linux,
 ~/Library/Application Support/scrollback/scrollback.db on macOS,
