@@ -64,7 +64,7 @@ func (b *base) parse(args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, helpRequest{b.fs}
 			}
-			return nil, flagError(b.fs, args, err, bad, len(pos) > 0)
+			return nil, flagError(b.fs, args, err, bad, pos)
 		}
 		rest := b.fs.Args()
 		if len(rest) == 0 {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"al.essio.dev/pkg/shellescape"
+
 	"github.com/scrollback-dev/scrollback"
 )
 
@@ -136,9 +138,9 @@ func recordRefusals(fs *flag.FlagSet, failed **refused) {
 }
 
 // flagError turns an error of fs.Parse(args) into a usage error in our
-// words. bad is the value a flag refused, if that was the error;
-// afterCommand says positional arguments came before the failing flag.
-func flagError(fs *flag.FlagSet, args []string, err error, bad *refused, afterCommand bool) error {
+// words. bad is the value a flag refused, if that was the error; pos are
+// the positional arguments that came before the failing flag.
+func flagError(fs *flag.FlagSet, args []string, err error, bad *refused, pos []string) error {
 	msg := err.Error()
 	if bad != nil {
 		return usageError{refusedText(bad)}
@@ -159,7 +161,7 @@ func flagError(fs *flag.FlagSet, args []string, err error, bad *refused, afterCo
 		}
 	}
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		return usageError{unknownFlagText(fs, asGiven(name, args), afterCommand)}
+		return usageError{unknownFlagText(fs, asGiven(name, args), pos)}
 	}
 	if arg, ok := strings.CutPrefix(msg, "bad flag syntax: "); ok {
 		return usagef("%q is not a flag: write -NAME or --NAME (e.g. --json), and put arguments that start with - after --", arg)
@@ -201,18 +203,25 @@ func asGiven(name string, args []string) string {
 }
 
 // unknownFlagText says flag (as given, dashes included) does not exist,
-// names the nearest one when it looks like a typo, and, for a command that
-// takes another command after --, where that command's own flags go.
-func unknownFlagText(fs *flag.FlagSet, flagArg string, afterCommand bool) string {
+// names the nearest one when it looks like a typo, and, after positional
+// arguments pos, where an argument that starts with - goes: for a command
+// that takes another command after --, that command's own flags; for the
+// others, a pattern or filter such as -v.
+func unknownFlagText(fs *flag.FlagSet, flagArg string, pos []string) string {
 	msg := "unknown flag " + flagArg
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 	if near := nearest(strings.TrimLeft(flagArg, "-"), names); near != "" {
 		msg += fmt.Sprintf(" (did you mean %s?)", dashed(near))
 	}
-	if c, ok := lookup(fs.Name()); ok && afterCommand && strings.Contains(c.usage, "-- ") {
+	c, ok := lookup(fs.Name())
+	switch {
+	case ok && len(pos) > 0 && strings.Contains(c.usage, "-- "):
 		msg += fmt.Sprintf("; a flag meant for the command goes after --, e.g. scrollback %s -- ls -la", c.name)
-	} else {
+	case ok && len(pos) > 0:
+		msg += fmt.Sprintf("; if %s is an argument, not a flag, put it after --: scrollback %s %s -- %s",
+			flagArg, c.name, shellescape.QuoteCommand(pos), shellescape.Quote(flagArg))
+	default:
 		msg += fmt.Sprintf("; see scrollback %s --help for its flags", fs.Name())
 	}
 	return msg
