@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -335,6 +336,10 @@ func TestContextCancelPassesTheSignalOn(t *testing.T) {
 	}{
 		{"handled", `trap 'echo caught INT; exit 7' INT; echo $$; echo ready; while :; do sleep 0.05; done`, "caught INT", "", intp(7)},
 		{"default action", "echo $$; echo ready; exec sleep 30", "", "SIGINT", nil},
+		// Stopped, as a command reading the terminal from its own group
+		// is (SIGTTIN): it still gets the signal, not SIGKILL after the
+		// grace period.
+		{"stopped", "echo $$; echo ready; kill -STOP $$; sleep 30", "", "SIGINT", nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			// A test started with SIGINT ignored (in the background of a
@@ -349,6 +354,15 @@ func TestContextCancelPassesTheSignalOn(t *testing.T) {
 			var out syncBuffer
 			go func() {
 				for ctx.Err() == nil && !ready(out.String(), []string{"ready"}) {
+					time.Sleep(10 * time.Millisecond)
+				}
+				// The stopped case: wait until ps says it is stopped (T).
+				pid, _, _ := strings.Cut(out.String(), "\n")
+				for tt.name == "stopped" && ctx.Err() == nil {
+					st, _ := exec.Command("ps", "-o", "stat=", "-p", pid).Output()
+					if strings.HasPrefix(strings.TrimSpace(string(st)), "T") {
+						break
+					}
 					time.Sleep(10 * time.Millisecond)
 				}
 				cancel(interruption{syscall.SIGINT})

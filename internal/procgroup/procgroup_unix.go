@@ -30,7 +30,7 @@ func start(cmd *exec.Cmd) (Group, error) {
 }
 
 func (g unixGroup) WaitExited() { waitExited(g.pid) }
-func (g unixGroup) Terminate()  { unix.Kill(-g.pid, unix.SIGTERM) }
+func (g unixGroup) Terminate()  { g.send(unix.SIGTERM) }
 func (g unixGroup) Kill()       { unix.Kill(-g.pid, unix.SIGKILL) }
 
 func (g unixGroup) Interrupt(sig os.Signal) {
@@ -39,8 +39,18 @@ func (g unixGroup) Interrupt(sig os.Signal) {
 		g.Terminate()
 		return
 	}
-	unix.Kill(-g.pid, s)
+	g.send(s)
 }
+
+// send sends s to the group, then SIGCONT, as a shell's kill does to a
+// stopped job: a process that is stopped (one that read the terminal from
+// this background group got SIGTTIN) acts on s only once it runs again;
+// without SIGCONT it waited for SIGKILL after the grace period.
+func (g unixGroup) send(s syscall.Signal) {
+	unix.Kill(-g.pid, s)
+	unix.Kill(-g.pid, unix.SIGCONT)
+}
+
 func (g unixGroup) Close() error { return nil }
 
 func (g unixGroup) Status(ps *os.ProcessState) (*int, string) {
