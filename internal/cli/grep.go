@@ -81,29 +81,39 @@ func (c *grepCmd) Run(ctx context.Context, args []string) error {
 	}
 	// Like grep -n: "LINE:" before a match, "LINE-" before context, "--"
 	// between groups that are not adjacent; each line also gives its byte
-	// offset, for `scrollback read --offset`.
-	w := bufio.NewWriter(c.io.Stdout)
-	var last int64 // the last line printed
-	printLine := func(line, off int64, sep, text string, truncated bool) {
-		if line <= last {
+	// offset, for `scrollback read --offset`. A line is printed once, in
+	// line order; a line that is another match's context and a match
+	// itself is printed as the match, as grep does: printed as context,
+	// the match would be one the reader is told is not there.
+	var lines []present.Match
+	add := func(m present.Match) {
+		if n := len(lines); n > 0 && m.Line <= lines[n-1].Line {
+			for i := n - 1; i >= 0 && lines[i].Line >= m.Line; i-- {
+				if lines[i].Line == m.Line && lines[i].Context && !m.Context {
+					lines[i] = m
+				}
+			}
 			return
 		}
-		if last > 0 && line > last+1 && c.context > 0 {
-			fmt.Fprintln(w, "--")
-		}
-		var b strings.Builder
-		present.MatchLine(&b, present.CLI(c.session), present.Match{Line: line, Offset: off, Text: text, Context: sep == "-", Truncated: truncated})
-		w.WriteString(b.String())
-		last = line
+		lines = append(lines, m)
 	}
 	for _, m := range res.Matches {
 		for _, b := range m.Before {
-			printLine(b.Line, b.Offset, "-", b.Text, b.Truncated)
+			add(present.Match{Line: b.Line, Offset: b.Offset, Text: b.Text, Context: true, Truncated: b.Truncated})
 		}
-		printLine(m.Line, m.Offset, ":", m.Text, m.Truncated)
+		add(present.Match{Line: m.Line, Offset: m.Offset, Text: m.Text, Truncated: m.Truncated})
 		for _, a := range m.After {
-			printLine(a.Line, a.Offset, "-", a.Text, a.Truncated)
+			add(present.Match{Line: a.Line, Offset: a.Offset, Text: a.Text, Context: true, Truncated: a.Truncated})
 		}
+	}
+	w := bufio.NewWriter(c.io.Stdout)
+	for i, l := range lines {
+		if i > 0 && l.Line > lines[i-1].Line+1 && c.context > 0 {
+			fmt.Fprintln(w, "--")
+		}
+		var b strings.Builder
+		present.MatchLine(&b, present.CLI(c.session), l)
+		w.WriteString(b.String())
 	}
 	if err := w.Flush(); err != nil {
 		return err
