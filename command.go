@@ -442,7 +442,7 @@ func stderrBlock(stderr []byte, status string, shownHead, shownTail []byte, budg
 			stderr = stderr[i+1:]
 		}
 	}
-	return present.StderrBlock(status, utf8x.ValidString(stderr))
+	return present.StderrBlock(status, stderr)
 }
 
 func gapBytes(g *preview.Gap) int64 {

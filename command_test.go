@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -536,6 +537,38 @@ func TestRunCommandErrorFirst(t *testing.T) {
 	}
 	if strings.Contains(res.Preview, "wrote to stderr") {
 		t.Error("a successful command got an error-first block")
+	}
+}
+
+// The error-first block's figure is the bytes of stderr it shows, as the
+// command wrote them: a byte that is not UTF-8 shows as U+FFFD (three
+// bytes) but counts as the one byte it was. Before, the figure counted the
+// shown text, and a stderr of 13 bytes with three invalid ones was "the
+// last 19 bytes".
+func TestRunCommandErrorFirstCountsBytes(t *testing.T) {
+	sess := newSession(t, scrollback.Options{})
+	for _, tt := range []struct {
+		name, stderr string // stderr as printf writes it
+		bytes        int    // what the block shows, without the final newline
+	}{
+		{"utf-8", `bad é thing\n`, 12},
+		{"invalid bytes", `bad \377\376\375 thing\n`, 13},
+		{"lone continuation", `\200\200 oops`, 7},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := sess.RunCommand(context.Background(), scrollback.RunCommandInput{
+				Command: "seq 1 20000; printf '" + tt.stderr + "' >&2; seq 1 20000; exit 3"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := regexp.MustCompile(`The last (\d+) bytes it wrote to stderr come first; its output follows\.\]\n((?s).*?)\n\[scrollback: end of stderr\]`).FindStringSubmatch(res.Preview)
+			if m == nil {
+				t.Fatalf("no error-first block:\n%s", res.Preview[:min(len(res.Preview), 400)])
+			}
+			if n, _ := strconv.Atoi(m[1]); n != tt.bytes {
+				t.Errorf("the block says %s bytes; it shows %q, %d bytes of stderr", m[1], m[2], tt.bytes)
+			}
+		})
 	}
 }
 

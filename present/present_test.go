@@ -280,7 +280,7 @@ func BenchmarkCountLines8MiB(b *testing.B) {
 func TestStderrBlockOverhead(t *testing.T) {
 	for _, n := range []int{0, 1, 9, 10, 999, 4096, 99999, 1 << 20} {
 		stderr := strings.Repeat("x", n)
-		if got := len(StderrBlock("", stderr)) - n; got > StderrBlockOverhead {
+		if got := len(StderrBlock("", []byte(stderr))) - n; got > StderrBlockOverhead {
 			t.Errorf("a %d-byte stderr gets %d bytes around it, over StderrBlockOverhead (%d)", n, got, StderrBlockOverhead)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strconv"
 	"time"
+
+	"github.com/scrollback-dev/scrollback/internal/utf8x"
 )
 
 // Rule is the rule of the product contract (section 4), as a footer and the
@@ -147,17 +149,19 @@ type Gap struct {
 }
 
 // StderrBlock frames the end of what a failed command wrote to stderr, put
-// before its preview when neither the head nor the tail shows it: n bytes of
-// stderr, the command having ended with status.
-func StderrBlock(status string, stderr string) string {
+// before its preview when neither the head nor the tail shows it: stderr,
+// the last bytes it wrote, as it wrote them, the command having ended with
+// status. The figure counts those bytes; the text shows each byte that is
+// not UTF-8 as U+FFFD.
+func StderrBlock(status string, stderr []byte) string {
 	return "[scrollback: the command failed (" + status + "). The last " + itoa(int64(len(stderr))) +
-		" bytes it wrote to stderr come first; its output follows.]\n" + stderr + "\n[scrollback: end of stderr]\n"
+		" bytes it wrote to stderr come first; its output follows.]\n" + utf8x.ValidString(stderr) + "\n[scrollback: end of stderr]\n"
 }
 
 // StderrBlockOverhead is the most bytes StderrBlock adds around the stderr
 // it frames, besides the status: its words around an empty stderr, with
 // room for the digits of a stderr of up to 1 MiB, plus 13 bytes of slack.
-var StderrBlockOverhead = len(StderrBlock("", "")) - len("0") + len("1048576") + 13
+var StderrBlockOverhead = len(StderrBlock("", nil)) - len("0") + len("1048576") + 13
 
 // CommandStatus says how a command ended, for a footer; "" for a zero
 // exit. timeout is the limit it ran past, when it timed out.
