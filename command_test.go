@@ -557,7 +557,9 @@ func TestRunCommandErrorFirstCountsBytes(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			res, err := sess.RunCommand(context.Background(), scrollback.RunCommandInput{
-				Command: "seq 1 20000; printf '" + tt.stderr + "' >&2; seq 1 20000; exit 3"})
+				// The pauses keep stderr in the middle of the merged copy,
+				// where neither the head nor the tail shows it.
+				Command: "seq 1 20000; sleep 0.2; printf '" + tt.stderr + "' >&2; sleep 0.2; seq 1 20000; exit 3"})
 			if err != nil {
 				t.Fatal(err)
 			}
