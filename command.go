@@ -155,10 +155,12 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 		gap, out.Gap = got.Gap, &g
 	}
 	shown := s.retain(ctx, retainRequest{
-		tool:     op,
-		source:   in.source(),
-		data:     got.Copy,
-		complete: got.Complete,
+		tool:   op,
+		source: in.source(),
+		data:   got.Copy,
+		// Reading stopped while a process outside the group held the
+		// output open: what it wrote later is in no copy.
+		complete: got.Complete && !res.OutputCut,
 		budget:   s.e.opts.PreviewBudget,
 		status:   commandStatus(res, timeout),
 		gap:      gap,

@@ -540,6 +540,31 @@ func TestRunCommandErrorFirst(t *testing.T) {
 	}
 }
 
+// A process that left the command's group and still held its output open
+// when reading stopped may write more that no copy holds: the result says
+// complete=false, not that the output is whole. Before, "early" came back
+// with complete=true and "late" was lost.
+func TestRunCommandOutputHeldOpenIsIncomplete(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid")
+	}
+	sess := newSession(t, scrollback.Options{})
+	marker := filepath.Join(t.TempDir(), "escaped")
+	res, err := sess.RunCommand(context.Background(), scrollback.RunCommandInput{
+		Command: "setsid sh -c ': > \"$0\"; sleep 3; echo late' '" + marker + "' & while [ ! -e '" + marker + "' ]; do sleep 0.01; done; echo early"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Preview != "early\n" || res.Complete {
+		t.Errorf("preview %q, complete %v; want \"early\\n\" and complete false", res.Preview, res.Complete)
+	}
+	// A command whose output ends is complete, its background jobs read.
+	res, err = sess.RunCommand(context.Background(), scrollback.RunCommandInput{Command: "(sleep 0.2; echo late) & echo early; wait"})
+	if err != nil || !res.Complete || res.Preview != "early\nlate\n" {
+		t.Errorf("RunCommand = %+v, %v; want the whole output, complete", res, err)
+	}
+}
+
 // The error-first block's figure is the bytes of stderr it shows, as the
 // command wrote them: a byte that is not UTF-8 shows as U+FFFD (three
 // bytes) but counts as the one byte it was. Before, the figure counted the

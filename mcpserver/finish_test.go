@@ -12,6 +12,7 @@ import (
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/filepager"
+	"github.com/scrollback-dev/scrollback/present"
 	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
@@ -123,4 +124,22 @@ func FuzzCutMessage(f *testing.F) {
 			t.Fatalf("the cut at %d is inside a character", len(head))
 		}
 	})
+}
+
+// A command's output shown whole but incomplete (a process outside its
+// group held the output open when reading stopped) says so after the
+// output: the model must not take it for the whole output.
+func TestRunCommandTextIncomplete(t *testing.T) {
+	zero := 0
+	whole := scrollback.RunCommandResult{ExitCode: &zero}
+	whole.Preview, whole.Complete = "early\n", true
+	if got := runCommandText(scrollback.RunCommandInput{}, whole); len(got) != 1 {
+		t.Errorf("a complete output: %q", got)
+	}
+	cut := whole
+	cut.Complete = false
+	got := runCommandText(scrollback.RunCommandInput{}, cut)
+	if len(got) != 2 || got[1] != "[scrollback: "+present.OutputHeldOpen+"]" {
+		t.Errorf("an incomplete output: %q", got)
+	}
 }

@@ -197,7 +197,7 @@ func runCodeText(in scrollback.RunCodeInput, r scrollback.RunCodeResult) []strin
 
 // runCommandText is the preview, footer included, then how the command
 // ended when that was not a zero exit and the preview's footer does not
-// already say so.
+// already say so, and, for an output shown whole, that it is incomplete.
 func runCommandText(in scrollback.RunCommandInput, r scrollback.RunCommandResult) []string {
 	out := []string{r.Preview}
 	if r.Preview == "" {
@@ -208,6 +208,9 @@ func runCommandText(in scrollback.RunCommandInput, r scrollback.RunCommandResult
 	}
 	if end := present.CommandEnd(r.TimedOut, r.DurationMS, r.Signal, r.ExitCode); end != "" {
 		out = append(out, end)
+	}
+	if !r.Complete {
+		out = append(out, "[scrollback: "+present.OutputHeldOpen+"]")
 	}
 	if r.Recovery == scrollback.RecoveryUnavailable {
 		out = append(out, present.Unsaved(r.RecoveryError))

@@ -497,6 +497,7 @@ func TestGoldenWords(t *testing.T) {
 	fmt.Fprintf(&b, "=== binary left out by the proxy\n%s\n\n", present.BinaryDropped("an image", "image/png", 30<<20, 40<<20, 16<<20))
 	fmt.Fprintf(&b, "=== evicted\n%s\n\n", present.Evicted("out_x", time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)))
 	fmt.Fprintf(&b, "=== shutting down\n%s\n\n", present.Stopped)
+	fmt.Fprintf(&b, "=== output held open\n%s\n\n", present.OutputHeldOpen)
 	fmt.Fprintf(&b, "=== clip\n%s\n", present.Clip(strings.Repeat("a long argument value ", 20), 80))
 	if !errors.Is(errFull, store.ErrUnavailable) {
 		t.Fatal("the failing store's error is not unavailable")

@@ -168,6 +168,10 @@ type Result struct {
 	Signal   string        // the signal that killed the group's leader ("SIGKILL", "SIGTERM", ...); "" when it exited
 	TimedOut bool          // the timeout stopped it (not ctx: see Run)
 	Duration time.Duration // from start until the group's leader ended
+	// OutputCut reports that reading stopped while stdout or stderr was
+	// still open: a process that left the group (setsid) held it after
+	// the group was gone, so what it wrote later is not in the output.
+	OutputCut bool
 }
 
 // Run runs c and waits for it to end. It returns an *Error, and a zero
@@ -204,6 +208,7 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	res.TimedOut, ctxErr = r.await(ctx, c.Timeout, c.grace())
 	res.Duration = time.Since(r.started)
 	r.cleanUp()
+	res.OutputCut = r.progress.cut.Load()
 	res.ExitCode, res.Signal = r.group.Status(r.cmd.ProcessState)
 	r.group.Close()
 	if ctxErr != nil {
@@ -489,6 +494,7 @@ func environ(base []string, add map[string]string) []string {
 type drainProgress struct {
 	reads   atomic.Int64
 	writing atomic.Int32
+	cut     atomic.Bool // a pipe was closed by its read deadline, not at its end
 }
 
 // pump copies r to w until r ends or its read deadline passes. Once w fails
@@ -512,6 +518,9 @@ func pump(wg *sync.WaitGroup, progress *drainProgress, r *os.File, w io.Writer) 
 			}
 		}
 		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				progress.cut.Store(true)
+			}
 			return
 		}
 	}

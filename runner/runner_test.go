@@ -380,9 +380,26 @@ func TestContextCancelPassesTheSignalOn(t *testing.T) {
 
 func TestEscapedProcessDoesNotHoldRun(t *testing.T) {
 	// A process that leaves the group (setsid) keeps stdout open; Run
-	// still returns shortly after the shell exits.
-	if took := runEscaped(t, "exec sleep 30"); took > 20*time.Second { // held until the escaped sleep 30 ends
+	// still returns shortly after the shell exits, and says that it
+	// stopped reading an output still open: what the process writes
+	// later is not in it.
+	took, r := runEscaped(t, "exec sleep 30")
+	if took > 20*time.Second { // held until the escaped sleep 30 ends
 		t.Errorf("Run took %v with an escaped process holding stdout", took)
+	}
+	if !r.OutputCut {
+		t.Errorf("Run = %+v: OutputCut false, yet stdout was still open when reading stopped", r)
+	}
+}
+
+// A command whose output ends (every holder of the pipes exits) was read
+// to its end: OutputCut is false, background jobs of the group included.
+func TestOutputReadToItsEnd(t *testing.T) {
+	for _, c := range []string{"echo hi", "echo hi >&2; exit 3", "(sleep 0.2; echo late) & echo early"} {
+		r, err := Run(context.Background(), Command{Command: c})
+		if err != nil || r.OutputCut {
+			t.Errorf("Run(%q) = %+v, %v; want OutputCut false", c, r, err)
+		}
 	}
 }
 
@@ -391,7 +408,7 @@ func TestEscapedProcessDoesNotHoldRun(t *testing.T) {
 // returned, and returns how long Run took. The shell waits for the
 // escaped process to have printed its pid (it then makes a marker file),
 // not for a fixed 0.2 s a busy machine can outlast.
-func runEscaped(t *testing.T, body string) time.Duration {
+func runEscaped(t *testing.T, body string) (time.Duration, Result) {
 	t.Helper()
 	marker := filepath.Join(t.TempDir(), "escaped")
 	var out syncBuffer
@@ -405,7 +422,7 @@ func runEscaped(t *testing.T, body string) time.Duration {
 		t.Fatalf("Run = %+v, %v", r, err)
 	}
 	syscall.Kill(-groupPID(t, &out), syscall.SIGKILL) // the escaped process's own group
-	return took
+	return took, r
 }
 
 func TestLargeOutputIsReadWhole(t *testing.T) {
@@ -452,8 +469,12 @@ func (s *slowWriter) Write(p []byte) (int, error) {
 // for ever: past drainLimit it stops reading.
 func TestEscapedWriterDoesNotHoldRun(t *testing.T) {
 	t.Parallel()
-	if took := runEscaped(t, "while :; do echo tick; sleep 0.05; done"); took > 3*drainLimit { // a hang detector, not a timing bound
+	took, r := runEscaped(t, "while :; do echo tick; sleep 0.05; done")
+	if took > 3*drainLimit { // a hang detector, not a timing bound
 		t.Errorf("Run took %v with an escaped process writing to stdout", took)
+	}
+	if !r.OutputCut {
+		t.Errorf("Run = %+v: OutputCut false, yet the escaped process was still writing", r)
 	}
 }
 

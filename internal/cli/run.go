@@ -13,6 +13,7 @@ import (
 	"al.essio.dev/pkg/shellescape"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/present"
 	"github.com/scrollback-dev/scrollback/preview"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
@@ -211,6 +212,9 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 		}
 		if res.Recovery == scrollback.RecoveryUnavailable && !unopened {
 			fmt.Fprintf(c.io.Stderr, "scrollback run: %s\n", res.RecoveryError)
+		}
+		if !res.Truncated && !res.Complete {
+			fmt.Fprintf(c.io.Stderr, "scrollback run: %s\n", present.OutputHeldOpen)
 		}
 	}
 	var stop *runStop
