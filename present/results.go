@@ -189,7 +189,7 @@ func CommandEnd(timedOut bool, durationMS int64, signal string, exitCode *int) s
 // its process group (setsid, a daemon) still held the output open. Over
 // MCP it is the line after the output, in brackets; at a terminal, on
 // stderr.
-const OutputHeldOpen = "the output above is incomplete (complete=false): a process the command started outside its process group still held the output open when reading stopped, so what it wrote later is missing; say what is not in it is uncertain, not absent"
+const OutputHeldOpen = "the output above is incomplete (complete=false): a process the command started outside its process group still held the output open when reading stopped, and anything it wrote after that is not here; say what is not in it is uncertain, not absent"
 
 // Unsaved is the line after a result whose copy could not be saved:
 // recoveryError says why (NotSaved).
