@@ -37,7 +37,8 @@
 // background jobs and children that ignored SIGTERM do not outlive the
 // command: a command cannot leave processes behind unless it moves them out
 // of its group on purpose (setsid). Output still held open by such escaped
-// processes is read for at most a short delay after the group is gone.
+// processes is read for at most a short delay after the group is gone;
+// Result.OutputCut then says that reading stopped before the output ended.
 //
 // # Platforms
 //
