@@ -132,7 +132,18 @@ func (f Footer) full(c Cut, outline bool) string {
 	}
 	if f.ID == "" {
 		b.WriteString(f.notSaved())
-		b.WriteString(" Narrow the source instead (grep or head in the command, its own filters or page tokens); never say something is absent because it is not shown: say it is uncertain.]\n")
+		// With no copy to read or search, the error-like lines are the
+		// only words of the part not shown that the model can get: listed
+		// without offsets, which nothing could read.
+		if outline && len(c.Errors) > 0 {
+			b.WriteString("\nError-like lines not shown:\n")
+			for _, e := range c.Errors {
+				b.WriteString("  line " + itoa(e.Line) + ": " + e.Text + "\n")
+			}
+		} else {
+			b.WriteString(" ")
+		}
+		b.WriteString("Narrow the source instead (grep or head in the command, its own filters or page tokens); never say something is absent because it is not shown: say it is uncertain.]\n")
 		return b.String()
 	}
 	if f.Complete {

@@ -844,3 +844,27 @@ func TestFooterFirst(t *testing.T) {
 		t.Errorf("head %d, tail %d: want the default %d and %d", p.HeadEnd, 100000-p.TailStart, ShownHead, ShownTail)
 	}
 }
+
+// A footer with no copy behind it lists the error-like lines not shown,
+// which the cut searched for: with nothing to read back, they are the only
+// words of the middle the model gets. Offsets, which nothing could read,
+// are left out. Before, the lines were searched and then dropped.
+func TestFooterNotSavedListsErrors(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 5000; i++ {
+		if i == 2500 {
+			fmt.Fprintf(&b, "row %d: FATAL: ledger does not balance\n", i)
+			continue
+		}
+		fmt.Fprintf(&b, "row %d: fine\n", i)
+	}
+	data := []byte(b.String())
+	p := Render(data, Options{}, Footer{Unavailable: "disk full"})
+	foot := footerOf(data, p)
+	if !strings.Contains(foot, "cannot be read back.\nError-like lines not shown:\n  line 2500: row 2500: FATAL: ledger does not balance\nNarrow the source instead") || strings.Contains(foot, "(offset") {
+		t.Errorf("footer:\n%s", foot)
+	}
+	if !strings.HasSuffix(foot, "]\n") || !strings.Contains(foot, "not saved") {
+		t.Errorf("footer does not end its bracket or say it was not saved:\n%s", foot)
+	}
+}
