@@ -1,0 +1,111 @@
+// transparency_client.mjs drives transparency_upstream.mjs with the
+// official TypeScript SDK client, as a user's client would, and prints
+// what it observed as one JSON object, one member per probe. The Go test
+// runs it against the upstream directly and through `scrollback proxy`,
+// and each probe must observe the same both ways.
+//
+// Usage (the Go tests in this folder run it):
+//
+//	node transparency_client.mjs -- COMMAND ARGS...
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const [sep, ...target] = process.argv.slice(2);
+if (sep !== "--" || target.length === 0) {
+  console.error("usage: node transparency_client.mjs -- COMMAND ARGS...");
+  process.exit(2);
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+const client = new Client({ name: "transparency-client", version: "1.0.0" });
+const logs = [];
+client.setNotificationHandler(LoggingMessageNotificationSchema, (m) => logs.push(m.params.data));
+await client.connect(new StdioClientTransport({ command: target[0], args: target.slice(1), stderr: "inherit" }));
+
+const own = (name) => ["read_tool_output", "grep_tool_output", "query_tool_output", "run_code"].includes(name);
+const scrollbackURI = (u) => u.startsWith("scrollback://");
+async function all(list, key) {
+  const out = [];
+  let cursor;
+  do {
+    const res = await list(cursor === undefined ? undefined : { cursor });
+    out.push(...res[key]);
+    cursor = res.nextCursor;
+  } while (cursor !== undefined);
+  return out;
+}
+function rpcError(e) {
+  return { code: e.code, message: e.message, data: e.data };
+}
+async function attempt(f) {
+  try {
+    return { ok: await f() };
+  } catch (e) {
+    return { error: rpcError(e) };
+  }
+}
+async function withProgress(f) {
+  const seen = [];
+  const res = await attempt(() => f((p) => seen.push(p.message)));
+  await sleep(300); // a notification may trail its response
+  return { res: res.error ? res : "ok", progress: seen };
+}
+function cleanMeta(m) {
+  const out = {};
+  for (const [k, v] of Object.entries(m ?? {})) {
+    if (!k.startsWith("scrollback/") && !k.startsWith("io.modelcontextprotocol/")) out[k] = v;
+  }
+  return out;
+}
+const text = (r) => r.content.map((c) => c.text).join("\n");
+
+const obs = {};
+obs.tools = (await all((p) => client.listTools(p), "tools")).map((t) => t.name).filter((n) => !own(n));
+obs.prompts = (await all((p) => client.listPrompts(p), "prompts")).map((p) => p.name);
+obs.resources = (await all((p) => client.listResources(p), "resources")).map((r) => r.uri).filter((u) => !scrollbackURI(u));
+obs.templates = (await all((p) => client.listResourceTemplates(p), "resourceTemplates")).map((t) => t.uriTemplate).filter((u) => !scrollbackURI(u));
+
+// A client that never sets a log level (most do not) still gets the
+// messages a server sends.
+await client.callTool({ name: "log", arguments: {} });
+for (let i = 0; i < 40 && logs.length === 0; i++) await sleep(50);
+obs.logs_without_setLevel = [...logs];
+
+obs.progress_tool = await withProgress((onprogress) => client.callTool({ name: "status", arguments: {} }, undefined, { onprogress }));
+obs.progress_read = await withProgress((onprogress) => client.readResource({ uri: "test://r1" }, { onprogress }));
+obs.progress_prompt = await withProgress((onprogress) => client.getPrompt({ name: "p1", arguments: { lang: "go" } }, { onprogress }));
+
+obs.rpc_error = await attempt(() => client.callTool({ name: "rpc_error", arguments: {} }));
+obs.read_missing = await attempt(() => client.readResource({ uri: "test://nope" }));
+obs.read_template = await attempt(async () => text({ content: (await client.readResource({ uri: "test://t/x" })).contents }));
+obs.prompt_missing = await attempt(() => client.getPrompt({ name: "nope" }));
+obs.complete = await attempt(async () => {
+  const c = (await client.complete({ ref: { type: "ref/prompt", name: "p1" }, argument: { name: "lang", value: "g" } })).completion;
+  return { ...c, hasMore: c.hasMore ?? false }; // the Go SDK leaves a false hasMore out
+});
+
+obs.meta = await attempt(async () => {
+  const r = await client.callTool({ name: "meta", arguments: {}, _meta: { "example.com/req": 1 } });
+  return { meta: cleanMeta(r._meta), structured: r.structuredContent, text: text(r) };
+});
+
+// A call the user stops: the server is told, and stops.
+const ac = new AbortController();
+const slow = attempt(() => client.callTool({ name: "slow", arguments: {} }, undefined, { signal: ac.signal }));
+await sleep(500);
+ac.abort("stopped by the user");
+await slow;
+let status;
+for (let i = 0; i < 40; i++) {
+  status = JSON.parse(text(await client.callTool({ name: "status", arguments: {} })));
+  if (status.cancelled.length > 0) break;
+  await sleep(50);
+}
+obs.cancelled = status.cancelled.length;
+
+await client.setLoggingLevel("warning");
+obs.level = JSON.parse(text(await client.callTool({ name: "status", arguments: {} }))).level;
+
+await client.close();
+console.log(JSON.stringify(obs));
