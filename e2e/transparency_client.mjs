@@ -7,13 +7,15 @@
 // Usage (the Go tests in this folder run it):
 //
 //	node transparency_client.mjs -- COMMAND ARGS...
+//	node transparency_client.mjs --url URL
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
-const [sep, ...target] = process.argv.slice(2);
-if (sep !== "--" || target.length === 0) {
-  console.error("usage: node transparency_client.mjs -- COMMAND ARGS...");
+const [mode, ...target] = process.argv.slice(2);
+if ((mode !== "--" && mode !== "--url") || target.length === 0) {
+  console.error("usage: node transparency_client.mjs (-- COMMAND ARGS... | --url URL)");
   process.exit(2);
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -21,7 +23,11 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const client = new Client({ name: "transparency-client", version: "1.0.0" });
 const logs = [];
 client.setNotificationHandler(LoggingMessageNotificationSchema, (m) => logs.push(m.params.data));
-await client.connect(new StdioClientTransport({ command: target[0], args: target.slice(1), stderr: "inherit" }));
+await client.connect(
+  mode === "--url"
+    ? new StreamableHTTPClientTransport(new URL(target[0]))
+    : new StdioClientTransport({ command: target[0], args: target.slice(1), stderr: "inherit" }),
+);
 
 const own = (name) => ["read_tool_output", "grep_tool_output", "query_tool_output", "run_code"].includes(name);
 const scrollbackURI = (u) => u.startsWith("scrollback://");

@@ -266,6 +266,12 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 				}()
 			}
 			return res, err
+		case "notifications/initialized":
+			res, err := next(ctx, method, req)
+			if err == nil && ss != nil {
+				logAll(ctx, next, ss)
+			}
+			return res, err
 		case "tools/call":
 			if !s.own {
 				defer s.p.main.begin(ss)()
@@ -347,6 +353,17 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// logAll makes ss's client get every log message the upstream sends until
+// it sets a level of its own. A server sends its log messages to a client
+// that has set no level (the TypeScript SDK's server does, and the
+// upstream filters by the level the client sets, which the proxy passes
+// on); the Go SDK's server sends none until the client sets one, and most
+// clients never do. The SDK's own logging/setLevel handler sets the level
+// (it has no other way), to debug, the lowest: as if no level were set.
+func logAll(ctx context.Context, next mcp.MethodHandler, ss *mcp.ServerSession) {
+	next(ctx, "logging/setLevel", &mcp.ServerRequest[*mcp.SetLoggingLevelParams]{Session: ss, Params: &mcp.SetLoggingLevelParams{Level: "debug"}})
 }
 
 // forward makes one request of the upstream over s's link within the call
