@@ -227,6 +227,33 @@ func (l *link) routeProgress(ctx context.Context, ss *mcp.ServerSession, token a
 	}
 }
 
+// routeProgress routes the upstream's progress on a client's request
+// (tools/call, resources/read, prompts/get) to that
+// client, when the request has a progress token: l.routeProgress over the
+// client's link. done ends the route.
+func (s *server) routeProgress(ctx context.Context, ss *mcp.ServerSession, params mcp.RequestParams) (_ context.Context, done func()) {
+	if params == nil {
+		return ctx, func() {}
+	}
+	tok := params.GetProgressToken()
+	if tok == nil {
+		return ctx, func() {}
+	}
+	l, err := s.link(ss)
+	if err != nil {
+		return ctx, func() {}
+	}
+	return l.routeProgress(ctx, ss, tok)
+}
+
+// upstreamProgress puts in up the proxy's progress token that ctx carries
+// (routeProgress), if any: upstreamMeta left the client's own out.
+func upstreamProgress(ctx context.Context, up mcp.RequestParams) {
+	if tok := ctx.Value(progressKey{}); tok != nil {
+		up.SetProgressToken(tok)
+	}
+}
+
 // progressGrace is how long a progress route outlives its request.
 const progressGrace = 5 * time.Second
 
@@ -280,13 +307,8 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 			if params == nil || !s.usesUpstream(params.Name) {
 				return next(ctx, method, req)
 			}
-			if tok := params.GetProgressToken(); tok != nil {
-				if l, err := s.link(ss); err == nil {
-					var done func()
-					ctx, done = l.routeProgress(ctx, ss, tok)
-					defer done()
-				}
-			}
+			ctx, done := s.routeProgress(ctx, ss, params)
+			defer done()
 			return next(ctx, method, req)
 		case "resources/read":
 			params, _ := req.GetParams().(*mcp.ReadResourceParams)
@@ -308,9 +330,12 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 			if !s.own {
 				defer s.p.main.begin(ss)()
 			}
+			ctx, done := s.routeProgress(ctx, ss, params)
+			defer done()
 			return typedRead(ss)(forward(ctx, s, ss, func(ctx context.Context, c *conn) (*mcp.ReadResourceResult, error) {
 				up := *params
 				up.Meta = upstreamMeta(params.Meta, c)
+				upstreamProgress(ctx, &up)
 				res, err := c.cs.ReadResource(ctx, &up)
 				if err != nil {
 					return nil, err
@@ -327,9 +352,12 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 			if params == nil {
 				return next(ctx, method, req)
 			}
+			ctx, done := s.routeProgress(ctx, ss, params)
+			defer done()
 			return typedPrompt(ss)(forward(ctx, s, ss, func(ctx context.Context, c *conn) (*mcp.GetPromptResult, error) {
 				up := *params
 				up.Meta = upstreamMeta(params.Meta, c)
+				upstreamProgress(ctx, &up)
 				res, err := c.cs.GetPrompt(ctx, &up)
 				if err != nil {
 					return nil, err
