@@ -67,7 +67,10 @@ function cleanMeta(m) {
 const text = (r) => r.content.map((c) => c.text).join("\n");
 
 const obs = {};
-obs.tools = (await all((p) => client.listTools(p), "tools")).map((t) => t.name).filter((n) => !own(n));
+const toolNames = (await all((p) => client.listTools(p), "tools")).map((t) => t.name);
+obs.tools = toolNames.filter((n) => !own(n));
+// The proxy's own tools come after the upstream's.
+obs.own_tools_last = toolNames.findIndex(own) === -1 || toolNames.slice(toolNames.findIndex(own)).every(own);
 obs.prompts = (await all((p) => client.listPrompts(p), "prompts")).map((p) => p.name);
 obs.resources = (await all((p) => client.listResources(p), "resources")).map((r) => r.uri).filter((u) => !scrollbackURI(u));
 obs.templates = (await all((p) => client.listResourceTemplates(p), "resourceTemplates")).map((t) => t.uriTemplate).filter((u) => !scrollbackURI(u));

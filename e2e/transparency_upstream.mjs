@@ -30,8 +30,8 @@ const server = new Server(
 
 const schema = { type: "object", properties: {} };
 const tools = ["log", "slow", "status", "rpc_error", "meta"].map((name) => ({ name, description: "test tool " + name, inputSchema: schema }));
-const prompts = ["p1", "p2", "p3"].map((name) => ({ name, description: "prompt " + name, arguments: [{ name: "lang", required: false }] }));
-const resources = ["r1", "r2", "r3"].map((name) => ({ uri: "test://" + name, name, mimeType: "text/plain" }));
+const prompts = ["p2", "p3", "p1"].map((name) => ({ name, description: "prompt " + name, arguments: [{ name: "lang", required: false }] }));
+const resources = ["r3", "r1", "r2"].map((name) => ({ uri: "test://" + name, name, mimeType: "text/plain" }));
 
 // page serves items two at a time; the cursor is the next index.
 function page(items, cursor) {

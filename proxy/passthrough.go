@@ -1,9 +1,11 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -299,6 +301,12 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 				logAll(ctx, next, ss)
 			}
 			return res, err
+		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+			res, err := next(ctx, method, req)
+			if err == nil {
+				s.p.inUpstreamOrder(res)
+			}
+			return res, err
 		case "tools/call":
 			if !s.own {
 				defer s.p.main.begin(ss)()
@@ -392,6 +400,51 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 // (it has no other way), to debug, the lowest: as if no level were set.
 func logAll(ctx context.Context, next mcp.MethodHandler, ss *mcp.ServerSession) {
 	next(ctx, "logging/setLevel", &mcp.ServerRequest[*mcp.SetLoggingLevelParams]{Session: ss, Params: &mcp.SetLoggingLevelParams{Level: "debug"}})
+}
+
+// inUpstreamOrder puts the items of a list result in the order the
+// upstream listed them, the proxy's own after them. The SDK's server lists
+// what it holds sorted by name; a client shows the upstream's tools,
+// prompts and resources as the upstream ordered them (and a model reads
+// them so), as it would without the proxy. The SDK pages its sorted list,
+// so the order is the upstream's within each page: all of it, unless a
+// list is longer than a page (1000).
+func (p *Proxy) inUpstreamOrder(res mcp.Result) {
+	p.mu.Lock()
+	snap := p.snap
+	p.mu.Unlock()
+	switch r := res.(type) {
+	case *mcp.ListToolsResult:
+		sortLike(r.Tools, snap.tools, func(t *mcp.Tool) string { return t.Name })
+	case *mcp.ListPromptsResult:
+		sortLike(r.Prompts, snap.prompts, func(p *mcp.Prompt) string { return p.Name })
+	case *mcp.ListResourcesResult:
+		sortLike(r.Resources, snap.resources, func(r *mcp.Resource) string { return r.URI })
+	case *mcp.ListResourceTemplatesResult:
+		sortLike(r.ResourceTemplates, snap.templates, func(t *mcp.ResourceTemplate) string { return t.URITemplate })
+	}
+}
+
+// sortLike sorts items as their keys stand in order; items not there go
+// last, in the order they had.
+func sortLike[T any](items, order []*T, key func(*T) string) {
+	rank := make(map[string]int, len(order))
+	for i, it := range order {
+		if it != nil {
+			if _, dup := rank[key(it)]; !dup {
+				rank[key(it)] = i
+			}
+		}
+	}
+	at := func(it *T) int {
+		if it != nil {
+			if r, ok := rank[key(it)]; ok {
+				return r
+			}
+		}
+		return len(order)
+	}
+	slices.SortStableFunc(items, func(a, b *T) int { return cmp.Compare(at(a), at(b)) })
 }
 
 // forward makes one request of the upstream over s's link within the call
