@@ -11,7 +11,15 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CreateMessageRequestSchema,
+  ElicitationCompleteNotificationSchema,
+  ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 
 const [mode, ...target] = process.argv.slice(2);
 if ((mode !== "--" && mode !== "--url") || target.length === 0) {
@@ -20,9 +28,31 @@ if ((mode !== "--" && mode !== "--url") || target.length === 0) {
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const client = new Client({ name: "transparency-client", version: "1.0.0" });
+const client = new Client({ name: "transparency-client", version: "1.0.0" }, { capabilities: { sampling: {}, elicitation: { form: {}, url: {} } } });
 const logs = [];
 client.setNotificationHandler(LoggingMessageNotificationSchema, (m) => logs.push(m.params.data));
+// A sampling request the server gives up on, answered late.
+client.setRequestHandler(CreateMessageRequestSchema, async (_req, extra) => {
+  await new Promise((resolve) => {
+    const t = setTimeout(resolve, 1000);
+    extra.signal.addEventListener("abort", () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
+  return { role: "assistant", model: "m", content: { type: "text", text: "late" } };
+});
+const elicited = [];
+client.setRequestHandler(ElicitRequestSchema, async (req) => {
+  elicited.push({ mode: req.params.mode, url: req.params.url, id: req.params.elicitationId });
+  return { action: "accept" };
+});
+const completed = [];
+client.setNotificationHandler(ElicitationCompleteNotificationSchema, (m) => completed.push(m.params.elicitationId));
+const changed = { tools: 0, prompts: 0, resources: 0 };
+client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed.tools++);
+client.setNotificationHandler(PromptListChangedNotificationSchema, () => changed.prompts++);
+client.setNotificationHandler(ResourceListChangedNotificationSchema, () => changed.resources++);
 await client.connect(
   mode === "--url"
     ? new StreamableHTTPClientTransport(new URL(target[0]))
@@ -112,6 +142,24 @@ for (let i = 0; i < 40; i++) {
   await sleep(50);
 }
 obs.cancelled = status.cancelled.length;
+
+obs.sample_timeout = text(await client.callTool({ name: "sample_timeout", arguments: {} }));
+
+obs.url_elicit = text(await client.callTool({ name: "url_elicit", arguments: {} }));
+for (let i = 0; i < 40 && completed.length === 0; i++) await sleep(50);
+obs.elicitation = { asked: elicited, completed };
+
+// No list changed so far: the client was told of none.
+await sleep(300);
+obs.list_changed_before = { ...changed };
+await client.callTool({ name: "grow", arguments: {} });
+for (let i = 0; i < 60 && !(changed.tools > obs.list_changed_before.tools && changed.prompts > obs.list_changed_before.prompts && changed.resources > obs.list_changed_before.resources); i++) await sleep(50);
+obs.grown = {
+  tools: (await all((p) => client.listTools(p), "tools")).map((t) => t.name).filter((n) => !own(n)),
+  prompts: (await all((p) => client.listPrompts(p), "prompts")).map((p) => p.name),
+  resources: (await all((p) => client.listResources(p), "resources")).map((r) => r.uri).filter((u) => !scrollbackURI(u)),
+  told: { tools: changed.tools > obs.list_changed_before.tools, prompts: changed.prompts > obs.list_changed_before.prompts, resources: changed.resources > obs.list_changed_before.resources },
+};
 
 await client.setLoggingLevel("warning");
 obs.level = JSON.parse(text(await client.callTool({ name: "status", arguments: {} }))).level;

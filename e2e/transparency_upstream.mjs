@@ -13,6 +13,8 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import {
   CallToolRequestSchema,
   CompleteRequestSchema,
+  CreateMessageResultSchema,
+  ElicitResultSchema,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
@@ -25,11 +27,11 @@ import {
 
 const server = new Server(
   { name: "transparency-upstream", version: "1.0.0" },
-  { capabilities: { tools: {}, prompts: {}, resources: {}, logging: {}, completions: {} } },
+  { capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true }, logging: {}, completions: {} } },
 );
 
 const schema = { type: "object", properties: {} };
-const tools = ["log", "slow", "status", "rpc_error", "meta"].map((name) => ({ name, description: "test tool " + name, inputSchema: schema }));
+const tools = ["log", "slow", "status", "rpc_error", "meta", "sample_timeout", "url_elicit", "grow"].map((name) => ({ name, description: "test tool " + name, inputSchema: schema }));
 const prompts = ["p2", "p3", "p1"].map((name) => ({ name, description: "prompt " + name, arguments: [{ name: "lang", required: false }] }));
 const resources = ["r3", "r1", "r2"].map((name) => ({ uri: "test://" + name, name, mimeType: "text/plain" }));
 
@@ -117,6 +119,40 @@ server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
       return { content: [{ type: "text", text: JSON.stringify(seen) }] };
     case "rpc_error":
       throw new McpError(-32042, "an error of the server's own", { detail: "kept" });
+    case "sample_timeout":
+      // Gives up on its sampling request after 300 ms: the client is told
+      // (notifications/cancelled) and stops.
+      try {
+        await extra.sendRequest(
+          { method: "sampling/createMessage", params: { maxTokens: 10, messages: [{ role: "user", content: { type: "text", text: "hi" } }] } },
+          CreateMessageResultSchema,
+          { timeout: 300 },
+        );
+        return { content: [{ type: "text", text: "sampled" }] };
+      } catch (e) {
+        return { content: [{ type: "text", text: "gave up" }] };
+      }
+    case "url_elicit": {
+      // URL-mode elicitation (2025-11-25): the server asks the user to open
+      // a URL, then tells the client the interaction is complete.
+      const r = await extra.sendRequest(
+        { method: "elicitation/create", params: { mode: "url", elicitationId: "e-1", url: "https://example.com/consent", message: "open this" } },
+        ElicitResultSchema,
+      );
+      await server.notification({ method: "notifications/elicitation/complete", params: { elicitationId: "e-1" } });
+      return { content: [{ type: "text", text: "elicited: " + r.action }] };
+    }
+    case "grow":
+      // Adds a tool, a prompt and a resource, and says so.
+      if (!tools.some((t) => t.name === "grown")) {
+        tools.push({ name: "grown", description: "added later", inputSchema: schema });
+        prompts.push({ name: "grown", description: "added later" });
+        resources.push({ uri: "test://grown", name: "grown", mimeType: "text/plain" });
+      }
+      await server.sendToolListChanged();
+      await server.sendPromptListChanged();
+      await server.sendResourceListChanged();
+      return { content: [{ type: "text", text: "grown" }] };
     case "meta":
       return { _meta: { "example.com/k": "v", got: req.params._meta ?? null }, content: [{ type: "text", text: "meta" }], structuredContent: { ok: true } };
   }

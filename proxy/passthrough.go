@@ -83,6 +83,16 @@ func (l *link) relayOptions(o *mcp.ClientOptions, caps *mcp.ClientCapabilities) 
 		}
 	}
 	if caps.Elicitation != nil {
+		// The upstream's word that a URL-mode elicitation is complete
+		// reaches the client it asked: the client may be waiting for it to
+		// go on, and there is no other way for it to learn.
+		o.ElicitationCompleteHandler = func(ctx context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			if ss := l.caller(); ss != nil {
+				ss.NotifyElicitationComplete(ctx, req.Params)
+			} else {
+				l.p.log.Warn("proxy: an elicitation-complete notice of the upstream is for no client the proxy can tell", "elicitation", req.Params.ElicitationID)
+			}
+		}
 		o.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return relayTo(ctx, l, "elicitation/create", func(ctx context.Context, ss *mcp.ServerSession) (*mcp.ElicitResult, error) {
 				return ss.Elicit(ctx, req.Params)
