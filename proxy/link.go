@@ -35,13 +35,14 @@ type link struct {
 	// (Proxy.modern).
 	modern bool
 
-	connMu  sync.Mutex // serialises connecting
-	mu      sync.Mutex // guards what follows
-	cur     *conn
-	caps    *mcp.ClientCapabilities // what the next connection declares
-	last    string                  // the capabilities the last connection declared (JSON)
-	closed  bool
-	dialled bool // a connection was made before
+	connMu   sync.Mutex // serialises connecting
+	relistMu sync.Mutex // serialises relist
+	mu       sync.Mutex // guards what follows
+	cur      *conn
+	caps     *mcp.ClientCapabilities // what the next connection declares
+	last     string                  // the capabilities the last connection declared (JSON)
+	closed   bool
+	dialled  bool // a connection was made before
 
 	// Guarded by p.mu: the requests in flight over the link and when it
 	// was last used, so that an idle link's connection can give its place
@@ -177,6 +178,11 @@ func (l *link) conn(ctx context.Context) (*conn, error) {
 	l.cur, l.dialled, l.last = c, true, want
 	l.mu.Unlock()
 	l.resubscribe(ctx, c)
+	if l.owner != nil && l.owner.ownView() {
+		// A new upstream session (a restarted command, say) may not offer
+		// what the last one did.
+		go l.relist(listAll)
+	}
 	return c, nil
 }
 
@@ -239,13 +245,13 @@ func (l *link) newClient(caps *mcp.ClientCapabilities) *mcp.Client {
 	o := &mcp.ClientOptions{
 		Logger: p.opts.Logger,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			go p.refresh(listTools)
+			go l.changed(listTools)
 		},
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
-			go p.refresh(listPrompts)
+			go l.changed(listPrompts)
 		},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			go p.refresh(listResources)
+			go l.changed(listResources)
 		},
 	}
 	l.relayOptions(o, caps)
@@ -255,6 +261,45 @@ func (l *link) newClient(caps *mcp.ClientCapabilities) *mcp.Client {
 	c := mcp.NewClient(&mcp.Implementation{Name: "scrollback-proxy", Version: p.opts.Version}, o)
 	c.AddReceivingMiddleware(l.relayMiddleware(caps != nil && caps.Elicitation != nil))
 	return c
+}
+
+// changed follows the upstream's word that its lists changed (what): on
+// a client session's own link, for that client alone (relist); on a
+// shared one, for every client that follows the proxy's lists
+// (Proxy.refresh).
+func (l *link) changed(what int) {
+	if l.owner == nil {
+		l.p.refresh(what)
+		return
+	}
+	l.relist(what)
+}
+
+// relist lists again, over l's own connection, what its upstream session
+// said changed, and updates l's client alone, which from then on follows
+// its own session's lists. Over HTTP each client session has an upstream
+// session (a process, for a command) of its own, whose lists may change
+// by what that client did (a tool that enables others, say); the proxy's
+// shared connection, another session, would not see the change.
+func (l *link) relist(what int) {
+	l.relistMu.Lock()
+	defer l.relistMu.Unlock()
+	c := l.live()
+	if c == nil {
+		return
+	}
+	s := l.owner
+	ctx, cancel := l.p.withTimeout(context.Background())
+	defer cancel()
+	snap, toolsChanged, err := fetch(ctx, c, what, s.snapshot())
+	if err != nil {
+		l.p.log.Warn("proxy: re-listing a client's upstream session's features failed", "err", err)
+		return
+	}
+	s.mu.Lock()
+	s.view = &snap
+	s.mu.Unlock()
+	s.update(snap, what, toolsChanged, true)
 }
 
 // openLink gives s a link of its own; it connects on first use, within

@@ -314,7 +314,7 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
 			res, err := next(ctx, method, req)
 			if err == nil {
-				s.p.inUpstreamOrder(res)
+				inUpstreamOrder(res, s.snapshot())
 			}
 			return res, err
 		case "tools/call":
@@ -419,10 +419,7 @@ func logAll(ctx context.Context, next mcp.MethodHandler, ss *mcp.ServerSession) 
 // them so), as it would without the proxy. The SDK pages its sorted list,
 // so the order is the upstream's within each page: all of it, unless a
 // list is longer than a page (1000).
-func (p *Proxy) inUpstreamOrder(res mcp.Result) {
-	p.mu.Lock()
-	snap := p.snap
-	p.mu.Unlock()
+func inUpstreamOrder(res mcp.Result, snap snapshot) {
 	switch r := res.(type) {
 	case *mcp.ListToolsResult:
 		sortLike(r.Tools, snap.tools, func(t *mcp.Tool) string { return t.Name })

@@ -266,64 +266,26 @@ func (p *Proxy) refresh(what int) {
 	}
 }
 
-// list fetches what the upstream offers and updates every server.
+// list fetches what the upstream offers and updates every server but
+// those whose client's own upstream session told of a change of its own
+// (see link.relist).
 func (p *Proxy) list(ctx context.Context, c *conn, what int) error {
-	init := c.cs.InitializeResult()
-	var caps mcp.ServerCapabilities
-	if init != nil && init.Capabilities != nil {
-		caps = *init.Capabilities
-	}
 	p.mu.Lock()
 	snap := p.snap
 	p.mu.Unlock()
-	if init != nil {
-		snap.instructions = init.Instructions
-		if init.ServerInfo != nil {
-			snap.upName, snap.upVersion = init.ServerInfo.Name, init.ServerInfo.Version
-		}
-	}
-	snap.completions = caps.Completions != nil
-	snap.logging = caps.Logging != nil
-	snap.subscribe = caps.Resources != nil && caps.Resources.Subscribe
-	var err error
-	if what&listTools != 0 {
-		snap.tools = nil
-		if caps.Tools != nil {
-			if snap.tools, err = collect(c.cs.Tools(ctx, nil)); err != nil {
-				return err
-			}
-		}
-	}
-	if what&listPrompts != 0 {
-		snap.prompts = nil
-		if caps.Prompts != nil {
-			if snap.prompts, err = collect(c.cs.Prompts(ctx, nil)); err != nil {
-				return err
-			}
-		}
-	}
-	if what&listResources != 0 {
-		snap.resources, snap.templates = nil, nil
-		if caps.Resources != nil {
-			if snap.resources, err = collect(c.cs.Resources(ctx, nil)); err != nil {
-				return err
-			}
-			if snap.templates, err = collect(c.cs.ResourceTemplates(ctx, nil)); err != nil {
-				// Templates are optional: a server may not implement the method.
-				snap.templates = nil
-			}
-		}
+	snap, toolsChanged, err := fetch(ctx, c, what, snap)
+	if err != nil {
+		return err
 	}
 	defer c.listed.Store(true)
-	key, _ := json.Marshal(snap.tools)
-	toolsChanged := string(key) != snap.toolsKey
-	snap.toolsKey = string(key)
 
 	p.mu.Lock()
 	p.snap = snap
 	srvs := make([]*server, 0, len(p.srvs))
 	for s := range p.srvs {
-		srvs = append(srvs, s)
+		if !s.ownView() {
+			srvs = append(srvs, s)
+		}
 	}
 	p.mu.Unlock()
 	// Clients listening for changes (protocol 2026-07-28) first: they are
@@ -339,23 +301,61 @@ func (p *Proxy) list(ctx context.Context, c *conn, what int) error {
 		return 1
 	})
 	for _, s := range srvs {
-		switch {
-		case what&listTools != 0 && toolsChanged:
-			s.syncTools(snap.tools)
-		case what&listTools != 0 && c.listed.Load():
-			// The upstream said its tools changed, yet they list the same
-			// (it added one it had): its clients are told all the same, as
-			// they would be without the proxy.
-			s.toolsChanged(snap.tools)
-		}
-		if what&listPrompts != 0 {
-			s.syncPrompts(snap.prompts)
-		}
-		if what&listResources != 0 {
-			s.syncResources(snap.resources, snap.templates)
-		}
+		s.update(snap, what, toolsChanged, c.listed.Load())
 	}
 	return nil
+}
+
+// fetch lists over c what changed (what) of snap: the upstream's lists,
+// and its identity and capabilities. toolsChanged reports whether the
+// tools differ from snap's.
+func fetch(ctx context.Context, c *conn, what int, snap snapshot) (_ snapshot, toolsChanged bool, err error) {
+	init := c.cs.InitializeResult()
+	var caps mcp.ServerCapabilities
+	if init != nil && init.Capabilities != nil {
+		caps = *init.Capabilities
+	}
+	if init != nil {
+		snap.instructions = init.Instructions
+		if init.ServerInfo != nil {
+			snap.upName, snap.upVersion = init.ServerInfo.Name, init.ServerInfo.Version
+		}
+	}
+	snap.completions = caps.Completions != nil
+	snap.logging = caps.Logging != nil
+	snap.subscribe = caps.Resources != nil && caps.Resources.Subscribe
+	if what&listTools != 0 {
+		snap.tools = nil
+		if caps.Tools != nil {
+			if snap.tools, err = collect(c.cs.Tools(ctx, nil)); err != nil {
+				return snap, false, err
+			}
+		}
+	}
+	if what&listPrompts != 0 {
+		snap.prompts = nil
+		if caps.Prompts != nil {
+			if snap.prompts, err = collect(c.cs.Prompts(ctx, nil)); err != nil {
+				return snap, false, err
+			}
+		}
+	}
+	if what&listResources != 0 {
+		snap.resources, snap.templates = nil, nil
+		if caps.Resources != nil {
+			if snap.resources, err = collect(c.cs.Resources(ctx, nil)); err != nil {
+				return snap, false, err
+			}
+			if snap.templates, err = collect(c.cs.ResourceTemplates(ctx, nil)); err != nil {
+				// Templates are optional: a server may not implement the method.
+				snap.templates = nil
+			}
+		}
+	}
+	key, _ := json.Marshal(snap.tools)
+	toolsChanged = string(key) != snap.toolsKey
+	snap.toolsKey = string(key)
+	return snap, toolsChanged, nil
 }
 
 func collect[T any](seq func(func(*T, error) bool)) ([]*T, error) {

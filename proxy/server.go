@@ -63,6 +63,53 @@ type server struct {
 	// (scrollback://output/{id}): one the proxy does not hold is read
 	// there.
 	upstreamOutputs bool
+	// view is what the client's own upstream session offers, once it told
+	// of a change (link.relist); nil: what the proxy's shared connection
+	// lists (Proxy.snap).
+	view *snapshot
+}
+
+// snapshot is what the server offers of the upstream's: its client's own
+// upstream session's view, or the proxy's.
+func (s *server) snapshot() snapshot {
+	s.mu.Lock()
+	v := s.view
+	s.mu.Unlock()
+	if v != nil {
+		return *v
+	}
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	return s.p.snap
+}
+
+// ownView reports whether the server follows its client's own upstream
+// session's lists rather than the proxy's.
+func (s *server) ownView() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.view != nil
+}
+
+// update makes the server offer what changed (what) of snap. toolsChanged:
+// the tools differ from those it offered; told: the upstream told of a
+// change, so that the client is told even when they do not.
+func (s *server) update(snap snapshot, what int, toolsChanged, told bool) {
+	switch {
+	case what&listTools != 0 && toolsChanged:
+		s.syncTools(snap.tools)
+	case what&listTools != 0 && told:
+		// The upstream said its tools changed, yet they list the same
+		// (it added one it had): its clients are told all the same, as
+		// they would be without the proxy.
+		s.toolsChanged(snap.tools)
+	}
+	if what&listPrompts != 0 {
+		s.syncPrompts(snap.prompts)
+	}
+	if what&listResources != 0 {
+		s.syncResources(snap.resources, snap.templates)
+	}
 }
 
 // Server returns an MCP server offering the upstream's tools (results
@@ -448,9 +495,7 @@ func (s *server) upstreamTool(name string) bool {
 // toolNames lists the server's tools, for the error a call of an unknown
 // tool gets: the upstream's, in its order, then the proxy's own.
 func (s *server) toolNames() []string {
-	s.p.mu.Lock()
-	upstream := s.p.snap.tools
-	s.p.mu.Unlock()
+	upstream := s.snapshot().tools
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var names []string
