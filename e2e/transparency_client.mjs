@@ -161,6 +161,12 @@ obs.grown = {
   told: { tools: changed.tools > obs.list_changed_before.tools, prompts: changed.prompts > obs.list_changed_before.prompts, resources: changed.resources > obs.list_changed_before.resources },
 };
 
+// Told again, with nothing new: the client is told all the same.
+const before = { ...changed };
+await client.callTool({ name: "grow", arguments: {} });
+for (let i = 0; i < 60 && !(changed.tools > before.tools && changed.prompts > before.prompts && changed.resources > before.resources); i++) await sleep(50);
+obs.told_unchanged = { tools: changed.tools > before.tools, prompts: changed.prompts > before.prompts, resources: changed.resources > before.resources };
+
 await client.setLoggingLevel("warning");
 obs.level = JSON.parse(text(await client.callTool({ name: "status", arguments: {} }))).level;
 

@@ -56,6 +56,7 @@ type server struct {
 	mu        sync.Mutex
 	tools     map[string]bool   // upstream tools registered
 	toolDefs  map[string]string // their definitions as registered (JSON)
+	defs      map[string]string // prompts' and resources' definitions as registered (JSON), by kind and name
 	prompts   map[string]bool
 	resources map[string]bool
 	templates map[string]bool
@@ -105,10 +106,10 @@ func (s *server) update(snap snapshot, what int, toolsChanged, told bool) {
 		s.toolsChanged(snap.tools)
 	}
 	if what&listPrompts != 0 {
-		s.syncPrompts(snap.prompts)
+		s.syncPrompts(snap.prompts, told)
 	}
 	if what&listResources != 0 {
-		s.syncResources(snap.resources, snap.templates)
+		s.syncResources(snap.resources, snap.templates, told)
 	}
 }
 
@@ -130,7 +131,7 @@ func (p *Proxy) Server(sess *scrollback.Session) *mcp.Server {
 func (p *Proxy) newServer(b *mcpserver.Binding, own bool) *server {
 	perRequest := b.PerRequest()
 	own = own && !perRequest
-	s := &server{p: p, b: b, own: own, perRequest: perRequest, tools: map[string]bool{}, toolDefs: map[string]string{}, prompts: map[string]bool{}, resources: map[string]bool{}, templates: map[string]bool{}}
+	s := &server{p: p, b: b, own: own, perRequest: perRequest, tools: map[string]bool{}, toolDefs: map[string]string{}, defs: map[string]string{}, prompts: map[string]bool{}, resources: map[string]bool{}, templates: map[string]bool{}}
 	p.mu.Lock()
 	snap := p.snap
 	p.mu.Unlock()
@@ -174,8 +175,8 @@ func (p *Proxy) newServer(b *mcpserver.Binding, own bool) *server {
 	s.addOwnTools()
 	mcpserver.AddOutputResources(s.srv, s.b)
 	s.syncTools(snap.tools)
-	s.syncPrompts(snap.prompts)
-	s.syncResources(snap.resources, snap.templates)
+	s.syncPrompts(snap.prompts, false)
+	s.syncResources(snap.resources, snap.templates, false)
 	// passThrough is inside FinishResults: an upstream's answer for a tool
 	// the proxy does not list is finished like any other result.
 	s.srv.AddReceivingMiddleware(s.passThrough)
@@ -410,28 +411,54 @@ func (s *server) upstreamHandler(name string) mcp.ToolHandler {
 	}
 }
 
-func (s *server) syncPrompts(prompts []*mcp.Prompt) {
+// syncPrompts makes the server's prompts those of prompts. Only a new or
+// changed prompt is registered again: each registration tells the client
+// that the list changed (as syncTools explains), and a re-list that found
+// the same prompts (the proxy connected again, say) is no change. told:
+// the upstream told of a change; its clients are told even when the
+// prompts list the same, as they would be without the proxy.
+func (s *server) syncPrompts(prompts []*mcp.Prompt, told bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	get := func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return forward(ctx, s, req.Session, func(ctx context.Context, c *conn) (*mcp.GetPromptResult, error) {
+			return c.cs.GetPrompt(ctx, req.Params)
+		})
+	}
 	want := map[string]bool{}
+	changed := false
+	var first *mcp.Prompt
 	for _, pr := range prompts {
 		if pr == nil {
 			continue
 		}
 		want[pr.Name] = true
-		s.srv.AddPrompt(pr, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			return forward(ctx, s, req.Session, func(ctx context.Context, c *conn) (*mcp.GetPromptResult, error) {
-				return c.cs.GetPrompt(ctx, req.Params)
-			})
-		})
+		if first == nil {
+			first = pr
+		}
+		key, def := "prompt "+pr.Name, defOf(pr)
+		if s.defs[key] == def {
+			continue
+		}
+		s.srv.AddPrompt(pr, get)
+		s.defs[key] = def
+		changed = true
 	}
 	if gone := missing(s.prompts, want); len(gone) > 0 {
 		s.srv.RemovePrompts(gone...)
+		for _, name := range gone {
+			delete(s.defs, "prompt "+name)
+		}
+		changed = true
+	}
+	if told && !changed && first != nil {
+		s.srv.AddPrompt(first, get)
 	}
 	s.prompts = want
 }
 
-func (s *server) syncResources(resources []*mcp.Resource, templates []*mcp.ResourceTemplate) {
+// syncResources is syncPrompts for resources and resource templates.
+func (s *server) syncResources(resources []*mcp.Resource, templates []*mcp.ResourceTemplate, told bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	read := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -440,14 +467,29 @@ func (s *server) syncResources(resources []*mcp.Resource, templates []*mcp.Resou
 		})
 	}
 	want := map[string]bool{}
+	changed := false
 	for _, r := range resources {
-		if r == nil || !s.try(func() { s.srv.AddResource(r, read) }) {
+		if r == nil {
+			continue
+		}
+		key, def := "resource "+r.URI, defOf(r)
+		if s.defs[key] == def {
+			want[r.URI] = true
+			continue
+		}
+		if !s.try(func() { s.srv.AddResource(r, read) }) {
 			continue
 		}
 		want[r.URI] = true
+		s.defs[key] = def
+		changed = true
 	}
 	if gone := missing(s.resources, want); len(gone) > 0 {
 		s.srv.RemoveResources(gone...)
+		for _, uri := range gone {
+			delete(s.defs, "resource "+uri)
+		}
+		changed = true
 	}
 	s.resources = want
 
@@ -460,15 +502,45 @@ func (s *server) syncResources(resources []*mcp.Resource, templates []*mcp.Resou
 			s.upstreamOutputs = true
 			continue
 		}
-		if t == nil || !s.try(func() { s.srv.AddResourceTemplate(t, read) }) {
+		if t == nil {
+			continue
+		}
+		key, def := "template "+t.URITemplate, defOf(t)
+		if s.defs[key] == def {
+			wantT[t.URITemplate] = true
+			continue
+		}
+		if !s.try(func() { s.srv.AddResourceTemplate(t, read) }) {
 			continue
 		}
 		wantT[t.URITemplate] = true
+		s.defs[key] = def
+		changed = true
 	}
 	if gone := missing(s.templates, wantT); len(gone) > 0 {
 		s.srv.RemoveResourceTemplates(gone...)
+		for _, uri := range gone {
+			delete(s.defs, "template "+uri)
+		}
+		changed = true
 	}
 	s.templates = wantT
+	if told && !changed {
+		// Told all the same (see syncPrompts): a resource registered
+		// again unchanged.
+		for _, r := range resources {
+			if r != nil && s.resources[r.URI] {
+				s.try(func() { s.srv.AddResource(r, read) })
+				break
+			}
+		}
+	}
+}
+
+// defOf is a definition as the server registered it, to tell a change.
+func defOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // try runs f, reporting false (and logging) if the SDK panicked on a
