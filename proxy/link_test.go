@@ -432,3 +432,43 @@ func TestRootsListChangedForwarded(t *testing.T) {
 		t.Fatal("the client's notifications/roots/list_changed never reached the upstream")
 	}
 }
+
+// TestProgressRenewsCallTimeout: a call whose upstream keeps reporting
+// progress is answering, and runs past the call timeout, as it would
+// without the proxy; one that reports nothing for the timeout is still
+// cancelled, and so is a call whose client gave no progress token.
+func TestProgressRenewsCallTimeout(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	up := mcp.NewServer(&mcp.Implementation{Name: "busy"}, nil)
+	mcp.AddTool(up, &mcp.Tool{Name: "work"}, func(ctx context.Context, req *mcp.CallToolRequest, args struct{ Stall bool }) (*mcp.CallToolResult, any, error) {
+		tok := req.Params.GetProgressToken()
+		for i := range 10 {
+			if tok != nil && !(args.Stall && i >= 3) {
+				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 10})
+			}
+			select {
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			case <-time.After(timeout / 3):
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	})
+	_, _, cs := start(t, Upstream{Dial: dialServer(up)}, Options{CallTimeout: timeout}, nil)
+	work := func(token any, stall bool) (*mcp.CallToolResult, error) {
+		params := &mcp.CallToolParams{Name: "work", Arguments: map[string]any{"Stall": stall}}
+		if token != nil {
+			params.SetProgressToken(token)
+		}
+		return cs.CallTool(context.Background(), params)
+	}
+	if res, err := work("t1", false); err != nil || res.IsError || text(res) != "done" {
+		t.Errorf("a call reporting progress for %s, over the %s timeout: got %v %v, want done", 10*timeout/3, timeout, err, res)
+	}
+	if res, err := work("t2", true); err != nil || !res.IsError || !strings.Contains(text(res), "within "+timeout.String()) {
+		t.Errorf("a call whose progress stops: got %v %v, want the timeout error", err, res)
+	}
+	if res, err := work(nil, false); err != nil || !res.IsError || !strings.Contains(text(res), "within "+timeout.String()) {
+		t.Errorf("a call without a progress token: got %v %v, want the timeout error", err, res)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -33,6 +34,8 @@ type progressRoute struct {
 	// before its answer, which is the only way to a client of 2026-07-28
 	// over HTTP (it opens no other stream) and keeps the order for others.
 	ctx context.Context
+	// clock renews the request's call timeout with each notification.
+	clock *progressClock
 }
 
 // relayOptions adds the upstream client's handlers that relay what the
@@ -49,6 +52,7 @@ func (l *link) relayOptions(o *mcp.ClientOptions, caps *mcp.ClientCapabilities) 
 		r, ok := l.relay.progress[tokenKey(pr.ProgressToken)]
 		l.relay.mu.Unlock()
 		if ok {
+			r.clock.tick()
 			r.ss.NotifyProgress(r.ctx, &mcp.ProgressNotificationParams{Meta: pr.Meta, ProgressToken: r.token,
 				Progress: pr.Progress, Total: pr.Total, Message: pr.Message})
 		}
@@ -226,8 +230,10 @@ func (l *link) routeProgress(ctx context.Context, ss *mcp.ServerSession, token a
 	l.relay.mu.Lock()
 	l.relay.next++
 	up := "scrollback-" + l.p.nonce + "-" + strconv.FormatInt(l.relay.next, 10)
-	l.relay.progress[tokenKey(up)] = progressRoute{ss: ss, token: token, ctx: context.WithoutCancel(ctx)}
+	clock := &progressClock{}
+	l.relay.progress[tokenKey(up)] = progressRoute{ss: ss, token: token, ctx: context.WithoutCancel(ctx), clock: clock}
 	l.relay.mu.Unlock()
+	ctx = context.WithValue(ctx, clockKey{}, clock)
 	return context.WithValue(ctx, progressKey{}, up), func() {
 		// The SDK may hand over a notification the upstream sent just
 		// before its response after the response: keep the route a moment.
@@ -268,6 +274,65 @@ func upstreamProgress(ctx context.Context, up mcp.RequestParams) {
 
 // progressGrace is how long a progress route outlives its request.
 const progressGrace = 5 * time.Second
+
+// progressClock renews the call timeout of the request a progress route
+// belongs to (withCallTimeout).
+type progressClock struct {
+	mu    sync.Mutex
+	renew func()
+}
+
+// tick renews the timeout, if the request has one.
+func (c *progressClock) tick() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	renew := c.renew
+	c.mu.Unlock()
+	if renew != nil {
+		renew()
+	}
+}
+
+// clockKey carries a request's progressClock in its context.
+type clockKey struct{}
+
+// withCallTimeout bounds a client's request forwarded upstream by the
+// call timeout, counted afresh from each progress notification the
+// upstream sends for it: an upstream that reports progress is answering,
+// and a long task that does (a build, a test run) runs as long as it
+// would without the proxy. A request without a progress token, or whose
+// progress stops, ends after the timeout. Whether it did is
+// timedOut(ctx).
+func (p *Proxy) withCallTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := p.opts.CallTimeout
+	if d <= 0 {
+		return ctx, func() {}
+	}
+	clock, _ := ctx.Value(clockKey{}).(*progressClock)
+	if clock == nil {
+		return context.WithTimeout(ctx, d)
+	}
+	cctx, cancel := context.WithCancelCause(ctx)
+	timer := time.AfterFunc(d, func() { cancel(context.DeadlineExceeded) })
+	clock.mu.Lock()
+	clock.renew = func() { timer.Reset(d) }
+	clock.mu.Unlock()
+	return cctx, func() {
+		clock.mu.Lock()
+		clock.renew = nil
+		clock.mu.Unlock()
+		timer.Stop()
+		cancel(context.Canceled)
+	}
+}
+
+// timedOut reports whether ctx, from withCallTimeout or withTimeout,
+// ended at its timeout.
+func timedOut(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), context.DeadlineExceeded)
+}
 
 // withTimeout bounds a forwarded request by the call timeout.
 func (p *Proxy) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -469,13 +534,13 @@ func forward[T any](ctx context.Context, s *server, ss *mcp.ServerSession, f fun
 		return zero, err
 	}
 	p := s.p
-	ctx, cancel := p.withTimeout(ctx)
+	ctx, cancel := p.withCallTimeout(ctx)
 	defer cancel()
 	res, err := f(ctx, c)
 	if err == nil {
 		return res, nil
 	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if timedOut(ctx) {
 		return zero, &Error{Err: ErrCallTimeout, Msg: fmt.Sprintf("the upstream server did not answer within %s, so the request was cancelled", p.opts.CallTimeout),
 			Hint: "the server may be stuck or the work too slow; raise --call-timeout if it needs longer"}
 	}

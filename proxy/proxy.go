@@ -391,10 +391,7 @@ func (l *link) call(ctx context.Context, name string, args json.RawMessage, from
 		}
 		return nil, err
 	}
-	cctx, cancel := ctx, context.CancelFunc(func() {})
-	if p.opts.CallTimeout > 0 {
-		cctx, cancel = context.WithTimeout(ctx, p.opts.CallTimeout)
-	}
+	cctx, cancel := p.withCallTimeout(ctx)
 	defer cancel()
 	var arg any = args
 	if len(args) == 0 {
@@ -418,7 +415,7 @@ func (l *link) call(ctx context.Context, name string, args json.RawMessage, from
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+	case timedOut(cctx):
 		return nil, &Error{Tool: name, Err: ErrCallTimeout,
 			Msg:  fmt.Sprintf("the upstream server did not answer within %s, so the call was cancelled", p.opts.CallTimeout),
 			Hint: "the server may be stuck or the work too slow; narrow the request, or raise --call-timeout"}
