@@ -15,6 +15,7 @@ import {
   CreateMessageRequestSchema,
   ElicitationCompleteNotificationSchema,
   ElicitRequestSchema,
+  ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
@@ -28,7 +29,7 @@ if ((mode !== "--" && mode !== "--url") || target.length === 0) {
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const client = new Client({ name: "transparency-client", version: "1.0.0" }, { capabilities: { sampling: {}, elicitation: { form: {}, url: {} } } });
+const client = new Client({ name: "transparency-client", version: "1.0.0" }, { capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } } });
 const logs = [];
 client.setNotificationHandler(LoggingMessageNotificationSchema, (m) => logs.push(m.params.data));
 // A sampling request the server gives up on, answered late.
@@ -47,6 +48,7 @@ client.setRequestHandler(ElicitRequestSchema, async (req) => {
   elicited.push({ mode: req.params.mode, url: req.params.url, id: req.params.elicitationId });
   return { action: "accept" };
 });
+client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: "file:///work", name: "work" }] }));
 const completed = [];
 client.setNotificationHandler(ElicitationCompleteNotificationSchema, (m) => completed.push(m.params.elicitationId));
 const changed = { tools: 0, prompts: 0, resources: 0 };
@@ -114,6 +116,9 @@ obs.logs_without_setLevel = [...logs];
 obs.progress_tool = await withProgress((onprogress) => client.callTool({ name: "status", arguments: {} }, undefined, { onprogress }));
 obs.progress_read = await withProgress((onprogress) => client.readResource({ uri: "test://r1" }, { onprogress }));
 obs.progress_prompt = await withProgress((onprogress) => client.getPrompt({ name: "p1", arguments: { lang: "go" } }, { onprogress }));
+
+// The server sees the capabilities the client declared (roots included).
+obs.client_caps = JSON.parse(text(await client.callTool({ name: "client_caps", arguments: {} })));
 
 obs.rpc_error = await attempt(() => client.callTool({ name: "rpc_error", arguments: {} }));
 obs.read_missing = await attempt(() => client.readResource({ uri: "test://nope" }));

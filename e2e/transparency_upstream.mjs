@@ -31,7 +31,7 @@ const server = new Server(
 );
 
 const schema = { type: "object", properties: {} };
-const tools = ["log", "slow", "status", "rpc_error", "meta", "sample_timeout", "url_elicit", "grow"].map((name) => ({ name, description: "test tool " + name, inputSchema: schema }));
+const tools = ["log", "slow", "status", "rpc_error", "meta", "sample_timeout", "url_elicit", "grow", "client_caps"].map((name) => ({ name, description: "test tool " + name, inputSchema: schema }));
 const prompts = ["p2", "p3", "p1"].map((name) => ({ name, description: "prompt " + name, arguments: [{ name: "lang", required: false }] }));
 const resources = ["r3", "r1", "r2"].map((name) => ({ uri: "test://" + name, name, mimeType: "text/plain" }));
 
@@ -153,6 +153,9 @@ server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
       await server.sendPromptListChanged();
       await server.sendResourceListChanged();
       return { content: [{ type: "text", text: "grown" }] };
+    case "client_caps":
+      // What the client declared, as the server sees it.
+      return { content: [{ type: "text", text: JSON.stringify(server.getClientCapabilities()) }] };
     case "meta":
       return { _meta: { "example.com/k": "v", got: req.params._meta ?? null }, content: [{ type: "text", text: "meta" }], structuredContent: { ok: true } };
   }

@@ -80,12 +80,16 @@ func (l *link) declare(caps *mcp.ClientCapabilities) {
 	l.mu.Unlock()
 }
 
-// capsKey is caps as the upstream sees them, to tell a change.
+// capsKey is caps as the upstream sees them, to tell a change. The
+// roots capability is in RootsV2, which JSON leaves out (see cloneCaps).
 func capsKey(caps *mcp.ClientCapabilities) string {
 	if caps == nil {
 		return ""
 	}
-	b, _ := json.Marshal(caps)
+	b, _ := json.Marshal(struct {
+		Caps  *mcp.ClientCapabilities
+		Roots *mcp.RootCapabilities
+	}{caps, caps.RootsV2})
 	return string(b)
 }
 
@@ -113,6 +117,13 @@ func cloneCaps(caps *mcp.ClientCapabilities) *mcp.ClientCapabilities {
 	var out mcp.ClientCapabilities
 	if json.Unmarshal(b, &out) != nil {
 		return nil
+	}
+	// The SDK keeps whether the client declared roots in RootsV2, which
+	// JSON leaves out (its Roots field is there for every client, with
+	// roots or without); the upstream is told of roots by RootsV2 alone.
+	if caps.RootsV2 != nil {
+		r := *caps.RootsV2
+		out.RootsV2 = &r
 	}
 	return &out
 }
