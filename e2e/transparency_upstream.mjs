@@ -58,8 +58,12 @@ async function progress(extra, message) {
   }
 }
 
+// "sampled" is offered only to a client that can sample, as servers do
+// with tools that need a capability of the client.
+const sampled = { name: "sampled", description: "offered to clients with sampling", inputSchema: schema };
 server.setRequestHandler(ListToolsRequestSchema, async (req) => {
-  const { items, nextCursor } = page(tools, req.params?.cursor);
+  const offered = server.getClientCapabilities()?.sampling ? [...tools, sampled] : tools;
+  const { items, nextCursor } = page(offered, req.params?.cursor);
   return { tools: items, nextCursor };
 });
 server.setRequestHandler(ListPromptsRequestSchema, async (req) => {

@@ -197,6 +197,27 @@ func (l *link) conn(ctx context.Context) (*conn, error) {
 	return c, nil
 }
 
+// settle waits, within the call timeout, for the connection the link is
+// to make for its client's capabilities when they differ from its live
+// connection's, and for what the upstream offers over it to be listed.
+// Over stdio the shared link connects again, declaring them, as the
+// client initializes (see passThrough), and a server may offer some
+// features only to a client with a capability (a tool that samples): a
+// list the client asks for at once must wait for that connection, not
+// answer with what the upstream offered a client without them. A link
+// that is down is left to the next request to connect.
+func (l *link) settle(ctx context.Context) {
+	l.mu.Lock()
+	c, want := l.cur, capsKey(l.caps)
+	l.mu.Unlock()
+	if c == nil || !c.alive() || c.caps == want {
+		return
+	}
+	ctx, cancel := l.p.withTimeout(ctx)
+	defer cancel()
+	l.conn(ctx)
+}
+
 // live returns the link's connection if it is up, without connecting.
 func (l *link) live() *conn {
 	l.mu.Lock()

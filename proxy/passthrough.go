@@ -377,6 +377,9 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return res, err
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+			if !s.own && !s.perRequest {
+				s.p.main.settle(ctx)
+			}
 			res, err := next(ctx, method, req)
 			if err == nil {
 				inUpstreamOrder(res, s.snapshot())
