@@ -204,13 +204,15 @@ func (l *link) conn(ctx context.Context) (*conn, error) {
 // client initializes (see passThrough), and a server may offer some
 // features only to a client with a capability (a tool that samples): a
 // list the client asks for at once must wait for that connection, not
-// answer with what the upstream offered a client without them. A link
-// that is down is left to the next request to connect.
+// answer with what the upstream offered a client without them. (The
+// connection it replaces is closed as the new one is made: closed or not,
+// it declared other capabilities.) A link that never connected is left
+// to the next request.
 func (l *link) settle(ctx context.Context) {
 	l.mu.Lock()
 	c, want := l.cur, capsKey(l.caps)
 	l.mu.Unlock()
-	if c == nil || !c.alive() || c.caps == want {
+	if c == nil || c.caps == want {
 		return
 	}
 	ctx, cancel := l.p.withTimeout(ctx)
