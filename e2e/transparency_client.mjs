@@ -32,8 +32,15 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const client = new Client({ name: "transparency-client", version: "1.0.0" }, { capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } } });
 const logs = [];
 client.setNotificationHandler(LoggingMessageNotificationSchema, (m) => logs.push(m.params.data));
-// A sampling request the server gives up on, answered late.
-client.setRequestHandler(CreateMessageRequestSchema, async (_req, extra) => {
+// A sampling request the server gives up on, answered late; one with a
+// progress token gets progress first, and an answer at once.
+client.setRequestHandler(CreateMessageRequestSchema, async (req, extra) => {
+  const token = req.params._meta?.progressToken;
+  if (token !== undefined) {
+    await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: 1, message: "thinking" } });
+    await sleep(100);
+    return { role: "assistant", model: "m", content: { type: "text", text: "done" } };
+  }
   await new Promise((resolve) => {
     const t = setTimeout(resolve, 1000);
     extra.signal.addEventListener("abort", () => {
@@ -149,6 +156,9 @@ for (let i = 0; i < 40; i++) {
 obs.cancelled = status.cancelled.length;
 
 obs.sample_timeout = text(await client.callTool({ name: "sample_timeout", arguments: {} }));
+
+// The client's progress on a request of the server reaches the server.
+obs.sample_progress = text(await client.callTool({ name: "sample_progress", arguments: {} }));
 
 obs.url_elicit = text(await client.callTool({ name: "url_elicit", arguments: {} }));
 for (let i = 0; i < 40 && completed.length === 0; i++) await sleep(50);

@@ -31,7 +31,7 @@ const server = new Server(
 );
 
 const schema = { type: "object", properties: {} };
-const tools = ["log", "slow", "status", "rpc_error", "meta", "sample_timeout", "url_elicit", "grow", "client_caps"].map((name) => ({ name, description: "test tool " + name, inputSchema: schema }));
+const tools = ["log", "slow", "status", "rpc_error", "meta", "sample_timeout", "url_elicit", "grow", "client_caps", "sample_progress"].map((name) => ({ name, description: "test tool " + name, inputSchema: schema }));
 const prompts = ["p2", "p3", "p1"].map((name) => ({ name, description: "prompt " + name, arguments: [{ name: "lang", required: false }] }));
 const resources = ["r3", "r1", "r2"].map((name) => ({ uri: "test://" + name, name, mimeType: "text/plain" }));
 
@@ -157,6 +157,18 @@ server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
       await server.sendPromptListChanged();
       await server.sendResourceListChanged();
       return { content: [{ type: "text", text: "grown" }] };
+    case "sample_progress": {
+      // Asks to sample with a progress token, and notes the client's
+      // progress on it.
+      const seenProgress = [];
+      await extra.sendRequest(
+        { method: "sampling/createMessage", params: { maxTokens: 10, messages: [{ role: "user", content: { type: "text", text: "progress" } }] } },
+        CreateMessageResultSchema,
+        { onprogress: (p) => seenProgress.push(p.message) },
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      return { content: [{ type: "text", text: JSON.stringify(seenProgress) }] };
+    }
     case "client_caps":
       // What the client declared, as the server sees it.
       return { content: [{ type: "text", text: JSON.stringify(server.getClientCapabilities()) }] };

@@ -141,7 +141,17 @@ func (p *Proxy) newServer(b *mcpserver.Binding, own bool) *server {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		// The upstream's progress on a client's behalf reaches that client
 		// (passthrough.go); the client's own progress on a request the
-		// upstream made of it is not relayed back.
+		// upstream made of it (sampling, elicitation), which reached the
+		// client with the upstream's token, goes back upstream with it.
+		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationServerRequest) {
+			l, err := s.link(req.Session)
+			if err != nil {
+				return
+			}
+			if c := l.live(); c != nil {
+				c.cs.NotifyProgress(ctx, req.Params)
+			}
+		},
 		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) { s.rootsChanged() },
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			ss := req.Session
