@@ -274,3 +274,27 @@ func TestPassThroughTwoClients(t *testing.T) {
 		cc.mu.Unlock()
 	}
 }
+
+// TestPromptsCapabilityWithoutPrompts: an upstream that declares prompts
+// but lists none yet (it adds them later, and says so) is offered with the
+// prompts capability, so that the client lists them when told; the
+// prompts it adds reach the client.
+func TestPromptsCapabilityWithoutPrompts(t *testing.T) {
+	var up *mcp.Server
+	up = mcp.NewServer(&mcp.Implementation{Name: "later"}, &mcp.ServerOptions{HasPrompts: true})
+	mcp.AddTool(up, &mcp.Tool{Name: "add_prompt"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		up.AddPrompt(&mcp.Prompt{Name: "later"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "later"}}}}, nil
+		})
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added"}}}, nil, nil
+	})
+	_, _, cs := start(t, Upstream{Dial: dialServer(up)}, Options{}, nil)
+	if caps := cs.InitializeResult().Capabilities; caps.Prompts == nil || !caps.Prompts.ListChanged {
+		t.Fatalf("the proxy's capabilities %+v lack the prompts (with listChanged) the upstream declared", caps)
+	}
+	call(t, cs, "add_prompt", map[string]any{})
+	eventually(t, "the prompt the upstream added, listed", func() bool {
+		res, err := cs.ListPrompts(context.Background(), nil)
+		return err == nil && len(res.Prompts) == 1 && res.Prompts[0].Name == "later"
+	})
+}

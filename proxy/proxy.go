@@ -96,6 +96,7 @@ type snapshot struct {
 	completions  bool
 	logging      bool // the upstream sends log messages
 	subscribe    bool // the upstream takes resource subscriptions
+	hasPrompts   bool // the upstream offers prompts, listed or not yet
 	upName       string
 	upVersion    string
 	toolsKey     string // JSON of tools, to tell a change
@@ -324,6 +325,7 @@ func fetch(ctx context.Context, c *conn, what int, snap snapshot) (_ snapshot, t
 	snap.completions = caps.Completions != nil
 	snap.logging = caps.Logging != nil
 	snap.subscribe = caps.Resources != nil && caps.Resources.Subscribe
+	snap.hasPrompts = caps.Prompts != nil
 	if what&listTools != 0 {
 		snap.tools = nil
 		if caps.Tools != nil {

@@ -173,6 +173,13 @@ func (p *Proxy) newServer(b *mcpserver.Binding, own bool) *server {
 	if snap.logging {
 		opts.Capabilities.Logging = &mcp.LoggingCapabilities{}
 	}
+	if snap.hasPrompts {
+		// Declared whether or not the upstream lists prompts yet (the SDK
+		// declares prompts only while it holds some): an upstream that
+		// adds its prompts later says so, and a client told the server
+		// has none would never list them.
+		opts.Capabilities.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+	}
 	// The proxy relays the upstream's requests (sampling, elicitation,
 	// roots) to a client of a version before 2026-07-28 while its call is
 	// in flight; a client of 2026-07-28, which a server may not ask during
