@@ -205,15 +205,27 @@ func (l *link) conn(ctx context.Context) (*conn, error) {
 // features only to a client with a capability (a tool that samples): a
 // list the client asks for at once must wait for that connection, not
 // answer with what the upstream offered a client without them. (The
-// connection it replaces is closed as the new one is made: closed or not,
-// it declared other capabilities.) A link that never connected is left
-// to the next request.
+// connection it replaces is closed as the new one is made.) A link that
+// never connected, or whose connection was lost with no new one being
+// made (the upstream is down), is left to the next request, so that a
+// list does not wait for an upstream that does not start.
 func (l *link) settle(ctx context.Context) {
 	l.mu.Lock()
 	c, want := l.cur, capsKey(l.caps)
 	l.mu.Unlock()
 	if c == nil || c.caps == want {
 		return
+	}
+	if l.connMu.TryLock() {
+		// No connection is being made: one was made meanwhile, or the
+		// link is down, or the one for the client is yet to be made.
+		l.mu.Lock()
+		c = l.cur
+		l.mu.Unlock()
+		l.connMu.Unlock()
+		if c == nil || c.caps == want || !c.alive() {
+			return
+		}
 	}
 	ctx, cancel := l.p.withTimeout(ctx)
 	defer cancel()
