@@ -155,6 +155,19 @@ for (let i = 0; i < 40; i++) {
 }
 obs.cancelled = status.cancelled.length;
 
+// A read the user stops: the server is told too.
+const ac2 = new AbortController();
+const slowRead = attempt(() => client.readResource({ uri: "test://slow" }, { signal: ac2.signal }));
+await sleep(500);
+ac2.abort("stopped by the user");
+await slowRead;
+for (let i = 0; i < 40; i++) {
+  status = JSON.parse(text(await client.callTool({ name: "status", arguments: {} })));
+  if (status.cancelled.length > obs.cancelled) break;
+  await sleep(50);
+}
+obs.cancelled_read = status.cancelled.length - obs.cancelled;
+
 obs.sample_timeout = text(await client.callTool({ name: "sample_timeout", arguments: {} }));
 
 // The client's progress on a request of the server reaches the server.

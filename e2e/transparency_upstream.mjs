@@ -86,6 +86,18 @@ server.setRequestHandler(CompleteRequestSchema, async (req) => ({
 }));
 server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => {
   const uri = req.params.uri;
+  if (uri === "test://slow") {
+    // Read until the client cancels it (or 20 s), noting the reason.
+    await new Promise((resolve) => {
+      const t = setTimeout(resolve, 20000);
+      extra.signal.addEventListener("abort", () => {
+        clearTimeout(t);
+        seen.cancelled.push("read: " + String(extra.signal.reason?.message ?? extra.signal.reason));
+        resolve();
+      });
+    });
+    return { contents: [{ uri, text: "slow" }] };
+  }
   if (!resources.some((r) => r.uri === uri) && !uri.startsWith("test://t/")) {
     throw new McpError(-32002, "Resource not found", { uri });
   }
