@@ -192,7 +192,7 @@ func (l *link) conn(ctx context.Context) (*conn, error) {
 	if l.owner != nil && l.owner.ownView() {
 		// A new upstream session (a restarted command, say) may not offer
 		// what the last one did.
-		go l.relist(listAll)
+		go l.relist(listAll, false)
 	}
 	return c, nil
 }
@@ -318,7 +318,7 @@ func (l *link) changed(what int) {
 		l.p.refresh(what)
 		return
 	}
-	l.relist(what)
+	l.relist(what, true)
 }
 
 // relist lists again, over l's own connection, what its upstream session
@@ -326,8 +326,10 @@ func (l *link) changed(what int) {
 // its own session's lists. Over HTTP each client session has an upstream
 // session (a process, for a command) of its own, whose lists may change
 // by what that client did (a tool that enables others, say); the proxy's
-// shared connection, another session, would not see the change.
-func (l *link) relist(what int) {
+// shared connection, another session, would not see the change. told:
+// the upstream told of a change, which the client is told of even when
+// the lists are the same.
+func (l *link) relist(what int, told bool) {
 	l.relistMu.Lock()
 	defer l.relistMu.Unlock()
 	c := l.live()
@@ -345,7 +347,7 @@ func (l *link) relist(what int) {
 	s.mu.Lock()
 	s.view = &snap
 	s.mu.Unlock()
-	s.update(snap, what, toolsChanged, true)
+	s.update(snap, what, toolsChanged, told)
 }
 
 // openLink gives s a link of its own; it connects on first use, within

@@ -379,6 +379,8 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
 			if !s.own && !s.perRequest {
 				s.p.main.settle(ctx)
+			} else if s.own && !modernCaller(ss) {
+				s.ownLists(ctx, ss)
 			}
 			res, err := next(ctx, method, req)
 			if err == nil {
@@ -478,6 +480,43 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 // (it has no other way), to debug, the lowest: as if no level were set.
 func logAll(ctx context.Context, next mcp.MethodHandler, ss *mcp.ServerSession) {
 	next(ctx, "logging/setLevel", &mcp.ServerRequest[*mcp.SetLoggingLevelParams]{Session: ss, Params: &mcp.SetLoggingLevelParams{Level: "debug"}})
+}
+
+// ownLists makes the lists of a client with an upstream session of its
+// own (over HTTP) that session's from its first list on, when the client
+// declared capabilities the proxy's shared connection did not: a server
+// may offer some features only to a client with a capability (a tool that
+// samples), and the shared connection declares none. The client's
+// upstream session is so made on its first list rather than on its first
+// call.
+func (s *server) ownLists(ctx context.Context, ss *mcp.ServerSession) {
+	if ss == nil || s.ownView() {
+		return
+	}
+	caps := clientCaps(ss)
+	if caps == nil {
+		caps = &mcp.ClientCapabilities{}
+	}
+	s.p.main.mu.Lock()
+	shared := s.p.main.caps
+	s.p.main.mu.Unlock()
+	if shared == nil {
+		shared = &mcp.ClientCapabilities{}
+	}
+	if capsKey(caps) == capsKey(shared) {
+		return
+	}
+	l, err := s.link(ss)
+	if err != nil {
+		return
+	}
+	defer l.use()()
+	ctx, cancel := s.p.withTimeout(ctx)
+	defer cancel()
+	if _, err := l.conn(ctx); err != nil {
+		return
+	}
+	l.relist(listAll, false)
 }
 
 // inUpstreamOrder puts the items of a list result in the order the
