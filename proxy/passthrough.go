@@ -488,9 +488,17 @@ func logAll(ctx context.Context, next mcp.MethodHandler, ss *mcp.ServerSession) 
 // may offer some features only to a client with a capability (a tool that
 // samples), and the shared connection declares none. The client's
 // upstream session is so made on its first list rather than on its first
-// call.
+// call. It tries once: an upstream that cannot be reached does not hold
+// up every list (they are the shared connection's meanwhile).
 func (s *server) ownLists(ctx context.Context, ss *mcp.ServerSession) {
-	if ss == nil || s.ownView() {
+	if ss == nil {
+		return
+	}
+	s.mu.Lock()
+	tried := s.ownListed
+	s.ownListed = true
+	s.mu.Unlock()
+	if tried {
 		return
 	}
 	caps := clientCaps(ss)

@@ -68,6 +68,9 @@ type server struct {
 	// of a change (link.relist); nil: what the proxy's shared connection
 	// lists (Proxy.snap).
 	view *snapshot
+	// ownListed: the server's first list asked for its client's own
+	// upstream session's lists (ownLists).
+	ownListed bool
 }
 
 // snapshot is what the server offers of the upstream's: its client's own
