@@ -452,23 +452,16 @@ func (s *server) syncPrompts(prompts []*mcp.Prompt, told bool) {
 		if pr == nil {
 			continue
 		}
-		want[pr.Name] = true
 		if first == nil {
 			first = pr
 		}
-		key, def := "prompt "+pr.Name, defOf(pr)
-		if s.defs[key] == def {
-			continue
+		held, ch := s.register("prompt", pr.Name, pr, func() { s.srv.AddPrompt(pr, get) })
+		if held {
+			want[pr.Name] = true
 		}
-		s.srv.AddPrompt(pr, get)
-		s.defs[key] = def
-		changed = true
+		changed = changed || ch
 	}
-	if gone := missing(s.prompts, want); len(gone) > 0 {
-		s.srv.RemovePrompts(gone...)
-		for _, name := range gone {
-			delete(s.defs, "prompt "+name)
-		}
+	if s.unregister("prompt", s.prompts, want, s.srv.RemovePrompts) {
 		changed = true
 	}
 	if told && !changed && first != nil {
@@ -492,23 +485,13 @@ func (s *server) syncResources(resources []*mcp.Resource, templates []*mcp.Resou
 		if r == nil {
 			continue
 		}
-		key, def := "resource "+r.URI, defOf(r)
-		if s.defs[key] == def {
+		held, ch := s.register("resource", r.URI, r, func() { s.srv.AddResource(r, read) })
+		if held {
 			want[r.URI] = true
-			continue
 		}
-		if !s.try(func() { s.srv.AddResource(r, read) }) {
-			continue
-		}
-		want[r.URI] = true
-		s.defs[key] = def
-		changed = true
+		changed = changed || ch
 	}
-	if gone := missing(s.resources, want); len(gone) > 0 {
-		s.srv.RemoveResources(gone...)
-		for _, uri := range gone {
-			delete(s.defs, "resource "+uri)
-		}
+	if s.unregister("resource", s.resources, want, s.srv.RemoveResources) {
 		changed = true
 	}
 	s.resources = want
@@ -525,23 +508,13 @@ func (s *server) syncResources(resources []*mcp.Resource, templates []*mcp.Resou
 		if t == nil {
 			continue
 		}
-		key, def := "template "+t.URITemplate, defOf(t)
-		if s.defs[key] == def {
+		held, ch := s.register("template", t.URITemplate, t, func() { s.srv.AddResourceTemplate(t, read) })
+		if held {
 			wantT[t.URITemplate] = true
-			continue
 		}
-		if !s.try(func() { s.srv.AddResourceTemplate(t, read) }) {
-			continue
-		}
-		wantT[t.URITemplate] = true
-		s.defs[key] = def
-		changed = true
+		changed = changed || ch
 	}
-	if gone := missing(s.templates, wantT); len(gone) > 0 {
-		s.srv.RemoveResourceTemplates(gone...)
-		for _, uri := range gone {
-			delete(s.defs, "template "+uri)
-		}
+	if s.unregister("template", s.templates, wantT, s.srv.RemoveResourceTemplates) {
 		changed = true
 	}
 	s.templates = wantT
@@ -557,6 +530,37 @@ func (s *server) syncResources(resources []*mcp.Resource, templates []*mcp.Resou
 	}
 }
 
+// register has the server hold item, of kind ("prompt", "resource",
+// "template") and named name, by add, unless it already holds the same
+// definition. held: the server holds it now; changed: add registered it
+// (which tells the clients that the list changed).
+func (s *server) register(kind, name string, item any, add func()) (held, changed bool) {
+	key, def := kind+" "+name, defOf(item)
+	if s.defs[key] == def {
+		return true, false
+	}
+	if !s.try(add) {
+		return false, false
+	}
+	s.defs[key] = def
+	return true, true
+}
+
+// unregister removes, by remove, the items of kind that the server held
+// (had) and that are no longer wanted (not in want); it
+// reports whether it removed any.
+func (s *server) unregister(kind string, had, want map[string]bool, remove func(...string)) bool {
+	gone := missing(had, want)
+	if len(gone) == 0 {
+		return false
+	}
+	remove(gone...)
+	for _, name := range gone {
+		delete(s.defs, kind+" "+name)
+	}
+	return true
+}
+
 // defOf is a definition as the server registered it, to tell a change.
 func defOf(v any) string {
 	b, _ := json.Marshal(v)
@@ -568,7 +572,7 @@ func defOf(v any) string {
 func (s *server) try(f func()) (ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
-			s.p.log.Warn("proxy: cannot offer an upstream resource", "err", r)
+			s.p.log.Warn("proxy: cannot offer an upstream's prompt, resource or template", "err", r)
 			ok = false
 		}
 	}()
