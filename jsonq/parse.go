@@ -53,7 +53,15 @@ type parser struct {
 }
 
 func newParser(r io.ReaderAt, size int64) *parser {
-	return &parser{r: r, size: size, buf: make([]byte, 0, window)}
+	p := &parser{r: r, size: size, buf: make([]byte, 0, window)}
+	// A byte order mark before the first value (a file that a Windows tool
+	// saved as "UTF-8 with BOM") is not part of the JSON: skipped, as jq
+	// skips it. Offsets still count it.
+	var bom [3]byte
+	if n, _ := r.ReadAt(bom[:], 0); n == len(bom) && string(bom[:]) == "\xef\xbb\xbf" {
+		p.base = int64(len(bom))
+	}
+	return p
 }
 
 // offset is the copy offset of the next byte.

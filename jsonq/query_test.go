@@ -48,6 +48,9 @@ func TestRun(t *testing.T) {
 		{"empty copy", ".", "", "", 0},
 		{"white space only", ".", " \n\t", "", 0},
 		{"halt stops quietly", "1, halt, 2", "null", "1\n", 1},
+		{"byte order mark skipped", ".a", "\xef\xbb\xbf{\"a\":1}", "1\n", 1},
+		{"byte order mark before JSON Lines", ".id", "\xef\xbb\xbf{\"id\":1}\n{\"id\":2}\n", "1\n2\n", 2},
+		{"byte order mark alone", ".", "\xef\xbb\xbf", "", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
