@@ -53,10 +53,12 @@ type server struct {
 	gone bool  // its client has gone
 	seen bool  // the end of its session is watched
 
-	mu        sync.Mutex
-	tools     map[string]bool   // upstream tools registered
-	toolDefs  map[string]string // their definitions as registered (JSON)
-	defs      map[string]string // prompts' and resources' definitions as registered (JSON), by kind and name
+	mu sync.Mutex
+	// The upstream's tools, prompts, resources and templates the server
+	// holds, by name, and their definitions as registered (JSON), by kind
+	// and name (see syncKind).
+	tools     map[string]bool
+	defs      map[string]string
 	prompts   map[string]bool
 	resources map[string]bool
 	templates map[string]bool
@@ -134,7 +136,7 @@ func (p *Proxy) Server(sess *scrollback.Session) *mcp.Server {
 func (p *Proxy) newServer(b *mcpserver.Binding, own bool) *server {
 	perRequest := b.PerRequest()
 	own = own && !perRequest
-	s := &server{p: p, b: b, own: own, perRequest: perRequest, tools: map[string]bool{}, toolDefs: map[string]string{}, defs: map[string]string{}, prompts: map[string]bool{}, resources: map[string]bool{}, templates: map[string]bool{}}
+	s := &server{p: p, b: b, own: own, perRequest: perRequest, tools: map[string]bool{}, defs: map[string]string{}, prompts: map[string]bool{}, resources: map[string]bool{}, templates: map[string]bool{}}
 	p.mu.Lock()
 	snap := p.snap
 	p.mu.Unlock()
@@ -357,36 +359,22 @@ func objectSchema(s any) bool {
 func (s *server) syncTools(tools []*mcp.Tool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	want := map[string]bool{}
+	seen := map[string]bool{}
+	var exported []*mcp.Tool
 	for _, t := range tools {
-		if t == nil || ownTools[t.Name] || want[t.Name] {
+		if t == nil || ownTools[t.Name] || seen[t.Name] {
 			if t != nil {
 				s.p.log.Warn("proxy: upstream tool hidden by a tool of the proxy, or listed twice", "tool", t.Name)
 			}
 			continue
 		}
-		want[t.Name] = true
-		// Only a new or changed tool is registered again. Each
-		// registration makes the SDK tell the client, 10 ms after the last
-		// change, that the list changed; registering every tool again
-		// could let that notice go out, on a busy machine, before the new
-		// tool was in place, and a client calling it at once would find it
-		// unknown.
-		et := s.p.exportTool(t)
-		def, _ := json.Marshal(et)
-		if s.toolDefs[t.Name] == string(def) {
-			continue
-		}
-		s.addTool(et, s.upstreamHandler(t.Name))
-		s.toolDefs[t.Name] = string(def)
+		seen[t.Name] = true
+		exported = append(exported, s.p.exportTool(t))
 	}
-	if gone := missing(s.tools, want); len(gone) > 0 {
-		s.srv.RemoveTools(gone...)
-		for _, name := range gone {
-			delete(s.toolDefs, name)
-		}
-	}
-	s.tools = want
+	// addTool logs a definition the SDK refuses rather than panicking, so
+	// every tool counts as held, as it always has.
+	s.tools, _ = syncKind(s, "tool", exported, s.tools, func(t *mcp.Tool) string { return t.Name },
+		func(t *mcp.Tool) { s.addTool(t, s.upstreamHandler(t.Name)) }, s.srv.RemoveTools)
 	s.addRunCode(tools)
 }
 
@@ -431,11 +419,8 @@ func (s *server) upstreamHandler(name string) mcp.ToolHandler {
 	}
 }
 
-// syncPrompts makes the server's prompts those of prompts. Only a new or
-// changed prompt is registered again: each registration tells the client
-// that the list changed (as syncTools explains), and a re-list that found
-// the same prompts (the proxy connected again, say) is no change. told:
-// the upstream told of a change; its clients are told even when the
+// syncPrompts makes the server's prompts those of prompts (syncKind).
+// told: the upstream told of a change; its clients are told even when the
 // prompts list the same, as they would be without the proxy.
 func (s *server) syncPrompts(prompts []*mcp.Prompt, told bool) {
 	s.mu.Lock()
@@ -445,29 +430,17 @@ func (s *server) syncPrompts(prompts []*mcp.Prompt, told bool) {
 			return c.cs.GetPrompt(ctx, req.Params)
 		})
 	}
-	want := map[string]bool{}
-	changed := false
-	var first *mcp.Prompt
-	for _, pr := range prompts {
-		if pr == nil {
-			continue
+	var changed bool
+	s.prompts, changed = syncKind(s, "prompt", prompts, s.prompts, func(p *mcp.Prompt) string { return p.Name },
+		func(p *mcp.Prompt) { s.srv.AddPrompt(p, get) }, s.srv.RemovePrompts)
+	if told && !changed {
+		for _, pr := range prompts {
+			if pr != nil {
+				s.srv.AddPrompt(pr, get)
+				break
+			}
 		}
-		if first == nil {
-			first = pr
-		}
-		held, ch := s.register("prompt", pr.Name, pr, func() { s.srv.AddPrompt(pr, get) })
-		if held {
-			want[pr.Name] = true
-		}
-		changed = changed || ch
 	}
-	if s.unregister("prompt", s.prompts, want, s.srv.RemovePrompts) {
-		changed = true
-	}
-	if told && !changed && first != nil {
-		s.srv.AddPrompt(first, get)
-	}
-	s.prompts = want
 }
 
 // syncResources is syncPrompts for resources and resource templates.
@@ -479,25 +452,12 @@ func (s *server) syncResources(resources []*mcp.Resource, templates []*mcp.Resou
 			return c.cs.ReadResource(ctx, req.Params)
 		})
 	}
-	want := map[string]bool{}
-	changed := false
-	for _, r := range resources {
-		if r == nil {
-			continue
-		}
-		held, ch := s.register("resource", r.URI, r, func() { s.srv.AddResource(r, read) })
-		if held {
-			want[r.URI] = true
-		}
-		changed = changed || ch
-	}
-	if s.unregister("resource", s.resources, want, s.srv.RemoveResources) {
-		changed = true
-	}
-	s.resources = want
+	var changed, templatesChanged bool
+	s.resources, changed = syncKind(s, "resource", resources, s.resources, func(r *mcp.Resource) string { return r.URI },
+		func(r *mcp.Resource) { s.srv.AddResource(r, read) }, s.srv.RemoveResources)
 
-	wantT := map[string]bool{}
 	s.upstreamOutputs = false
+	var theirs []*mcp.ResourceTemplate
 	for _, t := range templates {
 		if t != nil && t.URITemplate == mcpserver.OutputURITemplate {
 			// The upstream is a scrollback server too: the proxy's own
@@ -505,20 +465,11 @@ func (s *server) syncResources(resources []*mcp.Resource, templates []*mcp.Resou
 			s.upstreamOutputs = true
 			continue
 		}
-		if t == nil {
-			continue
-		}
-		held, ch := s.register("template", t.URITemplate, t, func() { s.srv.AddResourceTemplate(t, read) })
-		if held {
-			wantT[t.URITemplate] = true
-		}
-		changed = changed || ch
+		theirs = append(theirs, t)
 	}
-	if s.unregister("template", s.templates, wantT, s.srv.RemoveResourceTemplates) {
-		changed = true
-	}
-	s.templates = wantT
-	if told && !changed {
+	s.templates, templatesChanged = syncKind(s, "template", theirs, s.templates, func(t *mcp.ResourceTemplate) string { return t.URITemplate },
+		func(t *mcp.ResourceTemplate) { s.srv.AddResourceTemplate(t, read) }, s.srv.RemoveResourceTemplates)
+	if told && !changed && !templatesChanged {
 		// Told all the same (see syncPrompts): a resource registered
 		// again unchanged.
 		for _, r := range resources {
@@ -530,35 +481,43 @@ func (s *server) syncResources(resources []*mcp.Resource, templates []*mcp.Resou
 	}
 }
 
-// register has the server hold item, of kind ("prompt", "resource",
-// "template") and named name, by add, unless it already holds the same
-// definition. held: the server holds it now; changed: add registered it
-// (which tells the clients that the list changed).
-func (s *server) register(kind, name string, item any, add func()) (held, changed bool) {
-	key, def := kind+" "+name, defOf(item)
-	if s.defs[key] == def {
-		return true, false
+// syncKind makes the server hold items, of kind ("tool", "prompt",
+// "resource", "template"), and none of the others of that kind it held
+// (had): it returns the names it holds now and whether that changed
+// anything; s.mu is held. Only a new or changed item is registered (by
+// add) again: each registration makes the SDK tell the clients, 10 ms
+// after the last change, that the list changed; registering every item
+// again could let that notice go out, on a busy machine, before a new item
+// was in place (a client calling a new tool at once would find it
+// unknown), and a re-list that found the same items (the proxy connected
+// again, say) is no change. An item the SDK refuses (add panics) is
+// logged, not held, and tried again at the next sync.
+func syncKind[T any](s *server, kind string, items []*T, had map[string]bool, name func(*T) string, add func(*T), remove func(...string)) (held map[string]bool, changed bool) {
+	held = map[string]bool{}
+	for _, it := range items {
+		if it == nil {
+			continue
+		}
+		key, def := kind+" "+name(it), defOf(it)
+		if s.defs[key] == def {
+			held[name(it)] = true
+			continue
+		}
+		if !s.try(func() { add(it) }) {
+			continue
+		}
+		held[name(it)] = true
+		s.defs[key] = def
+		changed = true
 	}
-	if !s.try(add) {
-		return false, false
+	if gone := missing(had, held); len(gone) > 0 {
+		remove(gone...)
+		for _, n := range gone {
+			delete(s.defs, kind+" "+n)
+		}
+		changed = true
 	}
-	s.defs[key] = def
-	return true, true
-}
-
-// unregister removes, by remove, the items of kind that the server held
-// (had) and that are no longer wanted (not in want); it
-// reports whether it removed any.
-func (s *server) unregister(kind string, had, want map[string]bool, remove func(...string)) bool {
-	gone := missing(had, want)
-	if len(gone) == 0 {
-		return false
-	}
-	remove(gone...)
-	for _, name := range gone {
-		delete(s.defs, kind+" "+name)
-	}
-	return true
+	return held, changed
 }
 
 // defOf is a definition as the server registered it, to tell a change.
@@ -572,7 +531,7 @@ func defOf(v any) string {
 func (s *server) try(f func()) (ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
-			s.p.log.Warn("proxy: cannot offer an upstream's prompt, resource or template", "err", r)
+			s.p.log.Warn("proxy: cannot offer an upstream's tool, prompt, resource or template", "err", r)
 			ok = false
 		}
 	}()
