@@ -307,12 +307,9 @@ type clockKey struct{}
 // timedOut(ctx).
 func (p *Proxy) withCallTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
 	d := p.opts.CallTimeout
-	if d <= 0 {
-		return ctx, func() {}
-	}
 	clock, _ := ctx.Value(clockKey{}).(*progressClock)
-	if clock == nil {
-		return context.WithTimeout(ctx, d)
+	if clock == nil || d <= 0 {
+		return p.withTimeout(ctx)
 	}
 	cctx, cancel := context.WithCancelCause(ctx)
 	timer := time.AfterFunc(d, func() { cancel(context.DeadlineExceeded) })
