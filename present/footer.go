@@ -136,10 +136,8 @@ func (f Footer) full(c Cut, outline bool) string {
 		// only words of the part not shown that the model can get: listed
 		// without offsets, which nothing could read.
 		if outline && len(c.Errors) > 0 {
-			b.WriteString("\nError-like lines not shown:\n")
-			for _, e := range c.Errors {
-				b.WriteString("  line " + itoa(e.Line) + ": " + e.Text + "\n")
-			}
+			b.WriteString("\n")
+			errorList(&b, c.Errors, false)
 		} else {
 			b.WriteString(" ")
 		}
@@ -156,14 +154,7 @@ func (f Footer) full(c Cut, outline bool) string {
 		b.WriteString(wholeSentence(f.Surface, w) + "\n")
 	}
 	if outline && len(c.Errors) > 0 {
-		b.WriteString("Error-like lines not shown:\n")
-		for _, e := range c.Errors {
-			part := ""
-			if e.Truncated {
-				part = ", part of a longer line"
-			}
-			b.WriteString("  line " + itoa(e.Line) + " (offset " + itoa(e.Offset) + part + "): " + e.Text + "\n")
-		}
+		errorList(&b, c.Errors, true)
 	}
 	if outline && f.Outline != "" && len(f.Whole) == 0 {
 		b.WriteString("JSON: query it with " + f.Surface.Query(f.ID) + ". Outline (offset where each value starts):\n")
@@ -171,6 +162,24 @@ func (f Footer) full(c Cut, outline bool) string {
 	}
 	b.WriteString(Rule + "]\n")
 	return b.String()
+}
+
+// errorList lists the error-like lines not shown, each by its line
+// number and, with offsets (when there is a copy to read them in), the
+// offset where its text starts.
+func errorList(b *strings.Builder, errs []ErrorLine, offsets bool) {
+	b.WriteString("Error-like lines not shown:\n")
+	for _, e := range errs {
+		b.WriteString("  line " + itoa(e.Line))
+		if offsets {
+			part := ""
+			if e.Truncated {
+				part = ", part of a longer line"
+			}
+			b.WriteString(" (offset " + itoa(e.Offset) + part + ")")
+		}
+		b.WriteString(": " + e.Text + "\n")
+	}
 }
 
 // short is one bracketed line: bytes and lines, completeness, the call and
