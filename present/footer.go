@@ -166,17 +166,20 @@ func (f Footer) full(c Cut, outline bool) string {
 
 // errorList lists the error-like lines not shown, each by its line
 // number and, with offsets (when there is a copy to read them in), the
-// offset where its text starts.
+// offset where its text starts; a window of a longer line says so.
 func errorList(b *strings.Builder, errs []ErrorLine, offsets bool) {
 	b.WriteString("Error-like lines not shown:\n")
 	for _, e := range errs {
 		b.WriteString("  line " + itoa(e.Line))
-		if offsets {
-			part := ""
-			if e.Truncated {
-				part = ", part of a longer line"
-			}
-			b.WriteString(" (offset " + itoa(e.Offset) + part + ")")
+		switch {
+		case offsets && e.Truncated:
+			b.WriteString(" (offset " + itoa(e.Offset) + ", part of a longer line)")
+		case offsets:
+			b.WriteString(" (offset " + itoa(e.Offset) + ")")
+		case e.Truncated:
+			// Without a copy to read the rest in, the model must still
+			// know it sees a window, not the whole line.
+			b.WriteString(" (part of a longer line)")
 		}
 		b.WriteString(": " + e.Text + "\n")
 	}

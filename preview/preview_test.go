@@ -867,4 +867,19 @@ func TestFooterNotSavedListsErrors(t *testing.T) {
 	if !strings.HasSuffix(foot, "]\n") || !strings.Contains(foot, "not saved") {
 		t.Errorf("footer does not end its bracket or say it was not saved:\n%s", foot)
 	}
+
+	// A window of a long line says it is one, as the saved footer does.
+	b.Reset()
+	for i := 1; i <= 5000; i++ {
+		if i == 2500 {
+			fmt.Fprintf(&b, "%s FATAL: ledger does not balance %s\n", strings.Repeat("x", 400), strings.Repeat("y", 400))
+			continue
+		}
+		fmt.Fprintf(&b, "row %d: fine\n", i)
+	}
+	data = []byte(b.String())
+	foot = footerOf(data, Render(data, Options{}, Footer{Unavailable: "disk full"}))
+	if !strings.Contains(foot, "  line 2500 (part of a longer line): ") || !strings.Contains(foot, "FATAL: ledger") {
+		t.Errorf("a long line's window is not marked as part of a longer line:\n%s", foot)
+	}
 }
