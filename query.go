@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -97,13 +98,28 @@ func (s *Session) QueryToolOutput(ctx context.Context, in QueryInput) (QueryResu
 			}
 			return QueryResult{}, s.readError(op, in.ID, errors.Unwrap(err))
 		}
-		res = queryResults{text: r.Text}
-		if r.Stopped >= 0 {
-			res.note = present.QueryStopped(r.Stopped, r.StopReason, int64(r.Documents))
-		}
+		res = queryResults{text: r.Text, note: queryNote(r)}
 		s.e.queries.put(key, res)
 	}
 	return pageResults(op, res, in.Offset, limit, info.Complete)
+}
+
+// queryNote says what the results of a run over an incomplete copy
+// cover: the documents around each gap a cap left, and where parsing
+// stopped, if it did; "" when the run read the whole copy.
+func queryNote(r *jsonq.Result) string {
+	var notes []string
+	for i, g := range r.Gaps {
+		next := r.Documents
+		if i+1 < len(r.Gaps) {
+			next = r.Gaps[i+1].Before
+		}
+		notes = append(notes, present.QueryGap(g.Offset, g.Marker, int64(g.Before), int64(next-g.Before), g.Resumed, g.Skipped))
+	}
+	if r.Stopped >= 0 {
+		notes = append(notes, present.QueryStopped(r.Stopped, r.StopReason, int64(r.Documents)))
+	}
+	return strings.Join(notes, "; ")
 }
 
 // pageResults cuts one page out of the results, by the reader's rules.

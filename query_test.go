@@ -285,3 +285,39 @@ func TestQueryCutAtTheCap(t *testing.T) {
 		t.Errorf("over the CLI: %q; want %q and no MCP tool", said, want)
 	}
 }
+
+// TestQueryJSONLinesPastTheCap: a command printing JSON Lines past the
+// copy cap keeps a head and a tail; a query reads both, so the newest
+// records (the tail) are found, and the note says where the gap is and
+// what may be missing. Before, the query stopped at the gap.
+func TestQueryJSONLinesPastTheCap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a command printing 12 MB")
+	}
+	ctx := context.Background()
+	env := newTestEnv(t)
+	run, err := env.sess.RunCommand(ctx, scrollback.RunCommandInput{
+		Command: `awk 'BEGIN { for (i = 0; i < 300000; i++) printf "{\"id\":%d,\"msg\":\"event number %d\"}\n", i, i }'`,
+	})
+	if err != nil || run.OutputID == "" || run.Complete || run.Gap == nil {
+		t.Fatalf("run: %+v, %v; want a retained, incomplete copy with a gap", run.ShownCopy, err)
+	}
+	res, err := env.sess.QueryToolOutput(ctx, scrollback.QueryInput{ID: run.OutputID, Filter: `select(.id == 0 or .id == 299990) | .msg`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "\"event number 0\"\n\"event number 299990\"\n" || res.Complete {
+		t.Errorf("results %q (complete %v), want the first record and one of the tail", res.Text, res.Complete)
+	}
+	for _, want := range []string{fmt.Sprintf("the copy cap dropped %d bytes", run.Gap.Bytes), "whole documents before that", "say it is uncertain, not absent"} {
+		if !strings.Contains(res.Note, want) {
+			t.Errorf("note %q lacks %q", res.Note, want)
+		}
+	}
+	// A record in the gap (the head keeps 6 MiB, about the first 155,000)
+	// is not found, and the note says it may exist.
+	res, err = env.sess.QueryToolOutput(ctx, scrollback.QueryInput{ID: run.OutputID, Filter: `select(.id == 200000)`})
+	if err != nil || res.Text != "" || !strings.Contains(res.Note, "may still exist") {
+		t.Errorf("a record in the gap: %q, note %q, %v", res.Text, res.Note, err)
+	}
+}

@@ -21,8 +21,11 @@
 // A copy that is not JSON is an error naming the byte offset and line where
 // parsing stopped and the bytes found there. When the copy is incomplete
 // (cut at a cap), a stream is filtered as far as its whole documents go
-// (Result.Stopped says where the rest was dropped), and a single document
-// cut short, or whose middle a cap dropped (parsing stops at the marker
-// line capture put in its place: capture.ParseMarker), is ErrCut, whose
-// message says the copy was cut at that cap, where and by how much.
+// (Result.Stopped says where the rest was dropped); JSON Lines whose middle
+// a cap dropped are filtered on both sides of the marker line capture put
+// in its place (capture.ParseMarker), from the first line after it that is
+// surely a whole document (Result.Gaps says where and what was passed
+// over). A single document cut short, or whose middle a cap dropped, is
+// ErrCut, whose message says the copy was cut at that cap, where and by
+// how much.
 package jsonq

@@ -64,6 +64,11 @@ func newParser(r io.ReaderAt, size int64) *parser {
 	return p
 }
 
+// newParserAt is a parser of the copy from offset off on.
+func newParserAt(r io.ReaderAt, size, off int64) *parser {
+	return &parser{r: r, size: size, buf: make([]byte, 0, window), base: off}
+}
+
 // offset is the copy offset of the next byte.
 func (p *parser) offset() int64 { return p.base + int64(p.pos) }
 

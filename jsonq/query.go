@@ -184,6 +184,25 @@ type Result struct {
 	Stopped int64
 	// StopReason says why parsing stopped there ("" when Stopped is -1).
 	StopReason string
+	// Gaps are the places where a cap dropped part of a stream of
+	// documents (JSON Lines) and filtering went on after the gap.
+	Gaps []Gap
+}
+
+// Gap is a place in a stream of documents where a cap dropped bytes and
+// Run went on with the documents kept after it.
+type Gap struct {
+	// Offset is where the marker line that stands for the dropped bytes
+	// starts; Marker is what it says.
+	Offset int64
+	Marker capture.Marker
+	// Before counts the documents filtered before the gap.
+	Before int
+	// Resumed is where filtering went on; Skipped is how many bytes before
+	// it, after the marker line, were passed over: the rest of a line the
+	// cut may have begun inside (0 when the line after the marker is a
+	// whole document).
+	Resumed, Skipped int64
 }
 
 // Run filters the copy of size bytes that r holds. See the package doc
@@ -238,9 +257,19 @@ func Run(ctx context.Context, f *Filter, r io.ReaderAt, size int64, opts Options
 				return nil, readError(err)
 			}
 			if !opts.Complete && res.Documents > 0 {
+				at, m, ok := markerNear(r, size, se.offset)
+				if ok {
+					// JSON Lines go on after the gap, from the first line
+					// that is surely a whole document.
+					if next, skipped, ok := resumeAfter(r, size, at); ok {
+						res.Gaps = append(res.Gaps, Gap{Offset: at, Marker: m, Before: res.Documents, Resumed: next, Skipped: skipped})
+						p = newParserAt(r, size, next)
+						continue
+					}
+				}
 				res.Stopped = start
 				res.StopReason = se.msg
-				if _, m, ok := markerNear(r, size, se.offset); ok {
+				if ok {
 					res.StopReason = fmt.Sprintf("the %s cap was crossed there and %s (%s) were dropped", m.Cap, present.Plural(m.Bytes, "byte"), present.GapLines(m.Lines))
 				}
 				break
@@ -402,6 +431,68 @@ func markerNear(r io.ReaderAt, size, off int64) (int64, capture.Marker, bool) {
 		}
 	}
 	return 0, capture.Marker{}, false
+}
+
+// resumeAfter finds where the documents kept after the marker line at
+// offset at go on, when they are JSON Lines: the line after the marker,
+// when it is one whole object or array (the tail of a cut copy starts at
+// a line start unless the line is long, and what is left of a cut object
+// or array is never one), else the line after that, which surely starts
+// a line of the output, when it is one whole value. It returns that
+// offset and how many bytes after the marker line it passes over; false
+// when neither line is one whole document (an indented document, or
+// nothing after the gap): the copy is then filtered only up to the gap.
+func resumeAfter(r io.ReaderAt, size, at int64) (next, skipped int64, ok bool) {
+	first := lineEnd(r, size, at) + 1 // after the marker line
+	if first >= size {
+		return 0, 0, false
+	}
+	end := lineEnd(r, size, first)
+	if c, ok := wholeLine(r, first, end); ok && (c == '{' || c == '[') {
+		return first, 0, true
+	}
+	second := end + 1
+	if second >= size {
+		return 0, 0, false
+	}
+	if _, ok := wholeLine(r, second, lineEnd(r, size, second)); ok {
+		return second, second - first, true
+	}
+	return 0, 0, false
+}
+
+// lineEnd is the offset of the first newline at or after from, or size.
+func lineEnd(r io.ReaderAt, size, from int64) int64 {
+	buf := make([]byte, window)
+	for pos := from; pos < size; {
+		n, err := r.ReadAt(buf[:min(int64(len(buf)), size-pos)], pos)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return pos + int64(i)
+		}
+		pos += int64(n)
+		if err != nil && n == 0 {
+			break
+		}
+	}
+	return size
+}
+
+// wholeLine reports whether the bytes from..to (a line, without its
+// newline) are one JSON value and nothing else but white space, and
+// returns the byte the value starts with.
+func wholeLine(r io.ReaderAt, from, to int64) (byte, bool) {
+	p := newParserAt(io.NewSectionReader(r, from, to-from), to-from, 0)
+	c, ok := p.peek()
+	if !ok {
+		return 0, false
+	}
+	if _, err := p.value(); err != nil {
+		return 0, false
+	}
+	if more, err := p.more(); more || err != nil {
+		return 0, false
+	}
+	return c, true
 }
 
 // cutAtCap is the error for one document whose middle the copy dropped at

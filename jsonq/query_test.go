@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/scrollback-dev/scrollback/capture"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 func run(t *testing.T, filter, data string, opts Options) (*Result, error) {
@@ -251,12 +253,83 @@ func TestCutAtTheCap(t *testing.T) {
 	if _, err := run(t, ".", fake, Options{Complete: false}); !errors.Is(err, ErrSyntax) {
 		t.Errorf("a marker mid-line: err = %v, want ErrSyntax", err)
 	}
-	// JSON Lines: the whole documents of the head are filtered.
-	lines := strings.Join(recs, "\n") + "\n"
-	r = captured(lines, 2000)
+	// Indented documents one after another: filtered up to the gap, which
+	// the note names; nothing after it is a whole line to go on from.
+	var pretty strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&pretty, "{\n  \"id\": %d,\n  \"name\": \"rec %d\"\n}\n", i, i)
+	}
+	r = captured(pretty.String(), 1000)
 	res, err := run(t, ".id", string(r.Copy), Options{Complete: false})
-	if err != nil || res.Stopped != r.Gap.Offset || !strings.Contains(res.StopReason, fmt.Sprintf("the copy cap was crossed there and %d bytes", r.Gap.Bytes)) {
-		t.Errorf("cut JSON Lines: %+v, %v; want them stopped at the marker (%d) and said so", res, err, r.Gap.Offset)
+	if err != nil || res.Stopped < 0 || res.Stopped > r.Gap.Offset+1 || len(res.Gaps) != 0 || !strings.Contains(res.StopReason, fmt.Sprintf("the copy cap was crossed there and %d bytes", r.Gap.Bytes)) {
+		t.Errorf("cut indented stream: %+v, %v; want it stopped at the marker (%d) and said so", res, err, r.Gap.Offset)
+	}
+}
+
+// TestJSONLinesAfterTheGap: a stream of JSON Lines whose middle a cap
+// dropped is filtered on both sides of the gap: every whole line the copy
+// kept, before and after the marker, and nothing else. Before, filtering
+// stopped at the marker, and the newest records (the tail) were never
+// queried.
+func TestJSONLinesAfterTheGap(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		pad     int   // bytes of padding in each record
+		cap     int64 // the copy cap
+		skipped bool  // the tail starts inside a line, which is passed over
+	}{
+		{"short lines", 0, 2000, false},
+		{"short lines, bigger cap", 10, 8000, false},
+		{"lines longer than the tail's search for a line start", 3000, 20000, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var out strings.Builder
+			for i := range 400 {
+				fmt.Fprintf(&out, `{"id":%d,"pad":"%s","tags":["a","b"]}`+"\n", i, strings.Repeat("é", tt.pad/2))
+			}
+			r := captured(out.String(), tt.cap)
+			if r.Gap == nil {
+				t.Fatal("no gap: the case does not test anything")
+			}
+			// The truth: the ids of the copy's lines that are whole records.
+			var want []string
+			var before int
+			for _, line := range strings.Split(strings.TrimSuffix(string(r.Copy), "\n"), "\n") {
+				var rec struct{ ID *int }
+				if json.Unmarshal([]byte(line), &rec) == nil && rec.ID != nil {
+					want = append(want, fmt.Sprint(*rec.ID))
+				}
+			}
+			for _, line := range strings.Split(string(r.Copy[:r.Gap.Offset]), "\n") {
+				if json.Valid([]byte(line)) && line != "" {
+					before++
+				}
+			}
+			res, err := run(t, ".id", string(r.Copy), Options{Complete: false})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Fields(string(res.Text)); strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("ids %v\nwant %v", got, want)
+			}
+			if res.Stopped != -1 || len(res.Gaps) != 1 {
+				t.Fatalf("stopped %d, gaps %+v: want one gap and the rest read", res.Stopped, res.Gaps)
+			}
+			g := res.Gaps[0]
+			if g.Before != before || g.Marker.Bytes != r.Gap.Bytes || g.Marker.Cap != "copy" || (g.Skipped > 0) != tt.skipped {
+				t.Errorf("gap %+v; want %d documents before it, %d bytes dropped, skipped %v", g, before, r.Gap.Bytes, tt.skipped)
+			}
+			if res.Documents != len(want) {
+				t.Errorf("%d documents, want %d", res.Documents, len(want))
+			}
+		})
+	}
+	// A scalar right after the marker may be the rest of a cut one (a
+	// number's last digits): passed over, and the next line taken.
+	copyText := "1\n2\n" + present.GapMarker(10, 2, "copy", 20) + "45\n6\n7\n"
+	res, err := run(t, ".", copyText, Options{Complete: false})
+	if err != nil || string(res.Text) != "1\n2\n6\n7\n" || len(res.Gaps) != 1 || res.Gaps[0].Skipped != 3 {
+		t.Errorf("scalars after the gap: %q, %+v, %v; want 1 2 6 7 with 45 passed over", res.Text, res.Gaps, err)
 	}
 }
 
@@ -265,4 +338,48 @@ func btoi(b bool) int64 {
 		return 1
 	}
 	return 0
+}
+
+// FuzzJSONLinesAfterTheGap: JSON Lines of random lengths captured under a
+// random copy cap and filtered with .i give exactly the ids of the records
+// the copy holds whole, before and after the gap: none made up from the
+// rest of a cut line, none of a whole line missed, in order.
+func FuzzJSONLinesAfterTheGap(f *testing.F) {
+	f.Add(int64(1), uint16(300), uint16(2000), uint16(100))
+	f.Add(int64(2), uint16(50), uint16(9000), uint16(4000))
+	f.Add(int64(3), uint16(800), uint16(3000), uint16(7))
+	filter, _ := Compile(".i")
+	f.Fuzz(func(t *testing.T, seed int64, n, copyCap, maxLen uint16) {
+		if n == 0 || copyCap < 512 {
+			return
+		}
+		rng := rand.New(rand.NewSource(seed))
+		var out strings.Builder
+		var recs []string
+		for i := range int(n) {
+			s := strings.Repeat(string(rune('a'+rng.Intn(3))), rng.Intn(int(maxLen)+1))
+			if rng.Intn(4) == 0 {
+				s = strings.Repeat("é{\\\"", rng.Intn(int(maxLen)/4+1))
+			}
+			rec := fmt.Sprintf(`{"i":%d,"s":"%s"}`, i, s)
+			recs = append(recs, rec)
+			out.WriteString(rec + "\n")
+		}
+		r := captured(out.String(), int64(copyCap))
+		res, err := Run(context.Background(), filter, bytes.NewReader(r.Copy), int64(len(r.Copy)), Options{Complete: r.Complete})
+		if err != nil {
+			t.Fatalf("cap %d: %v", copyCap, err)
+		}
+		var want []string
+		for i, rec := range recs {
+			at := bytes.Index(r.Copy, []byte(rec+"\n"))
+			if at >= 0 && (at == 0 || r.Copy[at-1] == '\n') {
+				want = append(want, fmt.Sprint(i))
+			}
+		}
+		got := strings.Fields(string(res.Text))
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("cap %d, gaps %+v, stopped %d: ids %v, want %v", copyCap, res.Gaps, res.Stopped, got, want)
+		}
+	})
 }

@@ -493,6 +493,8 @@ func TestGoldenWords(t *testing.T) {
 		}
 	}
 	fmt.Fprintf(&b, "=== query note\n%s\n\n", present.QueryStopped(65536, "unexpected end of JSON input", 3))
+	fmt.Fprintf(&b, "=== query note, JSON Lines after a gap\n%s\n\n", present.QueryGap(4194304, present.Marker{Bytes: 12582912, Lines: 91020, Cap: "copy", Limit: 8388608}, 30110, 29874, 4194421, 0))
+	fmt.Fprintf(&b, "=== query note, a cut line passed over\n%s\n\n", present.QueryGap(4194304, present.Marker{Bytes: 12582912, Lines: 91020, Cap: "copy", Limit: 8388608}, 3010, 2987, 4198501, 4080))
 	fmt.Fprintf(&b, "=== gap marker\n%s\n", present.GapMarker(1234, 56, "stdout", 8<<20))
 	fmt.Fprintf(&b, "=== binary left out by the proxy\n%s\n\n", present.BinaryDropped("an image", "image/png", 30<<20, 40<<20, 16<<20))
 	fmt.Fprintf(&b, "=== evicted\n%s\n\n", present.Evicted("out_x", time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)))

@@ -170,6 +170,20 @@ func QueryStopped(at int64, why string, documents int64) string {
 		Plural(documents, "whole document") + " before it, " + MayExist
 }
 
+// QueryGap is the engine's note on a stream of documents (JSON Lines)
+// whose middle a cap dropped at byte at: the results cover the documents
+// before the gap and those after it, from byte resumed on; skipped bytes
+// between the marker and resumed, the rest of a line the cut may have
+// begun inside, were passed over.
+func QueryGap(at int64, m Marker, before, after int64, resumed, skipped int64) string {
+	s := "the copy is incomplete: at byte " + itoa(at) + " the " + m.Cap + " cap dropped " + Plural(m.Bytes, "byte") + " (" + GapLines(m.Lines) +
+		"); the results cover the " + Plural(before, "whole document") + " before that and the " + Plural(after, "whole document") + " from byte " + itoa(resumed) + " on"
+	if skipped > 0 {
+		s += " (the " + Plural(skipped, "byte") + " before, the rest of a line the cut may have begun inside, were passed over)"
+	}
+	return s + ", " + MayExist
+}
+
 // CommandEnd is the line after the output of a command that was shown
 // whole and did not exit 0: how it ended. "" for a zero exit.
 func CommandEnd(timedOut bool, durationMS int64, signal string, exitCode *int) string {
