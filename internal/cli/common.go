@@ -51,6 +51,16 @@ func (b *base) flags(name string, session, jsonFlag bool) *flag.FlagSet {
 	return fs
 }
 
+// plainFlags makes the flag set of a subcommand that opens no database:
+// --json only, so that --db, --session and the quota flags, which it
+// would ignore, are refused as flags it does not know.
+func (b *base) plainFlags(name string) *flag.FlagSet {
+	fs := newFlagSet(name)
+	fs.BoolVar(&b.json, "json", false, "print the result as JSON, a failure as {\"error\": {\"kind\", \"message\"}} (default text)")
+	b.fs = fs
+	return fs
+}
+
 // parse parses flags that may stand before, between or after the positional
 // arguments (until a "--", after which everything is positional), and
 // returns the positional arguments. A flag error is a usage error in our

@@ -27,7 +27,7 @@ type fileCmd struct {
 }
 
 func (c *fileCmd) Run(ctx context.Context, args []string) error {
-	fs := c.flags("file", true, true)
+	fs := c.plainFlags("file")
 	fs.Int64Var(&c.line, "line", 1, "start at line `N`, counting from 1 (default 1)")
 	fs.Int64Var(&c.limit, "limit", 2000, "print at most `N` lines (default 2000; a page also stops at 24 KiB)")
 	fs.Int64Var(&c.byteOffset, "byte-offset", -1, "continue from byte `N` of the file, a nextByteOffset (wins over --line; default none)")
