@@ -3,6 +3,7 @@ package scrollback
 import (
 	"context"
 	"errors"
+	"reflect"
 	"time"
 
 	"github.com/scrollback-dev/scrollback/capture"
@@ -63,7 +64,16 @@ type Engine struct {
 
 // New returns an Engine over st. The Engine does not own st: close st
 // yourself when done.
+//
+// An Engine made with a nil st (or the nil *sqlite.DB that a failed
+// sqlite.Open returns) only reads files: every call that needs the store
+// returns an *Error wrapping ErrUnavailable that says so.
 func New(st store.Store, opts Options) *Engine {
+	if st != nil {
+		if v := reflect.ValueOf(st); v.Kind() == reflect.Pointer && v.IsNil() {
+			st = nil
+		}
+	}
 	if opts.PreviewBudget <= 0 {
 		opts.PreviewBudget = PreviewBudget
 	}
@@ -105,6 +115,21 @@ func captureDefaults(l capture.Limits) capture.Limits {
 	return l
 }
 
+// usable returns the *Error a call of op gets when e cannot make it: e was
+// not made by New, or op needs a store and e has none. A zero Engine or a
+// nil store would otherwise be a nil pointer panic deep in the call.
+func (e *Engine) usable(op string, needStore bool) error {
+	switch {
+	case e == nil || e.files == nil:
+		return &Error{Op: op, Err: ErrUnavailable, Msg: "the Engine was not made by scrollback.New",
+			Hint: "make it with scrollback.New(st, opts), st from sqlite.Open or postgres.Open"}
+	case needStore && e.store == nil:
+		return &Error{Op: op, Err: ErrUnavailable, Msg: "the Engine has no store (scrollback.New was given a nil one), so it can only read files",
+			Hint: "give scrollback.New the store that sqlite.Open or postgres.Open returned, checking their error first"}
+	}
+	return nil
+}
+
 // Store returns the engine's store.
 func (e *Engine) Store() store.Store { return e.store }
 
@@ -115,6 +140,9 @@ func (e *Engine) Options() Options { return e.opts }
 // wrapping ErrNoSession when there is none (another owner's session reads
 // the same as a missing one).
 func (e *Engine) Session(ctx context.Context, owner, id string) (*Session, error) {
+	if err := e.usable("session", true); err != nil {
+		return nil, err
+	}
 	s, err := e.store.GetSession(ctx, owner, id)
 	if err != nil {
 		return nil, sessionError("session", id, err)
@@ -124,6 +152,9 @@ func (e *Engine) Session(ctx context.Context, owner, id string) (*Session, error
 
 // NewSession creates a session owned by owner.
 func (e *Engine) NewSession(ctx context.Context, owner string) (*Session, error) {
+	if err := e.usable("session", true); err != nil {
+		return nil, err
+	}
 	s, err := e.store.CreateSession(ctx, owner)
 	if err != nil {
 		return nil, &Error{Op: "session", Err: err, Msg: "cannot create a session: " + err.Error()}
@@ -134,6 +165,9 @@ func (e *Engine) NewSession(ctx context.Context, owner string) (*Session, error)
 // DefaultSession returns owner's default session in this store, creating it
 // on first use.
 func (e *Engine) DefaultSession(ctx context.Context, owner string) (*Session, error) {
+	if err := e.usable("session", true); err != nil {
+		return nil, err
+	}
 	s, err := e.store.DefaultSession(ctx, owner)
 	if err != nil {
 		return nil, &Error{Op: "session", Err: err, Msg: "cannot open the default session: " + err.Error()}
@@ -144,6 +178,9 @@ func (e *Engine) DefaultSession(ctx context.Context, owner string) (*Session, er
 // ListSessions returns owner's sessions, oldest first, with their copy
 // counts and sizes.
 func (e *Engine) ListSessions(ctx context.Context, owner string) ([]store.Session, error) {
+	if err := e.usable("session", true); err != nil {
+		return nil, err
+	}
 	ss, err := e.store.ListSessions(ctx, owner)
 	if err != nil {
 		return nil, &Error{Op: "session", Err: err, Msg: "cannot list the sessions: " + err.Error()}
@@ -156,6 +193,9 @@ func (e *Engine) ListSessions(ctx context.Context, owner string) ([]store.Sessio
 // belongs to another owner is an *Error wrapping ErrNoSession, as for
 // Session.
 func (e *Engine) ForkSession(ctx context.Context, owner, id string) (*Session, error) {
+	if err := e.usable("session fork", true); err != nil {
+		return nil, err
+	}
 	s, err := e.store.ForkSession(ctx, owner, id)
 	if err != nil {
 		return nil, sessionError("session fork", id, err)
@@ -167,6 +207,9 @@ func (e *Engine) ForkSession(ctx context.Context, owner, id string) (*Session, e
 // space. A session that does not exist or belongs to another owner is an
 // *Error wrapping ErrNoSession, as for Session.
 func (e *Engine) DeleteSession(ctx context.Context, owner, id string) error {
+	if err := e.usable("session delete", true); err != nil {
+		return err
+	}
 	if err := e.store.DeleteSession(ctx, owner, id); err != nil {
 		return sessionError("session delete", id, err)
 	}
@@ -189,6 +232,16 @@ type Session struct {
 	info store.Session
 }
 
+// usable returns the *Error a call of op gets on a Session that no Engine
+// made (a zero or nil *Session), instead of a nil pointer panic.
+func (s *Session) usable(op string) error {
+	if s == nil || s.e == nil {
+		return &Error{Op: op, Err: ErrUnavailable, Msg: "the Session was not got from an Engine",
+			Hint: "get one from Engine.NewSession, DefaultSession or Session"}
+	}
+	return nil
+}
+
 // ID returns the session's id.
 func (s *Session) ID() string { return s.info.ID }
 
@@ -203,6 +256,9 @@ func (s *Session) Engine() *Engine { return s.e }
 
 // Copies lists the session's retained copies, oldest first.
 func (s *Session) Copies(ctx context.Context) ([]store.CopyInfo, error) {
+	if err := s.usable("ls"); err != nil {
+		return nil, err
+	}
 	cs, err := s.e.store.ListCopies(ctx, s.info.ID)
 	if err != nil {
 		return nil, sessionError("ls", s.info.ID, err)

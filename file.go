@@ -23,12 +23,18 @@ type FilePage = filepager.Page
 // retained: the file itself is the copy. Sensitive paths, paths outside the
 // configured root and binary files are refused.
 func (s *Session) ReadFile(ctx context.Context, in ReadFileInput) (FilePage, error) {
+	if err := s.usable("read_file"); err != nil {
+		return FilePage{}, err
+	}
 	return s.e.ReadFile(ctx, in)
 }
 
 // ReadFile is Session.ReadFile; reading a file needs no session.
 func (e *Engine) ReadFile(ctx context.Context, in ReadFileInput) (FilePage, error) {
 	const op = "read_file"
+	if err := e.usable(op, false); err != nil {
+		return FilePage{}, err
+	}
 	if in.Path == "" {
 		return FilePage{}, errorf(op, ErrArgument, `pass the file's path, e.g. {"path": "go.mod"}`, "path is required")
 	}

@@ -115,6 +115,9 @@ func (r GrepResult) MarshalJSON() ([]byte, error) {
 // on is returned (Max and Context do not apply).
 func (s *Session) GrepToolOutput(ctx context.Context, in GrepInput) (GrepResult, error) {
 	const op = "grep_tool_output"
+	if err := s.usable(op); err != nil {
+		return GrepResult{}, err
+	}
 	most := in.Max
 	if most == 0 {
 		most = GrepDefaultMax

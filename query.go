@@ -63,6 +63,9 @@ type QueryResult struct {
 // wrapping ErrArgument, whose message says which.
 func (s *Session) QueryToolOutput(ctx context.Context, in QueryInput) (QueryResult, error) {
 	const op = "query_tool_output"
+	if err := s.usable(op); err != nil {
+		return QueryResult{}, err
+	}
 	limit := PageLimit
 	if in.Limit != nil {
 		limit = *in.Limit

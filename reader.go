@@ -40,6 +40,9 @@ type Page struct {
 // pages got by following NextOffset from 0 yields the copy byte for byte.
 func (s *Session) ReadToolOutput(ctx context.Context, in ReadInput) (Page, error) {
 	const op = "read_tool_output"
+	if err := s.usable(op); err != nil {
+		return Page{}, err
+	}
 	limit := PageLimit
 	if in.Limit != nil {
 		limit = *in.Limit
@@ -163,6 +166,9 @@ func (s *Session) Cat(ctx context.Context, id string, w io.Writer) (store.CopyIn
 // caller in its errors. It returns the copy's info, also with an offset
 // error, so that a caller can say what the valid range is.
 func (s *Session) CatRange(ctx context.Context, op, id string, from, to int64, w io.Writer) (store.CopyInfo, error) {
+	if err := s.usable(op); err != nil {
+		return store.CopyInfo{}, err
+	}
 	info, err := s.stat(ctx, op, id)
 	if err != nil {
 		return info, err

@@ -1,0 +1,111 @@
+package scrollback_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/store/sqlite"
+)
+
+// TestEngineWithoutStore: an engine made without a store (nil, or the nil
+// *sqlite.DB a failed Open returns), a zero Engine and a Session not got
+// from an engine do not panic: every call that needs a store returns an
+// *Error of kind unavailable that says how to make one, and an engine
+// without a store still reads files, as `scrollback read` uses it.
+func TestEngineWithoutStore(t *testing.T) {
+	ctx := context.Background()
+	var failedOpen *sqlite.DB // what sqlite.Open returns with its error
+	engines := map[string]*scrollback.Engine{
+		"New(nil)":     scrollback.New(nil, scrollback.Options{}),
+		"New(nil *DB)": scrollback.New(failedOpen, scrollback.Options{}),
+		"zero Engine":  new(scrollback.Engine),
+		"nil Engine":   nil,
+	}
+	for name, eng := range engines {
+		t.Run(name, func(t *testing.T) {
+			calls := map[string]func() error{
+				"NewSession":     func() error { _, err := eng.NewSession(ctx, scrollback.LocalOwner); return err },
+				"DefaultSession": func() error { _, err := eng.DefaultSession(ctx, scrollback.LocalOwner); return err },
+				"Session":        func() error { _, err := eng.Session(ctx, scrollback.LocalOwner, "s_x"); return err },
+				"ListSessions":   func() error { _, err := eng.ListSessions(ctx, scrollback.LocalOwner); return err },
+				"ForkSession":    func() error { _, err := eng.ForkSession(ctx, scrollback.LocalOwner, "s_x"); return err },
+				"DeleteSession":  func() error { return eng.DeleteSession(ctx, scrollback.LocalOwner, "s_x") },
+			}
+			if name != "New(nil)" && name != "New(nil *DB)" {
+				calls["ReadFile"] = func() error {
+					_, err := eng.ReadFile(ctx, scrollback.ReadFileInput{Path: "doc.go"})
+					return err
+				}
+			}
+			for call, f := range calls {
+				err := noPanic(t, call, f)
+				checkNoStoreError(t, call, err)
+			}
+		})
+	}
+
+	// Reading a file needs no store.
+	p, err := scrollback.New(nil, scrollback.Options{}).ReadFile(ctx, scrollback.ReadFileInput{Path: "doc.go", Limit: 1})
+	if err != nil || !strings.HasPrefix(p.Text, "// Package scrollback") {
+		t.Errorf("ReadFile without a store = %q, %v", p.Text, err)
+	}
+}
+
+// TestSessionNotFromEngine: a zero or nil *Session returns an error that
+// says where sessions come from, instead of a nil pointer panic.
+func TestSessionNotFromEngine(t *testing.T) {
+	ctx := context.Background()
+	for name, s := range map[string]*scrollback.Session{"zero": new(scrollback.Session), "nil": nil} {
+		t.Run(name, func(t *testing.T) {
+			calls := map[string]func() error{
+				"ReadToolOutput": func() error { _, err := s.ReadToolOutput(ctx, scrollback.ReadInput{ID: "out_x"}); return err },
+				"GrepToolOutput": func() error {
+					_, err := s.GrepToolOutput(ctx, scrollback.GrepInput{ID: "out_x", Pattern: "x"})
+					return err
+				},
+				"QueryToolOutput": func() error {
+					_, err := s.QueryToolOutput(ctx, scrollback.QueryInput{ID: "out_x", Filter: "."})
+					return err
+				},
+				"ReadFile": func() error { _, err := s.ReadFile(ctx, scrollback.ReadFileInput{Path: "doc.go"}); return err },
+				"Copies":   func() error { _, err := s.Copies(ctx); return err },
+				"Cat":      func() error { _, err := s.Cat(ctx, "out_x", io.Discard); return err },
+			}
+			for call, f := range calls {
+				err := noPanic(t, call, f)
+				var se *scrollback.Error
+				if !errors.As(err, &se) || !errors.Is(err, scrollback.ErrUnavailable) || !strings.Contains(err.Error(), "NewSession") {
+					t.Errorf("%s on a %s Session: %v; want an *Error of kind unavailable that names NewSession", call, name, err)
+				}
+			}
+		})
+	}
+}
+
+func noPanic(t *testing.T, call string, f func() error) (err error) {
+	t.Helper()
+	defer func() {
+		if v := recover(); v != nil {
+			t.Errorf("%s panicked: %v", call, v)
+			err = fmt.Errorf("panic: %v", v)
+		}
+	}()
+	return f()
+}
+
+func checkNoStoreError(t *testing.T, call string, err error) {
+	t.Helper()
+	var se *scrollback.Error
+	if !errors.As(err, &se) || !errors.Is(err, scrollback.ErrUnavailable) || scrollback.ErrorKind(err) != scrollback.KindUnavailable {
+		t.Errorf("%s: %v; want an *Error of kind unavailable", call, err)
+		return
+	}
+	if !strings.Contains(err.Error(), "scrollback.New") {
+		t.Errorf("%s: %q does not say how to make an engine (scrollback.New)", call, err)
+	}
+}
