@@ -19,7 +19,7 @@ const (
 	PreviewBudget = preview.Budget             // 24 KiB: run_command and run_code show an output up to this whole
 	HistoryBudget = preview.HistoryBudget      // 32 KiB: results entering a history are shown whole up to this
 	ShownBudget   = preview.ShownBudget        // 2 KiB: what a result over its budget shows once retained, head, footer and tail
-	MinShownBytes = 512                        // the smallest shown size a server or the eval accepts: room for a head, a tail and the shortest footer
+	MinShownBytes = 512                        // the smallest budget or shown size: room for a head, a tail and the shortest footer; New raises smaller ones to it
 	PageLimit     = 4096                       // most bytes one read_tool_output call returns
 	CopyCap       = capture.DefaultCopy        // 8 MiB: the most one retained copy holds
 	FilePageBytes = filepager.DefaultPageBytes // 24 KiB: the most one read_file page holds
@@ -31,6 +31,8 @@ const LocalOwner = "local"
 
 // Options configures an Engine. The zero value gives the contract's defaults.
 type Options struct {
+	// PreviewBudget, HistoryBudget and ShownBytes below MinShownBytes are
+	// raised to it, room for the footer that leads to the rest.
 	PreviewBudget int             // output up to this many bytes is shown whole by RunCommand and RunCode; 0 = PreviewBudget
 	HistoryBudget int             // results up to this many bytes are shown whole by History; 0 = HistoryBudget
 	ShownBytes    int             // most bytes a result over its budget shows once retained (head, footer and tail); 0 = ShownBudget
@@ -83,6 +85,11 @@ func New(st store.Store, opts Options) *Engine {
 	if opts.ShownBytes <= 0 {
 		opts.ShownBytes = ShownBudget
 	}
+	// A smaller size leaves no room for the footer: the preview would
+	// be cut short with nothing saying where the rest is.
+	opts.PreviewBudget = max(opts.PreviewBudget, MinShownBytes)
+	opts.HistoryBudget = max(opts.HistoryBudget, MinShownBytes)
+	opts.ShownBytes = max(opts.ShownBytes, MinShownBytes)
 	if opts.File.PageBytes <= 0 {
 		opts.File.PageBytes = FilePageBytes
 	}

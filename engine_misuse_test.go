@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -108,4 +109,39 @@ func checkNoStoreError(t *testing.T, call string, err error) {
 	if !strings.Contains(err.Error(), "scrollback.New") {
 		t.Errorf("%s: %q does not say how to make an engine (scrollback.New)", call, err)
 	}
+}
+
+// TestSmallBudgetsKeepTheFooter: budgets and a shown size too small to hold
+// a footer are raised to MinShownBytes, so that a preview that is not the
+// whole result always names the copy that holds the rest.
+func TestSmallBudgetsKeepTheFooter(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "scrollback.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	data := []byte(strings.Repeat("hello world line\n", 3000))
+	for _, o := range []scrollback.Options{{ShownBytes: 10}, {HistoryBudget: 50}, {PreviewBudget: 100}, {PreviewBudget: 60, ShownBytes: 60}} {
+		eng := scrollback.New(st, o)
+		if got := eng.Options(); got.PreviewBudget < scrollback.MinShownBytes || got.HistoryBudget < scrollback.MinShownBytes || got.ShownBytes < scrollback.MinShownBytes {
+			t.Errorf("New(%s).Options() = preview %d, history %d, shown %d; want each at least %d", optionsString(o), got.PreviewBudget, got.HistoryBudget, got.ShownBytes, scrollback.MinShownBytes)
+		}
+		sess, err := eng.NewSession(ctx, scrollback.LocalOwner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, sh := range map[string]scrollback.Shown{
+			"History": sess.History(ctx, "t", "t", data),
+			"Retain":  sess.Retain(ctx, scrollback.RetainInput{Tool: "t", Data: data, Complete: true}),
+		} {
+			if !sh.Truncated || sh.OutputID == "" || !strings.Contains(sh.Preview, sh.OutputID) {
+				t.Errorf("%s: %s preview %q does not name its copy %q", optionsString(o), name, sh.Preview, sh.OutputID)
+			}
+		}
+	}
+}
+
+func optionsString(o scrollback.Options) string {
+	return fmt.Sprintf("{PreviewBudget: %d, HistoryBudget: %d, ShownBytes: %d}", o.PreviewBudget, o.HistoryBudget, o.ShownBytes)
 }
