@@ -15,10 +15,11 @@
 //   - package store and its backends (store/sqlite, store/postgres) keep
 //     sessions and copies.
 //
-// A Session, got from Engine.Session, offers the tools of the product
-// contract as methods: RunCommand, ReadToolOutput, GrepToolOutput, ReadFile,
-// RunCode, and Retain and History for the results of other tools. Their input and result types carry
-// the contract's JSON names, so the CLI's --json output, the MCP tools'
+// A Session, got from Engine.NewSession, DefaultSession or Session, offers
+// the tools of the product contract as methods: RunCommand, ReadToolOutput,
+// GrepToolOutput, QueryToolOutput, ReadFile, RunCode, and Retain and History
+// for the results of other tools. Their input and result types carry the
+// contract's JSON names, so the CLI's --json output, the MCP tools'
 // structured content and the Go API are one shape.
 //
 // The Engine owns sessions: NewSession, DefaultSession, Session,

@@ -255,7 +255,9 @@ func (s *Session) ID() string { return s.info.ID }
 // Owner returns the principal that owns the session.
 func (s *Session) Owner() string { return s.info.Owner }
 
-// Info returns what the store knows of the session.
+// Info returns what the store knew of the session when this handle was
+// made: its Copies, Bytes and LastUsedAt are not updated as the session is
+// used (Engine.ListSessions and Session.Copies read them afresh).
 func (s *Session) Info() store.Session { return s.info }
 
 // Engine returns the engine the session belongs to.

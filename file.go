@@ -10,9 +10,17 @@ import (
 
 // ReadFileInput is the input of read_file.
 type ReadFileInput struct {
-	Path       string `json:"path"`
-	Line       int64  `json:"line,omitempty" jsonschema:"1-based (default 1)"`
-	Limit      int64  `json:"limit,omitempty" jsonschema:"most lines (default 2000)"`
+	// Path is the file to read: "~/" at its start is the home directory,
+	// and a relative path is relative to Options.File.Root when one is
+	// set, else to the working directory.
+	Path string `json:"path"`
+	// Line is the 1-based line to start at; 0 means 1.
+	Line int64 `json:"line,omitempty" jsonschema:"1-based (default 1)"`
+	// Limit is the most lines to return; 0 means 2000. A page also stops
+	// at the file page budget (Options.File.PageBytes).
+	Limit int64 `json:"limit,omitempty" jsonschema:"most lines (default 2000)"`
+	// ByteOffset, when not nil, is the byte position to continue from (a
+	// nextByteOffset) and wins over Line.
 	ByteOffset *int64 `json:"byte_offset,omitempty" jsonschema:"nextByteOffset"`
 }
 
