@@ -21,6 +21,9 @@ var shTests = []string{
 	"TestRunCodeSmallResults",
 	"Example",
 	"ExampleSession_GrepToolOutput",
+	"ExampleSession_GrepToolOutput_count",
+	"ExampleSession_ReadToolOutput",
+	"ExampleError",
 }
 
 // skipOnWindows adds the named tests to -test.skip, saying so, on Windows
