@@ -30,7 +30,10 @@
 // right) wrapping a sentinel of this package that errors.Is finds from any
 // package: ErrNotFound, ErrEvicted, ErrOffset, ErrArgument, ErrSensitive,
 // ErrUnavailable. ErrorKind names them as the contract does ("not_found",
-// ...), for the MCP servers' _meta and the CLI's --json alike.
+// ...), for the MCP servers' _meta and the CLI's --json alike. A call cut short
+// by the end of its context returns an *Error in which errors.Is finds
+// context.Canceled or context.DeadlineExceeded (ErrorKind calls it
+// "unavailable"); RunCode says so in its result's Error instead.
 //
 // Two flags answer two questions and are never merged: HasMore says the
 // reader has not reached the end of the retained text; Complete says whether

@@ -233,7 +233,8 @@ func sessionError(op, id string, err error) error {
 
 // Session is a handle on one session: the tools of the contract, scoped to
 // it. Every retained copy a Session makes belongs to it, and it reads only
-// its own copies.
+// its own copies. It is safe for concurrent use, and needs no closing: the
+// session lives in the store until Engine.DeleteSession or retention.
 type Session struct {
 	e    *Engine
 	info store.Session
