@@ -9,6 +9,7 @@ import (
 	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/codemode"
 	"github.com/scrollback-dev/scrollback/filepager"
+	"github.com/scrollback-dev/scrollback/jsonq"
 	"github.com/scrollback-dev/scrollback/present"
 	"github.com/scrollback-dev/scrollback/preview"
 	"github.com/scrollback-dev/scrollback/store"
@@ -93,12 +94,18 @@ func New(st store.Store, opts Options) *Engine {
 	if opts.File.PageBytes <= 0 {
 		opts.File.PageBytes = FilePageBytes
 	}
+	if opts.File.MaxLines <= 0 {
+		opts.File.MaxLines = filepager.DefaultMaxLines
+	}
 	opts.Capture = captureDefaults(opts.Capture)
 	if opts.QueryTimeout <= 0 {
 		opts.QueryTimeout = QueryTimeout
 	}
 	if opts.QueryMaxOutput <= 0 {
 		opts.QueryMaxOutput = QueryMaxOutput
+	}
+	if opts.QueryMaxMemory == 0 {
+		opts.QueryMaxMemory = jsonq.DefaultMaxMemory
 	}
 	return &Engine{store: st, opts: opts, files: filepager.New(opts.File), queries: &queryCache{max: QueryCacheBytes}}
 }

@@ -99,7 +99,9 @@ func TestNewFillsDefaults(t *testing.T) {
 	defer st.Close()
 	o := scrollback.New(st, scrollback.Options{}).Options()
 	if o.PreviewBudget != scrollback.PreviewBudget || o.HistoryBudget != scrollback.HistoryBudget || o.File.PageBytes != scrollback.FilePageBytes ||
-		o.Capture.Copy != scrollback.CopyCap || o.Capture.Stdout != 8<<20 || o.Capture.Stderr != 8<<20 || o.Capture.Tail != 2<<20 {
+		o.Capture.Copy != scrollback.CopyCap || o.Capture.Stdout != 8<<20 || o.Capture.Stderr != 8<<20 || o.Capture.Tail != 2<<20 ||
+		o.ShownBytes != scrollback.ShownBudget || o.QueryTimeout != scrollback.QueryTimeout || o.QueryMaxOutput != scrollback.QueryMaxOutput ||
+		o.QueryMaxMemory != 512<<20 || o.File.MaxLines != 2000 {
 		t.Errorf("defaults not filled in: %+v", o)
 	}
 }
