@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/scrollback-dev/scrollback"
@@ -144,4 +145,93 @@ func TestSmallBudgetsKeepTheFooter(t *testing.T) {
 
 func optionsString(o scrollback.Options) string {
 	return fmt.Sprintf("{PreviewBudget: %d, HistoryBudget: %d, ShownBytes: %d}", o.PreviewBudget, o.HistoryBudget, o.ShownBytes)
+}
+
+// TestConcurrentSessions: one Engine serves many goroutines, some on
+// sessions of their own and some sharing one, as an agent running tool
+// calls in parallel does. Every copy reads back whole in its own session
+// and in no other (run it with -race).
+func TestConcurrentSessions(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "scrollback.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	eng := scrollback.New(st, scrollback.Options{})
+	shared, err := eng.NewSession(ctx, scrollback.LocalOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := eng.NewSession(ctx, scrollback.LocalOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers = 6
+	errs := make(chan error, 4*workers)
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sess := shared
+			if i%2 == 1 {
+				s, err := eng.NewSession(ctx, scrollback.LocalOwner)
+				if err != nil {
+					errs <- err
+					return
+				}
+				sess = s
+			}
+			res, err := sess.RunCommand(ctx, scrollback.RunCommandInput{Command: fmt.Sprintf("seq %d 30000", i+1)})
+			if err != nil || res.Recovery != scrollback.RecoveryAvailable {
+				errs <- fmt.Errorf("worker %d: run: %v, recovery %s %s", i, err, res.Recovery, res.RecoveryError)
+				return
+			}
+			var copy strings.Builder
+			for off := int64(0); ; {
+				p, err := sess.ReadToolOutput(ctx, scrollback.ReadInput{ID: res.OutputID, Offset: off})
+				if err != nil {
+					errs <- fmt.Errorf("worker %d: read at %d: %v", i, off, err)
+					return
+				}
+				copy.WriteString(p.Text)
+				if off = p.NextOffset; !p.HasMore {
+					break
+				}
+			}
+			if want := seq(i+1, 30000); copy.String() != want {
+				errs <- fmt.Errorf("worker %d: the pages hold %d bytes, want the %d of the output", i, copy.Len(), len(want))
+			}
+			if g, err := sess.GrepToolOutput(ctx, scrollback.GrepInput{ID: res.OutputID, Pattern: "^29999$"}); err != nil || len(g.Matches) != 1 {
+				errs <- fmt.Errorf("worker %d: grep: %+v, %v", i, g, err)
+			}
+			if q, err := sess.QueryToolOutput(ctx, scrollback.QueryInput{ID: res.OutputID, Filter: "select(. == 30000)"}); err != nil || q.Text != "30000\n" {
+				errs <- fmt.Errorf("worker %d: query: %+v, %v", i, q, err)
+			}
+			if h := sess.History(ctx, "t", "t", []byte(strings.Repeat("x\n", 40000))); h.Recovery != scrollback.RecoveryAvailable {
+				errs <- fmt.Errorf("worker %d: history: %s %s", i, h.Recovery, h.RecoveryError)
+			}
+			if _, err := other.ReadToolOutput(ctx, scrollback.ReadInput{ID: res.OutputID}); !errors.Is(err, scrollback.ErrNoOutput) {
+				errs <- fmt.Errorf("worker %d: another session reads the copy: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if cs, err := shared.Copies(ctx); err != nil || len(cs) != 2*((workers+1)/2) {
+		t.Errorf("the shared session holds %d copies (%v), want %d", len(cs), err, 2*((workers+1)/2))
+	}
+}
+
+// seq is what `seq from to` writes.
+func seq(from, to int) string {
+	var b strings.Builder
+	for n := from; n <= to; n++ {
+		fmt.Fprintln(&b, n)
+	}
+	return b.String()
 }

@@ -17,6 +17,7 @@ import (
 var shTests = []string{
 	"TestRunCommand.*",
 	"TestEngineSessions",
+	"TestConcurrentSessions",
 	"TestRunCodeSecondID",
 	"TestRunCodeSmallResults",
 	"Example",
