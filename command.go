@@ -97,6 +97,9 @@ type GapRef = present.Gap
 // (bad arguments, a missing working directory).
 func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunCommandResult, error) {
 	const op = "run_command"
+	if err := s.usable(op); err != nil {
+		return RunCommandResult{}, err
+	}
 	switch {
 	case len(in.Args) > 0 && in.Command != "":
 		return RunCommandResult{}, errorf(op, ErrArgument, "give a shell command line in Command or an argument vector in Args, not both", "both command and args are given")
@@ -275,13 +278,46 @@ type RetainInput struct {
 // preview whose footer leads to a retained copy saved in this session first.
 // Save failures are reported in the result (Recovery "unavailable"), never as
 // an error: the result is still shown.
+//
+// Data longer than the copy cap (8 MiB) is cut as run_command's output is:
+// the copy keeps its head and tail around a marker line, and is
+// incomplete.
 func (s *Session) Retain(ctx context.Context, in RetainInput) Shown {
+	if err := s.usable("retain"); err != nil {
+		// Nothing can be saved: the result is shown within the default
+		// budget, and says why it was not kept.
+		budget := in.Budget
+		if budget <= 0 {
+			budget = PreviewBudget
+		}
+		budget = max(budget, MinShownBytes)
+		sh := Shown{ShownCopy: ShownCopy{TotalBytes: int64(len(in.Data)), Complete: in.Complete, Recovery: RecoveryNotNeeded}}
+		p := preview.Render(in.Data, preview.Options{Budget: budget, Shown: budget}, preview.Footer{Unavailable: err.Error(), Complete: in.Complete})
+		sh.Preview, sh.Truncated = p.Text, p.Truncated
+		if p.Truncated {
+			sh.Recovery, sh.RecoveryError = RecoveryUnavailable, present.NotSaved(err.Error())
+		}
+		return sh
+	}
 	budget := in.Budget
 	if budget <= 0 {
 		budget = s.e.opts.PreviewBudget
 	}
-	return s.retain(ctx, retainRequest{tool: in.Tool, source: in.Source, data: in.Data, complete: in.Complete, budget: budget,
-		gap: in.Gap, status: in.Status, whole: in.Whole})
+	// Below MinShownBytes no footer fits: the preview would hide that a
+	// copy exists.
+	budget = max(budget, MinShownBytes)
+	data, complete, gap := in.Data, in.Complete, in.Gap
+	if c := s.copyCap(); len(data) > c {
+		cp := capture.New(capture.Limits{Stdout: int64(len(data)), Copy: int64(c)})
+		cp.Stdout().Write(data)
+		got := cp.Result()
+		data, complete = got.Copy, false
+		if gap == nil || got.Gap != nil && gap.Offset >= got.Gap.Offset {
+			gap = got.Gap // the caller's gap, if any, fell in what was dropped
+		}
+	}
+	return s.retain(ctx, retainRequest{tool: in.Tool, source: in.Source, data: data, complete: complete, budget: budget,
+		gap: gap, status: in.Status, whole: in.Whole})
 }
 
 // History shows an ordinary tool result entering a conversation history:
@@ -291,6 +327,9 @@ func (s *Session) Retain(ctx context.Context, in RetainInput) Shown {
 // the engine's history budget, for agents that put tool results into the
 // model's context themselves.
 func (s *Session) History(ctx context.Context, tool, source string, data []byte) Shown {
+	if s == nil || s.e == nil {
+		return s.Retain(ctx, RetainInput{Tool: tool, Source: source, Data: data, Complete: true, Budget: HistoryBudget})
+	}
 	return s.Retain(ctx, RetainInput{Tool: tool, Source: source, Data: data, Complete: true, Budget: s.e.opts.HistoryBudget})
 }
 

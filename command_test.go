@@ -624,3 +624,43 @@ func TestHistory(t *testing.T) {
 		t.Errorf("the retained copy (%d bytes) is not the result (%d bytes)", len(raw), data.Len())
 	}
 }
+
+// A result past the copy cap is cut as a command's output is: its copy
+// keeps the head and the tail around a marker line, at most 8 MiB, and is
+// incomplete. Before, History and Retain saved 20 MiB as a complete copy.
+func TestHistoryPastTheCopyCap(t *testing.T) {
+	sess := newSession(t, scrollback.Options{})
+	ctx := context.Background()
+	var data strings.Builder
+	for i := 0; data.Len() < 20<<20; i++ {
+		fmt.Fprintf(&data, "record %d\n", i)
+	}
+	whole := data.String()
+	for _, tc := range []struct {
+		name string
+		sh   func() scrollback.Shown
+	}{
+		{"History", func() scrollback.Shown { return sess.History(ctx, "export", "all", []byte(whole)) }},
+		{"Retain", func() scrollback.Shown {
+			return sess.Retain(ctx, scrollback.RetainInput{Tool: "export", Data: []byte(whole), Complete: true})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sh := tc.sh()
+			if sh.OutputID == "" || sh.Complete || sh.TotalBytes > scrollback.CopyCap {
+				t.Fatalf("id %q complete %v totalBytes %d: want an incomplete copy of at most %d bytes", sh.OutputID, sh.Complete, sh.TotalBytes, scrollback.CopyCap)
+			}
+			raw, _, last := readAll(t, sess, sh.OutputID)
+			complete := last.Complete
+			if complete || int64(len(raw)) != sh.TotalBytes || !strings.HasPrefix(string(raw), "record 0\n") || !strings.HasSuffix(string(raw), whole[len(whole)-100:]) {
+				t.Errorf("copy of %d bytes, complete %v: want the head and the tail", len(raw), complete)
+			}
+			if !strings.Contains(string(raw), "the copy cap of 8388608 bytes was crossed") {
+				t.Error("the copy has no marker line where its middle was dropped")
+			}
+			if !strings.Contains(sh.Preview, "incomplete") {
+				t.Errorf("the footer does not say the copy is incomplete:\n%s", sh.Preview)
+			}
+		})
+	}
+}

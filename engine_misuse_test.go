@@ -77,12 +77,31 @@ func TestSessionNotFromEngine(t *testing.T) {
 				"ReadFile": func() error { _, err := s.ReadFile(ctx, scrollback.ReadFileInput{Path: "doc.go"}); return err },
 				"Copies":   func() error { _, err := s.Copies(ctx); return err },
 				"Cat":      func() error { _, err := s.Cat(ctx, "out_x", io.Discard); return err },
+				"RunCommand": func() error {
+					_, err := s.RunCommand(ctx, scrollback.RunCommandInput{Command: "true"})
+					return err
+				},
 			}
 			for call, f := range calls {
 				err := noPanic(t, call, f)
 				var se *scrollback.Error
 				if !errors.As(err, &se) || !errors.Is(err, scrollback.ErrUnavailable) || !strings.Contains(err.Error(), "NewSession") {
 					t.Errorf("%s on a %s Session: %v; want an *Error of kind unavailable that names NewSession", call, name, err)
+				}
+			}
+			// Retain and History return no error: the result is shown,
+			// and says it was not kept.
+			big := []byte(strings.Repeat("row\n", 20000))
+			for call, f := range map[string]func() scrollback.Shown{
+				"Retain": func() scrollback.Shown {
+					return s.Retain(ctx, scrollback.RetainInput{Tool: "t", Data: big, Complete: true})
+				},
+				"History": func() scrollback.Shown { return s.History(ctx, "t", "", big) },
+			} {
+				var sh scrollback.Shown
+				noPanic(t, call, func() error { sh = f(); return nil })
+				if !sh.Truncated || sh.OutputID != "" || sh.Recovery != scrollback.RecoveryUnavailable || !strings.Contains(sh.Preview, "not saved") {
+					t.Errorf("%s on a %s Session: truncated %v id %q recovery %q; preview:\n%s", call, name, sh.Truncated, sh.OutputID, sh.Recovery, sh.Preview)
 				}
 			}
 		})
@@ -135,6 +154,8 @@ func TestSmallBudgetsKeepTheFooter(t *testing.T) {
 		for name, sh := range map[string]scrollback.Shown{
 			"History": sess.History(ctx, "t", "t", data),
 			"Retain":  sess.Retain(ctx, scrollback.RetainInput{Tool: "t", Data: data, Complete: true}),
+			// A caller's own budget too small for a footer is raised too.
+			"Retain with Budget 40": sess.Retain(ctx, scrollback.RetainInput{Tool: "t", Data: data, Complete: true, Budget: 40}),
 		} {
 			if !sh.Truncated || sh.OutputID == "" || !strings.Contains(sh.Preview, sh.OutputID) {
 				t.Errorf("%s: %s preview %q does not name its copy %q", optionsString(o), name, sh.Preview, sh.OutputID)
