@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -28,6 +29,8 @@ const MetaErrorKind = present.MetaErrorKind
 //     exists (failures included);
 //   - a call of a tool the server does not have is a tool error (isError,
 //     never a protocol error) naming the tools there are, which tools lists;
+//   - a client of a protocol older than 2025-06-18 gets no resource_link
+//     blocks, a content type it does not know;
 //   - a failure a handler returned (an error recorded with SetError, as the
 //     SDK does for a typed handler's error and for arguments that do not
 //     match the input schema) gets MetaErrorKind, its message starts with
@@ -64,6 +67,9 @@ func FinishResults(b *Binding, tools func() []string, foreign func(tool string) 
 			if s := b.Current(); s != nil {
 				present.SetMeta(&r.Meta, MetaSession, s.ID())
 			}
+			if !linksKnown(req) {
+				dropLinks(r)
+			}
 			if e != nil {
 				present.SetMeta(&r.Meta, MetaErrorKind, scrollback.ErrorKind(e))
 				prefixToolName(r, req)
@@ -72,6 +78,37 @@ func FinishResults(b *Binding, tools func() []string, foreign func(tool string) 
 			return res, err
 		}
 	}
+}
+
+// linkVersion is the first protocol version with the resource_link
+// content block.
+const linkVersion = "2025-06-18"
+
+// linksKnown reports whether the client of req knows resource_link
+// content blocks: it negotiated linkVersion or later. A client of an older
+// version validates content against a union without that type, and a
+// strict one (a schema-checking SDK) then fails the whole call.
+func linksKnown(req mcp.Request) bool {
+	ss, ok := req.GetSession().(*mcp.ServerSession)
+	if !ok || ss == nil {
+		return true
+	}
+	ip := ss.InitializeParams()
+	if ip == nil {
+		return true
+	}
+	// A version the server does not speak was answered with its latest.
+	v := ip.ProtocolVersion
+	return v >= linkVersion || !slices.Contains(mcp.SupportedProtocolVersions(), v)
+}
+
+// dropLinks removes r's resource_link blocks; its text still names the
+// copy (the footer's read_tool_output call).
+func dropLinks(r *mcp.CallToolResult) {
+	r.Content = slices.DeleteFunc(r.Content, func(c mcp.Content) bool {
+		_, link := c.(*mcp.ResourceLink)
+		return link
+	})
 }
 
 // toolName is the name of the tool a tools/call request calls.
