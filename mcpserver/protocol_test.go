@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"context"
+	"maps"
+	"strconv"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -66,5 +68,56 @@ func TestResourceLinkByVersion(t *testing.T) {
 				t.Fatalf("result: %+v", res)
 			}
 		})
+	}
+}
+
+// TestListOutputResources: resources/list lists the session's retained
+// copies (a client that attaches resources finds them there, a copy
+// whose call was cancelled included), page by page, and only the
+// session's; the server does not claim list-changed notifications it
+// never sends.
+func TestListOutputResources(t *testing.T) {
+	defer func(n int) { listPageSize = n }(listPageSize)
+	listPageSize = 2
+	ctx := context.Background()
+	cs, _, _ := newClient(t)
+	if caps := cs.InitializeResult().Capabilities.Resources; caps == nil || caps.ListChanged {
+		t.Errorf("resources capability %+v: want resources without listChanged", caps)
+	}
+	if res, err := cs.ListResources(ctx, nil); err != nil || len(res.Resources) != 0 {
+		t.Fatalf("before any copy: %v, %v", res, err)
+	}
+	want := map[string]int64{}
+	for i := range 3 {
+		res := call(t, cs, "run_command", map[string]any{"command": "seq 1 " + strconv.Itoa(30000+i)})
+		var out scrollback.RunCommandResult
+		decode(t, res, &out)
+		want[OutputURI(out.OutputID)] = out.TotalBytes
+	}
+	got := map[string]int64{}
+	for r, err := range cs.Resources(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.MIMEType != "text/plain" || r.Size == 0 || r.Name == "" {
+			t.Errorf("resource %+v", r)
+		}
+		got[r.URI] = r.Size
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("listed %v, want %v", got, want)
+	}
+	first, err := cs.ListResources(ctx, nil)
+	if err != nil || len(first.Resources) != 2 || first.NextCursor == "" {
+		t.Fatalf("first page: %+v, %v", first, err)
+	}
+	if _, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: "bogus"}); err == nil {
+		t.Error("a bogus cursor was accepted")
+	}
+
+	// Another session lists none of them.
+	other, _, _ := newClient(t)
+	if res, err := other.ListResources(ctx, nil); err != nil || len(res.Resources) != 0 {
+		t.Errorf("another session lists %v, %v", res, err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/present"
+	"github.com/scrollback-dev/scrollback/store"
 )
 
 // Retained copies as MCP resources: each copy is the resource
@@ -142,6 +143,95 @@ func AddOutputResources(srv *mcp.Server, b *Binding) {
 		uri := req.Params.URI
 		return ReadOutputResource(ctx, b, uri)
 	})
+}
+
+// listPageSize bounds the resources of one resources/list page.
+var listPageSize = 200
+
+// listOutputResources returns the middleware that answers resources/list
+// with the retained copies of b's session, oldest first, listPageSize to a
+// page: a client that attaches resources (rather than expanding
+// templates) finds every copy there, one whose call was cancelled before
+// its result arrived included. A binding that has made no session yet
+// lists none. The list is read from the store on each call, so it also
+// holds the copies other servers sharing the session made; the server
+// sends no list-changed notification (its capability says so).
+func listOutputResources(b *Binding) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			lr, ok := req.(*mcp.ListResourcesRequest)
+			if method != "resources/list" || !ok {
+				return next(ctx, method, req)
+			}
+			from := 0
+			if lr.Params != nil && lr.Params.Cursor != "" {
+				n, err := strconv.Atoi(strings.TrimPrefix(lr.Params.Cursor, listCursor))
+				if err != nil || n < 0 || !strings.HasPrefix(lr.Params.Cursor, listCursor) {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("resources/list: invalid cursor %s; pass the nextCursor of the previous page, or none for the first", quote(lr.Params.Cursor))}
+				}
+				from = n
+			}
+			// The SDK's own answer (no static resources) carries what the
+			// client's protocol version expects of a list result.
+			first := *lr
+			first.Params = &mcp.ListResourcesParams{}
+			if lr.Params != nil {
+				p := *lr.Params
+				p.Cursor = ""
+				first.Params = &p
+			}
+			res, err := next(ctx, method, &first)
+			out, ok := res.(*mcp.ListResourcesResult)
+			if err != nil || !ok {
+				return res, err
+			}
+			s, err := b.Existing(ctx)
+			if err != nil {
+				return nil, resourceError("", fmt.Errorf("resources/list: %w", err))
+			}
+			if s == nil {
+				return out, nil
+			}
+			copies, err := s.Copies(ctx)
+			if err != nil {
+				return nil, resourceError("", err)
+			}
+			if from > len(copies) {
+				from = len(copies)
+			}
+			copies = copies[from:]
+			if len(copies) > listPageSize {
+				copies = copies[:listPageSize]
+				out.NextCursor = listCursor + strconv.Itoa(from+listPageSize)
+			}
+			for _, c := range copies {
+				out.Resources = append(out.Resources, outputResource(c))
+			}
+			return out, nil
+		}
+	}
+}
+
+// listCursor starts every resources/list cursor: the index of the copy
+// the page starts at follows.
+const listCursor = "copies:"
+
+// outputResource is the resources/list entry of copy c: its URI and id
+// (the resource_link's), what made it, and its size.
+func outputResource(c store.CopyInfo) *mcp.Resource {
+	l := present.OutputLink(c.ID, c.TotalBytes)
+	held := "the whole output"
+	if !c.Complete {
+		held = "part of the output (incomplete)"
+	}
+	return &mcp.Resource{
+		URI:         l.URI,
+		Name:        l.Name,
+		Title:       present.Clip(c.Tool+": "+c.Source, 120),
+		Description: fmt.Sprintf("Retained copy of %s: %d bytes, %d lines, %s.", c.Tool, c.TotalBytes, c.Lines, held),
+		MIMEType:    l.MIMEType,
+		Size:        l.Size,
+	}
 }
 
 // ReadOutputResource answers resources/read of uri, a retained copy's URI,

@@ -150,10 +150,13 @@ func newServer(b *Binding, opts Options) *mcp.Server {
 		Instructions: Instructions,
 		Logger:       opts.Logger,
 		SchemaCache:  schemas,
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		// No list-changed notifications: the tools never change, and the
+		// copies listed as resources are read from the store on each list.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}},
 	})
 	AddTools(srv, b) // all of them: cannot fail
 	AddOutputResources(srv, b)
+	srv.AddReceivingMiddleware(listOutputResources(b))
 	srv.AddReceivingMiddleware(FinishResults(b, ToolNames, nil))
 	return srv
 }
