@@ -121,3 +121,29 @@ func TestListOutputResources(t *testing.T) {
 		t.Errorf("another session lists %v, %v", res, err)
 	}
 }
+
+// TestCopiesCachePrivate: a copy's text and the list of a session's copies
+// belong to one principal; under protocol 2026-07-28 a result marked
+// cacheScope "public" may be cached and served by an intermediary to
+// anyone, so both are "private".
+func TestCopiesCachePrivate(t *testing.T) {
+	ctx := context.Background()
+	cs, _, _ := newClient(t)
+	res := call(t, cs, "run_command", map[string]any{"command": "seq 1 30000"})
+	var out scrollback.RunCommandResult
+	decode(t, res, &out)
+	read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: OutputURI(out.OutputID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read.CacheScope != "private" {
+		t.Errorf("resources/read of a copy: cacheScope %q, want private", read.CacheScope)
+	}
+	list, err := cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list.CacheScope != "private" {
+		t.Errorf("resources/list: cacheScope %q, want private", list.CacheScope)
+	}
+}

@@ -153,12 +153,24 @@ func newServer(b *Binding, opts Options) *mcp.Server {
 		// No list-changed notifications: the tools never change, and the
 		// copies listed as resources are read from the store on each list.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Resources: &mcp.ResourceCapabilities{}},
+		SetCacheable: privateCopies,
 	})
 	AddTools(srv, b) // all of them: cannot fail
 	AddOutputResources(srv, b)
 	srv.AddReceivingMiddleware(listOutputResources(b))
 	srv.AddReceivingMiddleware(FinishResults(b, ToolNames, nil))
 	return srv
+}
+
+// privateCopies marks the results that hold a session's copies (their
+// text, their list) cacheScope "private": they belong to one principal,
+// and a "public" result (the SDK's default) may be cached by an
+// intermediary and served to anyone asking the same.
+func privateCopies(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+	switch req.(type) {
+	case *mcp.ReadResourceRequest, *mcp.ListResourcesRequest:
+		c.CacheScope = "private"
+	}
 }
 
 // ToolNames lists the session tools this package offers, in the order
