@@ -4,7 +4,10 @@ import (
 	"context"
 	"maps"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -145,5 +148,70 @@ func TestCopiesCachePrivate(t *testing.T) {
 	}
 	if list.CacheScope != "private" {
 		t.Errorf("resources/list: cacheScope %q, want private", list.CacheScope)
+	}
+}
+
+// TestProgress: a call that gives a progressToken gets progress
+// notifications while it runs, each further than the last and saying how
+// long it has run, so that a client that resets its request timeout on
+// progress (the TypeScript SDK's resetTimeoutOnProgress) does not give up
+// on a long command; a call without one gets none.
+func TestProgress(t *testing.T) {
+	defer func(d time.Duration) { progressEvery = d }(progressEvery)
+	progressEvery = 50 * time.Millisecond
+	eng, _ := newEngine(t, filepager.Options{})
+	sess, err := eng.NewSession(context.Background(), scrollback.LocalOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got []*mcp.ProgressNotificationParams
+	srv := NewServer(sess, Options{})
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			got = append(got, req.Params)
+			mu.Unlock()
+		},
+	}).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	p := &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "sleep 0.5; echo done"}}
+	p.SetProgressToken("tok")
+	res, err := cs.CallTool(context.Background(), p)
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	mu.Lock()
+	n := len(got)
+	for i, g := range got {
+		if g.ProgressToken != "tok" || !strings.Contains(g.Message, "run_command") {
+			t.Errorf("notification %d: %+v", i, g)
+		}
+		if i > 0 && g.Progress <= got[i-1].Progress {
+			t.Errorf("progress went from %v to %v", got[i-1].Progress, g.Progress)
+		}
+	}
+	got = nil
+	mu.Unlock()
+	if n < 3 {
+		t.Errorf("%d progress notifications during a 0.5 s command, want several", n)
+	}
+
+	call(t, cs, "run_command", map[string]any{"command": "sleep 0.3"})
+	time.Sleep(100 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 0 {
+		t.Errorf("a call without a progressToken got %d notifications", len(got))
 	}
 }

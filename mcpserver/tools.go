@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -70,13 +71,15 @@ func register[In, Out any](srv *mcp.Server, b *Binding, t *mcp.Tool,
 	call func(*scrollback.Session, context.Context, In) (Out, error),
 	text func(In, Out) []string,
 ) {
-	mcp.AddTool(srv, t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+	mcp.AddTool(srv, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		var zero Out
 		s, err := b.Session(ctx)
 		if err != nil {
 			return nil, zero, err
 		}
+		stop := reportProgress(ctx, req)
 		out, err := call(s, ctx, in)
+		stop()
 		stopped := false
 		if err != nil {
 			// A command stopped because the server is shutting down still
@@ -98,6 +101,51 @@ func register[In, Out any](srv *mcp.Server, b *Binding, t *mcp.Tool,
 		appendOutputLink(res, out)
 		return res, out, nil
 	})
+}
+
+// progressEvery is how often a call that gave a progressToken hears that
+// it is still running.
+var progressEvery = 5 * time.Second
+
+// reportProgress sends req's client, when the request carries a
+// progressToken, a progress notification every progressEvery until stop
+// is called: the seconds the call has run, which only grow, and a message
+// saying so. A command's output cannot be counted before it ends, so
+// there is no total; what the notifications give a client is that the
+// call is alive, so that one that resets its request timeout on progress
+// (the TypeScript SDK's resetTimeoutOnProgress) waits for a long command
+// instead of cancelling it.
+func reportProgress(ctx context.Context, req *mcp.CallToolRequest) (stop func()) {
+	if req == nil || req.Session == nil || req.Params == nil || req.Params.GetProgressToken() == nil {
+		return func() {}
+	}
+	token, name := req.Params.GetProgressToken(), req.Params.Name
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		start := time.Now()
+		tick := time.NewTicker(progressEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case now := <-tick.C:
+				ran := now.Sub(start)
+				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: token,
+					Progress:      float64(ran.Milliseconds()) / 1000,
+					Message:       fmt.Sprintf("%s running for %s", name, ran.Round(time.Second)),
+				})
+			}
+		}
+	}()
+	// Once stop returns no notification follows: none may come after the
+	// result.
+	return func() { close(done); <-finished }
 }
 
 func ptr[T any](v T) *T { return &v }
