@@ -135,11 +135,20 @@ func prefixToolName(r *mcp.CallToolResult, req mcp.Request) {
 	if head, _, _ := strings.Cut(msg, "\n"); !strings.Contains(head, "tool "+ctr.Params.Name+":") {
 		msg = ctr.Params.Name + ": " + msg
 	}
+	// The validator names a null by its Go reflection ("<invalid
+	// reflect.Value>"): say null, and what to send instead.
+	if strings.Contains(msg, nullType) {
+		msg = strings.ReplaceAll(msg, nullType, `type: null given, want`) + "; leave an optional argument out instead of sending null"
+	}
 	if strings.Contains(tc.Text, "validating \"arguments\"") || strings.Contains(tc.Text, "json: ") || strings.Contains(tc.Text, "cannot unmarshal") {
 		msg += present.SchemaHint
 	}
 	r.Content[0] = &mcp.TextContent{Text: msg}
 }
+
+// nullType is how the SDK's schema validator words a null where a value
+// of another type is wanted.
+const nullType = `type: <invalid reflect.Value> has type "null", want`
 
 // maxMessage bounds a tool error's text: a message that quotes a 10 MiB
 // argument back must not become a 10 MiB result.

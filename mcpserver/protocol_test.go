@@ -215,3 +215,24 @@ func TestProgress(t *testing.T) {
 		t.Errorf("a call without a progressToken got %d notifications", len(got))
 	}
 }
+
+// TestNullArgumentMessage: an argument sent as null where the schema wants
+// a value is a tool error that says null, not the validator's
+// "<invalid reflect.Value>", and says to leave the argument out.
+func TestNullArgumentMessage(t *testing.T) {
+	cs, _, _ := newClient(t)
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"read_tool_output", map[string]any{"id": "out_x", "offset": nil}},
+		{"run_command", map[string]any{"command": "true", "timeout_ms": nil}},
+		{"read_tool_output", map[string]any{"id": nil}},
+	} {
+		res := call(t, cs, tc.tool, tc.args)
+		msg := text(res, 0)
+		if !res.IsError || strings.Contains(msg, "reflect") || !strings.Contains(msg, "null") || !strings.Contains(msg, "leave") {
+			t.Errorf("%s %v: %q", tc.tool, tc.args, msg)
+		}
+	}
+}
