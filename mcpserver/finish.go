@@ -52,7 +52,11 @@ func FinishResults(b *Binding, tools func() []string, foreign func(tool string) 
 			var werr *jsonrpc.Error
 			if errors.As(err, &werr) && werr.Code == jsonrpc.CodeInvalidParams && strings.HasPrefix(werr.Message, "unknown tool") {
 				r := newToolResult(req)
-				r.Content = []mcp.Content{&mcp.TextContent{Text: present.UnknownTool(werr.Message, tools())}}
+				msg := werr.Message
+				if toolName(req) == "" {
+					msg = `tools/call: the tool's name is missing: give "name"`
+				}
+				r.Content = []mcp.Content{&mcp.TextContent{Text: present.UnknownTool(msg, tools())}}
 				r.SetError(fmt.Errorf("%w: %s", scrollback.ErrArgument, werr.Message))
 				res, err = r, nil
 			}
@@ -128,7 +132,7 @@ func prefixToolName(r *mcp.CallToolResult, req mcp.Request) {
 		return
 	}
 	tc, ok := r.Content[0].(*mcp.TextContent)
-	if !ok || strings.HasPrefix(tc.Text, ctr.Params.Name+":") {
+	if !ok || ctr.Params.Name == "" || strings.HasPrefix(tc.Text, ctr.Params.Name+":") {
 		return
 	}
 	msg := tc.Text

@@ -236,3 +236,16 @@ func TestNullArgumentMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestCallWithoutName: a tools/call without a tool name is a tool error
+// that says the name is missing, not one that starts with ": ".
+func TestCallWithoutName(t *testing.T) {
+	cs, _, _ := newClient(t)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := text(res, 0); !res.IsError || strings.HasPrefix(msg, ":") || !strings.Contains(msg, "run_command") || !strings.Contains(msg, "name") {
+		t.Errorf("%q", msg)
+	}
+}
