@@ -88,8 +88,10 @@ func (c *mcpCmd) serveHTTP(ctx context.Context, eng *scrollback.Engine, opts mcp
 	ready := func(ctx context.Context) error { return mcpserver.StoreReady(ctx, eng.Store()) }
 	return c.serve(ctx, c.io, func(h mcpserver.HTTPOptions) http.Handler {
 		h.Options = opts
-		// The server sends nothing while a call runs, so each answer can be
-		// one JSON body: no event stream to frame and flush.
+		// Each answer is one JSON body: no event stream to frame and flush.
+		// The only messages sent while a call runs, progress notifications
+		// (to a call that gave a progressToken), go out on the session's
+		// standalone stream (GET), which the TypeScript SDK's client opens.
 		h.JSONResponse = true
 		h.Live = live
 		return mcpserver.NewHTTPHandler(eng, h)
