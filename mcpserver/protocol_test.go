@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"context"
 	"maps"
+	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -247,5 +249,54 @@ func TestCallWithoutName(t *testing.T) {
 	}
 	if msg := text(res, 0); !res.IsError || strings.HasPrefix(msg, ":") || !strings.Contains(msg, "run_command") || !strings.Contains(msg, "name") {
 		t.Errorf("%q", msg)
+	}
+}
+
+// TestHTTPListOutputResourcesSeparate: over HTTP, resources/list shows
+// only the caller's copies: another MCP session's are not listed, nor,
+// for a request of protocol 2026-07-28, another token's.
+func TestHTTPListOutputResourcesSeparate(t *testing.T) {
+	const alpha, beta = "alpha-token-0123456789", "beta-token-9876543210"
+	eng, _ := newEngine(t, filepager.Options{})
+	ts := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{Tokens: []string{alpha, beta}}))
+	t.Cleanup(ts.Close)
+	ctx := context.Background()
+	uris := func(cs *mcp.ClientSession) []string {
+		t.Helper()
+		res, err := cs.ListResources(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var u []string
+		for _, r := range res.Resources {
+			u = append(u, r.URI)
+		}
+		return u
+	}
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		a, err := httpClientAt(t, ts.URL, map[string]string{"Authorization": "Bearer " + alpha}, version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a2, err := httpClientAt(t, ts.URL, map[string]string{"Authorization": "Bearer " + alpha}, version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := httpClientAt(t, ts.URL, map[string]string{"Authorization": "Bearer " + beta}, version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := runBig(t, a)
+		if got := uris(a); !slices.Contains(got, OutputURI(id)) {
+			t.Errorf("%s: the session's own list %v lacks %s", version, got, id)
+		}
+		if got := uris(b); slices.Contains(got, OutputURI(id)) {
+			t.Errorf("%s: another token lists %s", version, id)
+		}
+		// Before 2026-07-28 each MCP session has its own scrollback
+		// session; from it on, a token's requests share its default one.
+		if got := uris(a2); slices.Contains(got, OutputURI(id)) != (version >= StatelessVersion) {
+			t.Errorf("%s: the same token's other client lists %v", version, got)
+		}
 	}
 }
