@@ -392,7 +392,8 @@ func (o *OAuth) Metadata() *oauthex.ProtectedResourceMetadata {
 }
 
 // ScopeFor returns the scope a request needs, "" for none: the read scope
-// to read copies (the reader tools, resources/read, prompts/get), the run
+// to read copies (the reader tools, resources/read, resources/list,
+// prompts/get), the run
 // scope for every other tool.
 func (o *OAuth) ScopeFor(method, tool string) string {
 	switch method {
@@ -401,7 +402,9 @@ func (o *OAuth) ScopeFor(method, tool string) string {
 			return o.opts.ReadScope
 		}
 		return o.opts.RunScope
-	case "resources/read", "prompts/get":
+	case "resources/read", "resources/list", "prompts/get":
+		// resources/list names the caller's copies and the commands
+		// that made them.
 		return o.opts.ReadScope
 	}
 	return ""

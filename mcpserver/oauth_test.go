@@ -270,6 +270,10 @@ func TestOAuthScopes(t *testing.T) {
 	if status, body, _ := postMessage(t, url+Path, none, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"read_tool_output","arguments":{"id":"`+id+`"}}}`); status != http.StatusForbidden || !strings.Contains(body, ScopeRead) {
 		t.Errorf("read without the read scope: %d %q", status, body)
 	}
+	// The list of copies names them and the commands that made them.
+	if status, body, _ := postMessage(t, url+Path, none, `{"jsonrpc":"2.0","id":9,"method":"resources/list","params":{}}`); status != http.StatusForbidden || !strings.Contains(body, ScopeRead) {
+		t.Errorf("resources/list without the read scope: %d %q", status, body)
+	}
 	static := mustHTTPClient(t, url, map[string]string{"Authorization": "Bearer static-secret"})
 	if res := call(t, static, "run_command", map[string]any{"command": "echo hi"}); res.IsError {
 		t.Errorf("a static token was refused under scopes: %s", text(res, 0))
