@@ -393,8 +393,7 @@ func (o *OAuth) Metadata() *oauthex.ProtectedResourceMetadata {
 
 // ScopeFor returns the scope a request needs, "" for none: the read scope
 // to read copies (the reader tools, resources/read, resources/list,
-// prompts/get), the run
-// scope for every other tool.
+// prompts/get), the run scope for every other tool.
 func (o *OAuth) ScopeFor(method, tool string) string {
 	switch method {
 	case "tools/call":

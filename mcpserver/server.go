@@ -174,7 +174,8 @@ func privateCopies(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 }
 
 // ToolNames lists the session tools this package offers, in the order
-// tools/list shows them; each is a name AddTools accepts.
+// they are added (tools/list itself sorts them by name, as the SDK does);
+// each is a name AddTools accepts.
 func ToolNames() []string {
 	names := make([]string, len(tools))
 	for i, t := range tools {

@@ -25,8 +25,8 @@ type tool struct {
 	add  func(*mcp.Server, *Binding)
 }
 
-// tools are the tools every server offers, in the order tools/list shows
-// them.
+// tools are the tools every server offers, in the order they are added
+// (tools/list sorts them by name).
 var tools = []tool{
 	{"run_command", addRunCommand},
 	{"read_tool_output", addReadToolOutput},
