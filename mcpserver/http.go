@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
@@ -391,6 +393,15 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.stateless.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), httpSessionKey{}, hs)))
 		return
 	}
+	if len(id) > 0 && string(id) != "null" && !sessionless(method) && !newProtocolMeta(body) {
+		// The SDK would answer in a session made for this one request,
+		// never initialized: 200 with an error of code 0, "invalid during
+		// session initialization". The specification asks for 400.
+		writeRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
+			"invalid request: no Mcp-Session-Id: %q needs an MCP session; send initialize first, then its Mcp-Session-Id header on every request (or, with protocol %s, the MCP-Protocol-Version header and the version in _meta)",
+			method, StatelessVersion))
+		return
+	}
 	b := NewBinding(h.eng, owner)
 	if sid := r.Header.Get(SessionHeader); sid != "" {
 		s, err := h.eng.Session(r.Context(), owner, sid)
@@ -426,6 +437,33 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !hs.claimed.Load() {
 		hs.release() // the SDK made no session of it
 	}
+}
+
+// sessionless reports whether the SDK serves a request of method outside
+// an initialized MCP session: initialize, and the few requests the
+// specification allows before it.
+func sessionless(method string) bool {
+	switch method {
+	case "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
+		return true
+	}
+	return false
+}
+
+// newProtocolMeta reports whether a message carries its protocol version
+// in _meta, as one of protocol 2026-07-28 does (the SDK serves it without
+// a session even when its header is missing).
+func newProtocolMeta(body []byte) bool {
+	var m struct {
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil {
+		return false
+	}
+	_, ok := m.Params.Meta["io.modelcontextprotocol/protocolVersion"]
+	return ok
 }
 
 // statelessRequest reports whether a POST without an MCP session is of

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"maps"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strconv"
@@ -297,6 +298,34 @@ func TestHTTPListOutputResourcesSeparate(t *testing.T) {
 		// session; from it on, a token's requests share its default one.
 		if got := uris(a2); slices.Contains(got, OutputURI(id)) != (version >= StatelessVersion) {
 			t.Errorf("%s: the same token's other client lists %v", version, got)
+		}
+	}
+}
+
+// TestHTTPRequestWithoutSession: a request other than initialize (or
+// ping), sent without an Mcp-Session-Id by a client of a protocol with
+// sessions, gets 400 and a JSON-RPC invalid request saying what to send,
+// as the specification asks, not a 200 carrying error code 0 ("invalid
+// during session initialization").
+func TestHTTPRequestWithoutSession(t *testing.T) {
+	eng, _ := newEngine(t, filepager.Options{})
+	ts := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{}))
+	t.Cleanup(ts.Close)
+	for _, tc := range []struct {
+		body   string
+		status int
+		want   string
+	}{
+		{`{"jsonrpc":"2.0","id":5,"method":"tools/list"}`, 400, `"id":5,"error":{"code":-32600,"message":"invalid request: no Mcp-Session-Id`},
+		{`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"run_command","arguments":{"command":"echo x"}}}`, 400, `"code":-32600`},
+		{`{"jsonrpc":"2.0","id":7,"method":"ping"}`, 200, `"id":7,"result":{}`},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+Path, strings.NewReader(tc.body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		status, body := do(t, req, nil)
+		if status != tc.status || !strings.Contains(body, tc.want) {
+			t.Errorf("%s: %d %q, want %d with %q", tc.body, status, body, tc.status, tc.want)
 		}
 	}
 }
