@@ -329,3 +329,19 @@ func TestHTTPRequestWithoutSession(t *testing.T) {
 		}
 	}
 }
+
+// TestReadOutputResourceFragment: resources/read of a copy's URI with
+// something after the id (a #bytes range, which only the proxy's
+// arguments take) is the not_found error that says what a copy's URI is,
+// not the SDK's bare "Resource not found".
+func TestReadOutputResourceFragment(t *testing.T) {
+	cs, _, _ := newClient(t)
+	var out scrollback.RunCommandResult
+	decode(t, call(t, cs, "run_command", map[string]any{"command": "seq 1 30000"}), &out)
+	for _, uri := range []string{OutputURI(out.OutputID) + "#bytes=0-10", OutputURI(out.OutputID) + "?x=1", OutputURI(out.OutputID) + "/more"} {
+		_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+		if err == nil || !strings.Contains(err.Error(), "followed by its output_id, nothing else") {
+			t.Errorf("%s: %v", uri, err)
+		}
+	}
+}

@@ -155,10 +155,20 @@ var listPageSize = 200
 // its result arrived included. A binding that has made no session yet
 // lists none. The list is read from the store on each call, so it also
 // holds the copies other servers sharing the session made; the server
-// sends no list-changed notification (its capability says so).
+// sends no list-changed notification (its capability says so). It also
+// answers resources/read of a copy's URI followed by more than the id
+// with the error that says what a copy's URI is.
 func listOutputResources(b *Binding) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if rr, ok := req.(*mcp.ReadResourceRequest); ok && rr.Params != nil {
+				// A copy's URI with more after the id matches no template:
+				// the SDK would say only "Resource not found".
+				if rest, found := strings.CutPrefix(rr.Params.URI, OutputURIPrefix); found && strings.ContainsAny(rest, "#?/") {
+					_, err := ReadOutputResource(ctx, b, rr.Params.URI)
+					return nil, err
+				}
+			}
 			lr, ok := req.(*mcp.ListResourcesRequest)
 			if method != "resources/list" || !ok {
 				return next(ctx, method, req)
