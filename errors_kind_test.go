@@ -161,3 +161,13 @@ func TestEvicted(t *testing.T) {
 		t.Errorf("evicted copy: %v (kind %q)", err, scrollback.ErrorKind(err))
 	}
 }
+
+// A path with a NUL byte (a JSON \u0000 escape) is refused by name, with
+// the byte quoted: before, the message carried the raw NUL inside
+// "open ...: lstat: invalid argument".
+func TestReadFileNULInPath(t *testing.T) {
+	_, err := scrollback.New(nil, scrollback.Options{}).ReadFile(context.Background(), scrollback.ReadFileInput{Path: "/etc/passwd\x00x"})
+	if !errors.Is(err, scrollback.ErrArgument) || !strings.Contains(err.Error(), `"/etc/passwd\x00x" holds a NUL byte at byte 11`) || strings.ContainsRune(err.Error(), 0) {
+		t.Errorf("err = %q", err)
+	}
+}

@@ -46,6 +46,10 @@ func (e *Engine) ReadFile(ctx context.Context, in ReadFileInput) (FilePage, erro
 	if in.Path == "" {
 		return FilePage{}, errorf(op, ErrArgument, `pass the file's path, e.g. {"path": "go.mod"}`, "path is required")
 	}
+	if i := strings.IndexByte(in.Path, 0); i >= 0 {
+		return FilePage{}, errorf(op, ErrArgument, "pass the path without it (a JSON \\u0000 escape, or a string cut from binary data?)",
+			"the path %q holds a NUL byte at byte %d, which no file name can", in.Path, i)
+	}
 	if in.Line < 0 {
 		return FilePage{}, errorf(op, ErrArgument, "lines count from 1", "line %d is negative", in.Line)
 	}
