@@ -731,6 +731,14 @@ func TestNewerSchemaRefused(t *testing.T) {
 	if !errors.Is(err, sqlite.ErrNewerSchema) || !strings.Contains(err.Error(), "99") {
 		t.Errorf("Open of a schema from the future: %v; want ErrNewerSchema naming version 99", err)
 	}
+	// What to do about it, as PostgreSQL's says; read-only too.
+	if err == nil || !strings.Contains(err.Error(), "upgrade scrollback") {
+		t.Errorf("Open of a schema from the future: %v; want a hint to upgrade scrollback", err)
+	}
+	_, err = sqlite.Open(path, &sqlite.Options{ReadOnly: true})
+	if !errors.Is(err, sqlite.ErrNewerSchema) || !strings.Contains(err.Error(), "upgrade scrollback") {
+		t.Errorf("read-only Open of a schema from the future: %v; want ErrNewerSchema with a hint to upgrade scrollback", err)
+	}
 }
 
 // zeroLines yields n bytes of short lines without holding them in memory.
