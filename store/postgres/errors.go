@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -98,6 +100,11 @@ func classify(op, server string, err error) *Error {
 			out.Err = &classified{Kind: ErrUnavailable, Cause: err}
 			out.Hint = "the connection to the server was lost; retry once it is back (the pool reconnects)"
 		}
+	case tlsFailure(err):
+		// Before lostConnection, which a failed handshake also is: the
+		// server is there, and retrying changes nothing.
+		out.Hint = "the TLS connection to the server failed: set sslmode in the URL to what the server offers " +
+			"(sslmode=disable for a server without TLS), or name the CA that signed its certificate with sslrootcert=FILE"
 	case lostConnection(err):
 		out.Err = &classified{Kind: ErrUnavailable, Cause: err}
 		out.Hint = "check that PostgreSQL is running and reachable at " + server + " (pg_isready), then retry; the pool reconnects on its own"
@@ -112,6 +119,24 @@ func lostConnection(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed)
+}
+
+// tlsFailure reports whether err is a failure to set up TLS with the
+// server: it refused TLS, or its certificate was not trusted.
+func tlsFailure(err error) bool {
+	var cv *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ci x509.CertificateInvalidError
+	var ae tls.AlertError
+	var rh tls.RecordHeaderError
+	if errors.As(err, &cv) || errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci) ||
+		errors.As(err, &ae) || errors.As(err, &rh) {
+		return true
+	}
+	// pgconn makes these with errors.New or says them only in its text.
+	msg := err.Error()
+	return strings.Contains(msg, "server refused TLS connection") || strings.Contains(msg, "tls error")
 }
 
 // retryable reports whether a failed idempotent call is worth one more try:
