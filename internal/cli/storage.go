@@ -170,23 +170,30 @@ var housekeepingInterval = time.Hour
 // background, at once and then every housekeepingInterval, until the
 // returned stop is called (stop waits for a pass under way, so call it
 // before closing the store). It never runs on a call's path; a failure is
-// logged and retried at the next interval. Nothing runs when period is 0
-// or the store has no housekeeping.
+// logged and retried at the next interval. Nothing runs when the store has
+// no housekeeping, nor when period is 0 and live is nil.
 //
 // The sessions live returns (those the server's connected clients hold)
 // are never deleted under them: they are marked used before each pass,
 // and also every half period when that is shorter than the interval, so
 // that another instance's pass on a shared database spares them too.
+// With period 0 (keep sessions) no pass runs, but they are still marked
+// every interval: `scrollback gc`, or another instance with a period of
+// its own, would otherwise delete them however recently their client
+// connected.
 func startRetention(ctx context.Context, st store.Store, period time.Duration, say func(slog.Level, string), live func() []string) (stop func()) {
 	h, ok := st.(store.Housekeeper)
-	if !ok || period <= 0 {
+	if !ok || period <= 0 && live == nil {
 		return func() {}
 	}
 	// Mark live sessions used every tick, apply retention every
-	// passEvery ticks (once an hour).
-	tick := min(housekeepingInterval, period/2)
-	tick = max(tick, time.Second) // a period of a second or less: tick each second
-	passEvery := int((housekeepingInterval + tick - 1) / tick)
+	// passEvery ticks (once an hour); never, for period 0.
+	tick, passEvery := housekeepingInterval, 1
+	if period > 0 {
+		tick = min(housekeepingInterval, period/2)
+		tick = max(tick, time.Second) // a period of a second or less: tick each second
+		passEvery = int((housekeepingInterval + tick - 1) / tick)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -203,7 +210,7 @@ func startRetention(ctx context.Context, st store.Store, period time.Duration, s
 			}
 			// A pass runs only when the live sessions were marked: else
 			// it could delete one under its client.
-			if i%passEvery == 0 && kept == nil {
+			if period > 0 && i%passEvery == 0 && kept == nil {
 				n, err := h.DeleteIdle(ctx, time.Now().Add(-period))
 				switch {
 				case err != nil && ctx.Err() == nil:

@@ -512,3 +512,52 @@ func TestMCPHTTPRetentionKeepsHeldSession(t *testing.T) {
 		t.Fatalf("mcp exited %d; stderr %q", code, stderr.String())
 	}
 }
+
+// A server that keeps sessions forever (--retention 0) runs no pass of its
+// own, but still marks its clients' sessions used every hour, so that
+// `scrollback gc` or another instance with a period of its own (of two
+// hours or more) spares a connected client however long it stays idle.
+func TestStartRetentionZeroMarksLiveSessions(t *testing.T) {
+	warm, err := sqlite.Open(filepath.Join(t.TempDir(), "warm.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := warm.CreateSession(t.Context(), "me")
+	warm.SaveCopy(t.Context(), ws.ID, store.CopyMeta{}, strings.NewReader("hi\n")) // the encoder, outside the bubble
+	warm.Close()
+	synctest.Test(t, func(t *testing.T) {
+		db, err := sqlite.Open(filepath.Join(t.TempDir(), "r.db"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		held, err := db.CreateSession(t.Context(), "me")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &countingStore{DB: db, hold: make(chan struct{})}
+		close(c.hold)
+		var log syncBuffer
+		stop := startRetention(t.Context(), c, 0, log.say, func() []string { return []string{held.ID} })
+		for _, step := range []struct {
+			wait  time.Duration
+			marks int
+		}{
+			{0, 1},
+			{59 * time.Minute, 1},
+			{2 * time.Minute, 2},
+			{3 * time.Hour, 5},
+		} {
+			time.Sleep(step.wait)
+			synctest.Wait()
+			if m, p := c.markCalls(), c.passes.Load(); m != step.marks || p != 0 {
+				t.Fatalf("after %v more: %d marks, %d passes; want %d marks and no pass", step.wait, m, p, step.marks)
+			}
+		}
+		// Another process's gc with a two-hour period spares the session.
+		if n, err := db.DeleteIdle(t.Context(), time.Now().Add(-2*time.Hour)); err != nil || n != 0 {
+			t.Errorf("gc --retention 2h beside a server with --retention 0: deleted %d, %v; want the held session spared", n, err)
+		}
+		stop()
+	})
+}
