@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/internal/chunkcodec"
@@ -182,9 +183,46 @@ func Open(path string, opts *Options) (*DB, error) {
 		limits: store.DefaultLimits(), maxConns: o.MaxOpenConns, busyTimeout: o.BusyTimeout, readers: readers{stop: make(chan struct{})}}
 	if err := d.init(o.BusyTimeout); err != nil {
 		db.Close()
-		return nil, wrap("open", abs, err)
+		return nil, explainOpen(wrap("open", abs, err), abs, o.ReadOnly)
 	}
 	return d, nil
+}
+
+// explainOpen says why a read-write Open that SQLite could not open, or
+// found read-only, failed when the cause is the directory: SQLite creates
+// the write-ahead log and its shared memory (PATH-wal, PATH-shm) beside
+// the file, so a directory it cannot write (a read-only file system, its
+// permissions) fails the open of a file that exists and can be read, with
+// only "unable to open database file". A file created and removed in the
+// directory finds out, and the system's reason is given instead.
+func explainOpen(err error, abs string, readOnly bool) error {
+	var e *Error
+	if readOnly || !errors.As(err, &e) {
+		return err
+	}
+	var se sqliteError
+	if !errors.Is(err, ErrReadOnly) && !(errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CANTOPEN) {
+		return err
+	}
+	dir := filepath.Dir(abs)
+	f, perr := os.CreateTemp(dir, ".scrollback-probe-*")
+	if perr == nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	cause := errors.Unwrap(e) // SQLite's own error, without wrap's gloss
+	if errors.As(err, &se) {
+		cause = se
+	}
+	why := perr
+	var pe *fs.PathError
+	if errors.As(perr, &pe) {
+		why = pe.Err // "read-only file system", "permission denied"
+	}
+	return &Error{Op: e.Op, Path: abs,
+		Err:  &classified{Kind: ErrReadOnly, Cause: fmt.Errorf("cannot write its directory %s (%v), where SQLite keeps the -wal and -shm files beside the database: %w", dir, why, cause)},
+		Hint: "make the directory and the file writable, or point --db (or SCROLLBACK_DB) at a database in a writable directory"}
 }
 
 // checkPath rejects paths that cannot be a database file, with a message

@@ -343,6 +343,56 @@ func TestReadOnlyFile(t *testing.T) {
 	checkDBError(t, err, sqlite.ErrReadOnly, "save copy", path)
 }
 
+// TestReadOnlyFileSystem: a database on a read-only file system (a
+// read-only mount, a snapshot), where SQLite cannot create the -wal and
+// -shm files beside it. Open said "cannot open the database file ...
+// check that the path and its directory exist and are accessible", of a
+// file that exists and can be read; it says the directory cannot be
+// written, and why.
+func TestReadOnlyFileSystem(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mounts a file system")
+	}
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skipf("needs root on Linux to mount a read-only bind mount (%s, uid %d)", runtime.GOOS, os.Geteuid())
+	}
+	src := t.TempDir()
+	db := open(t, filepath.Join(src, "ro.db"), nil)
+	if _, err := db.CreateSession(t.Context(), "me"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "--bind", src, dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot bind-mount (%v: %s)", err, bytes.TrimSpace(out))
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	if out, err := exec.Command("mount", "-o", "remount,ro,bind", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot make the bind mount read-only (%v: %s)", err, bytes.TrimSpace(out))
+	}
+	for _, name := range []string{"ro.db", "new.db"} {
+		path := filepath.Join(dir, name)
+		db, err := sqlite.Open(path, nil)
+		if err == nil {
+			db.Close()
+			t.Fatalf("Open(%s) on a read-only file system succeeded", name)
+		}
+		checkDBError(t, err, sqlite.ErrReadOnly, "open", path)
+		for _, want := range []string{"read-only file system", dir, "writable"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("Open(%s): %q does not say %q", name, err, want)
+			}
+		}
+		if strings.Contains(err.Error(), "exist") {
+			t.Errorf("Open(%s): %q suggests the path may not exist", name, err)
+		}
+	}
+}
+
 func checkDBError(t *testing.T, err, kind error, op, path string) {
 	t.Helper()
 	var e *sqlite.Error
