@@ -123,6 +123,14 @@ func TestAbandonedPendingDeleted(t *testing.T) {
 	if copies != 1 || chunks != 1 {
 		t.Errorf("after reopening: %d copies, %d chunks; want the fresh pending copy only (1, 1)", copies, chunks)
 	}
+	// The abandoned copy's pages are given back to the file system, as a
+	// deleted session's are: a killed save of 8 MiB left them free in the
+	// file for good.
+	var free int
+	raw.QueryRow(`PRAGMA freelist_count`).Scan(&free)
+	if free != 0 {
+		t.Errorf("after reopening: %d free pages in the file; want the abandoned copy's given back", free)
+	}
 }
 
 // TestReadsOneFrameChunks: chunks the previous build wrote, one zstd frame

@@ -145,9 +145,26 @@ func (p *pendingCopy) Abort(ctx context.Context) error {
 }
 
 // deleteAbandoned deletes pending copies idle for longer than
-// store.StalePending: their writer crashed or was killed.
+// store.StalePending: their writer crashed or was killed. Their pages go
+// back to the file system, as a deleted session's do (up to a copy's cap
+// for each killed save, which would otherwise stay free in the file).
 func deleteAbandoned(ctx context.Context, db *sql.DB) error {
-	_, err := db.ExecContext(ctx, `DELETE FROM copies WHERE pending AND last_read_at < ?`,
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `DELETE FROM copies WHERE pending AND last_read_at < ?`,
 		time.Now().Add(-store.StalePending).UnixNano())
-	return err
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n > 0 {
+		if _, err := tx.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }
