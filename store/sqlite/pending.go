@@ -149,13 +149,22 @@ func (p *pendingCopy) Abort(ctx context.Context) error {
 // back to the file system, as a deleted session's do (up to a copy's cap
 // for each killed save, which would otherwise stay free in the file).
 func deleteAbandoned(ctx context.Context, db *sql.DB) error {
+	// Looked for first, without the write lock: there rarely are any,
+	// and an Open must not queue behind other processes' saves for nothing.
+	cutoff := time.Now().Add(-store.StalePending).UnixNano()
+	var any bool
+	if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM copies WHERE pending AND last_read_at < ?)`, cutoff).Scan(&any); err != nil {
+		return err
+	}
+	if !any {
+		return nil
+	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `DELETE FROM copies WHERE pending AND last_read_at < ?`,
-		time.Now().Add(-store.StalePending).UnixNano())
+	res, err := tx.ExecContext(ctx, `DELETE FROM copies WHERE pending AND last_read_at < ?`, cutoff)
 	if err != nil {
 		return err
 	}

@@ -109,6 +109,16 @@ CREATE TABLE save_failures (
 // at once apply each migration exactly once: the second waits for the first
 // and then finds nothing left to do.
 func migrate(ctx context.Context, db *sql.DB) error {
+	// Up to date, the common case, is found without the write lock that
+	// every transaction here takes (_txlock=immediate): an Open must not
+	// queue behind other processes' saves only to find nothing to do.
+	var current int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
+		return err
+	}
+	if current == len(migrations) {
+		return nil
+	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err

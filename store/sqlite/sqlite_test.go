@@ -835,3 +835,45 @@ func TestSaveStreams(t *testing.T) {
 		t.Errorf("saving %d MiB allocated %d MiB of Go memory; want it bounded by a few chunks", size>>20, alloc>>20)
 	}
 }
+
+// TestOpenWhileLocked: opening an up-to-date database takes no write
+// lock, so a process opening it while another writes (a long save) waits
+// for nobody. Open took the lock twice (checking the schema version in a
+// write transaction, deleting abandoned copies) and, with many
+// `scrollback run`s saving at once, failed with "database is locked"
+// before its command's output could be saved; reads did not need it.
+func TestOpenWhileLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locked.db")
+	db := open(t, path, nil)
+	sess, err := db.CreateSession(t.Context(), "me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := db.SaveCopy(t.Context(), sess.ID, store.CopyMeta{}, strings.NewReader("kept\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	conn, err := raw.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(context.Background(), "ROLLBACK")
+	db, err = sqlite.Open(path, &sqlite.Options{BusyTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("Open while another connection holds the write lock: %v", err)
+	}
+	defer db.Close()
+	if got := readAll(t, db, sess.ID, info.ID); string(got) != "kept\n" {
+		t.Errorf("read while locked: %q", got)
+	}
+}
