@@ -20,6 +20,15 @@ const (
 	DefaultRetention = 30 * 24 * time.Hour
 )
 
+// ClockSlack is how far ahead of a writer's clock a stored use or read
+// time may be and still be kept as it is. A time further ahead was written
+// before the clock was set back (or by a host whose clock runs ahead), and
+// would otherwise stay in the future for good, since later uses only move
+// times forward: such a session would outlive retention, such a copy
+// never be least recently read, such a pending copy never be abandoned.
+// Backends set it back to their now when they next write.
+const ClockSlack = time.Minute
+
 // Limits bound what a store keeps. Saving a copy that takes a session past
 // SessionQuota evicts that session's least recently read copies; taking the
 // database past DBCap evicts the least recently read copies of any session.

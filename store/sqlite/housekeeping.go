@@ -46,6 +46,18 @@ func (d *DB) flushReads(ctx context.Context, tx *sql.Tx) error {
 	return nil
 }
 
+// setBackFuture sets use and read times more than store.ClockSlack ahead
+// of now back to now: they were written before the clock was set back.
+// Both lookups are on indexes, and find nothing but after a clock step.
+func setBackFuture(ctx context.Context, tx *sql.Tx, now int64) error {
+	ahead := now + store.ClockSlack.Nanoseconds()
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_used_at = ?1 WHERE last_used_at > ?2`, now, ahead); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE copies SET last_read_at = ?1 WHERE last_read_at > ?2 AND NOT pending`, now, ahead)
+	return err
+}
+
 // evict deletes the least recently read copies (never keep, the copy just
 // saved) until the session is within its quota and the database within
 // its cap, leaving each evicted id's time behind for missing to report.
@@ -174,6 +186,9 @@ func (d *DB) MarkUsed(ctx context.Context, sessions []string) error {
 	}
 	now := time.Now().UnixNano()
 	return d.write(ctx, "mark sessions used", func(tx *sql.Tx) error {
+		if err := setBackFuture(ctx, tx, now); err != nil {
+			return err
+		}
 		for _, id := range sessions {
 			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_used_at = max(last_used_at, ?) WHERE id = ?`, now, id); err != nil {
 				return err
@@ -215,6 +230,9 @@ FROM copies WHERE session IN (SELECT id FROM idle) AND NOT pending`, cutoff.Unix
 func (d *DB) DeleteIdle(ctx context.Context, cutoff time.Time) (int, error) {
 	var n int64
 	err := d.write(ctx, "delete idle sessions", func(tx *sql.Tx) error {
+		if err := setBackFuture(ctx, tx, now()); err != nil {
+			return err
+		}
 		if err := d.flushReads(ctx, tx); err != nil {
 			return err
 		}

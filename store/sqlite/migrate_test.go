@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -194,5 +195,54 @@ func TestReadsOneFrameChunks(t *testing.T) {
 		if !bytes.Equal(got, data) {
 			t.Errorf("%s: paged forward, %d bytes differ from the copy's %d", id, len(got), len(data))
 		}
+	}
+}
+
+// TestClockSetBack: times written while the clock was ahead (a machine
+// whose clock was later set back) do not stay in the future for good.
+// A session last used "next year" was kept by retention until then
+// (max() kept the future time over every later use), and a pending copy
+// whose heartbeat is next year was never found abandoned.
+func TestClockSetBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clock.db")
+	db := open(t, path, nil)
+	ctx := t.Context()
+	sess, _ := db.CreateSession(ctx, "me")
+	if _, err := db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, strings.NewReader("kept\n")); err != nil {
+		t.Fatal(err)
+	}
+	p, err := db.BeginCopy(ctx, sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Append(ctx, payload(1, store.ChunkSize)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	future := time.Now().AddDate(1, 0, 0).UnixNano()
+	if _, err := raw.Exec(`UPDATE copies SET last_read_at = ?`, future); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`UPDATE sessions SET last_used_at = ?`, future); err != nil {
+		t.Fatal(err)
+	}
+	var pending int
+	if err := raw.QueryRow(`SELECT count(*) FROM copies WHERE pending`).Scan(&pending); err != nil || pending != 1 {
+		t.Fatalf("before reopening: %d pending copies, %v; want 1", pending, err)
+	}
+	db = open(t, path, nil)
+	if err := raw.QueryRow(`SELECT count(*) FROM copies WHERE pending`).Scan(&pending); err != nil || pending != 0 {
+		t.Errorf("a pending copy last appended to a year from now is not deleted as abandoned")
+	}
+	// Retention counts from now: a pass with a cutoff an hour ahead
+	// deletes the session, as if last used now.
+	n, err := db.DeleteIdle(ctx, time.Now().Add(time.Hour))
+	if err != nil || n != 1 {
+		t.Errorf("DeleteIdle(an hour from now) of a session last used a year from now: %d, %v; want it deleted (1)", n, err)
 	}
 }

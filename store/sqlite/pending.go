@@ -145,15 +145,20 @@ func (p *pendingCopy) Abort(ctx context.Context) error {
 }
 
 // deleteAbandoned deletes pending copies idle for longer than
-// store.StalePending: their writer crashed or was killed. Their pages go
+// store.StalePending: their writer crashed or was killed. A heartbeat
+// more than StalePending in the future was written before the clock was
+// set back: a live writer has written a later one since, so it is
+// abandoned too (at worst its writer saves the copy whole: see
+// errPendingGone). Their pages go
 // back to the file system, as a deleted session's do (up to a copy's cap
 // for each killed save, which would otherwise stay free in the file).
 func deleteAbandoned(ctx context.Context, db *sql.DB) error {
 	// Looked for first, without the write lock: there rarely are any,
 	// and an Open must not queue behind other processes' saves for nothing.
-	cutoff := time.Now().Add(-store.StalePending).UnixNano()
+	at := time.Now()
+	cutoff, ahead := at.Add(-store.StalePending).UnixNano(), at.Add(store.StalePending).UnixNano()
 	var any bool
-	if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM copies WHERE pending AND last_read_at < ?)`, cutoff).Scan(&any); err != nil {
+	if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM copies WHERE pending AND (last_read_at < ?1 OR last_read_at > ?2))`, cutoff, ahead).Scan(&any); err != nil {
 		return err
 	}
 	if !any {
@@ -164,7 +169,7 @@ func deleteAbandoned(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `DELETE FROM copies WHERE pending AND last_read_at < ?`, cutoff)
+	res, err := tx.ExecContext(ctx, `DELETE FROM copies WHERE pending AND (last_read_at < ?1 OR last_read_at > ?2)`, cutoff, ahead)
 	if err != nil {
 		return err
 	}

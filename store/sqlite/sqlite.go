@@ -766,6 +766,9 @@ func (d *DB) finish(ctx context.Context, tx *sql.Tx, w *chunkWriter, info *store
 		at, at, w.pk); err != nil {
 		return err
 	}
+	if err := setBackFuture(ctx, tx, at); err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_used_at = max(last_used_at, ?) WHERE id = ?`, at, info.Session); err != nil {
 		return err
 	}
