@@ -3,10 +3,12 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/internal/readlog"
@@ -60,6 +62,21 @@ func markUsed(ctx context.Context, pool *pgxpool.Pool, sessions []string, ats []
 	_, err := pool.Exec(ctx, `
 UPDATE sessions s SET last_used_at = greatest(s.last_used_at, v.at)
 FROM unnest($1::text[], $2::timestamptz[]) AS v(id, at) WHERE s.id = v.id`, sessions, ats)
+	return err
+}
+
+// setBackFuture sets use and read times more than store.ClockSlack ahead
+// of the server's clock back to it: they were written before the clock was
+// set back, or by a host whose clock runs ahead. Both lookups are on
+// indexes, and find nothing but after a clock step.
+func setBackFuture(ctx context.Context, q interface {
+	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+}) error {
+	slack := fmt.Sprintf("%d seconds", int64(store.ClockSlack/time.Second))
+	if _, err := q.Exec(ctx, `UPDATE sessions SET last_used_at = clock_timestamp() WHERE last_used_at > clock_timestamp() + $1::interval`, slack); err != nil {
+		return err
+	}
+	_, err := q.Exec(ctx, `UPDATE copies SET last_read_at = clock_timestamp() WHERE last_read_at > clock_timestamp() + $1::interval AND NOT pending`, slack)
 	return err
 }
 
@@ -209,6 +226,9 @@ func (db *DB) MarkUsed(ctx context.Context, sessions []string) error {
 	}
 	ids := slices.Sorted(slices.Values(sessions))
 	ids = slices.Compact(ids)
+	if err := setBackFuture(ctx, db.pool); err != nil {
+		return db.wrap("mark sessions used", err)
+	}
 	ats := make([]time.Time, len(ids))
 	now := time.Now()
 	for i := range ats {
@@ -250,6 +270,9 @@ func (db *DB) DeleteIdle(ctx context.Context, cutoff time.Time) (int, error) {
 	}
 	var n int64
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if err := setBackFuture(ctx, tx); err != nil {
+			return err
+		}
 		return tx.QueryRow(ctx, `
 WITH gone AS (DELETE FROM sessions WHERE last_used_at < $1 RETURNING 1)
 UPDATE counters SET value = value + (SELECT count(*) FROM gone) WHERE name = 'retention_deletions'

@@ -116,3 +116,39 @@ func TestAbandonedPendingDeleted(t *testing.T) {
 		}
 	}
 }
+
+// TestClockSetBack: times from before the server's clock was set back (or
+// from a host whose clock runs ahead) do not stay in the future for good:
+// a session last used "next year" outlived retention until then, and a
+// pending copy with such a heartbeat was never found abandoned.
+func TestClockSetBack(t *testing.T) {
+	u := newDatabase(t)
+	db := openTest(t, u)
+	ctx := t.Context()
+	sess := mustSession(t, db, "me")
+	p, err := db.BeginCopy(ctx, sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Append(ctx, payload(store.ChunkSize)); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"UPDATE copies SET last_read_at = clock_timestamp() + interval '1 year'",
+		"UPDATE sessions SET last_used_at = clock_timestamp() + interval '1 year'",
+	} {
+		if _, err := db.pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again := openTest(t, u)
+	if c := count(t, again, "SELECT count(*) FROM copies WHERE pending"); c != 0 {
+		t.Errorf("a pending copy last appended to a year from now is not deleted as abandoned")
+	}
+	// Retention counts from now: a pass with a cutoff an hour ahead
+	// deletes the session, as if last used now.
+	n, err := again.DeleteIdle(ctx, time.Now().Add(time.Hour))
+	if err != nil || n != 1 {
+		t.Errorf("DeleteIdle(an hour from now) of a session last used a year from now: %d, %v; want it deleted (1)", n, err)
+	}
+}

@@ -142,9 +142,13 @@ func (p *pendingCopy) Abort(ctx context.Context) error {
 }
 
 // deleteAbandoned deletes pending copies idle for longer than
-// store.StalePending: their writer crashed or was killed.
+// store.StalePending: their writer crashed or was killed. A heartbeat more
+// than StalePending in the future was written before the server's clock
+// was set back: a live writer has written a later one since, so it is
+// abandoned too (at worst its writer saves the copy whole).
 func deleteAbandoned(ctx context.Context, pool *pgxpool.Pool) error {
-	_, err := pool.Exec(ctx, "DELETE FROM copies WHERE pending AND last_read_at < clock_timestamp() - $1::interval",
+	_, err := pool.Exec(ctx, `DELETE FROM copies WHERE pending AND
+	(last_read_at < clock_timestamp() - $1::interval OR last_read_at > clock_timestamp() + $1::interval)`,
 		fmt.Sprintf("%d seconds", int64(store.StalePending/time.Second)))
 	return err
 }
