@@ -22,10 +22,31 @@ var _ store.Housekeeper = (*DB)(nil)
 // process's reads count once it saves or closes.
 func (d *DB) SetLimits(l store.Limits) { d.limits = l }
 
-// markRead notes that a copy was read now.
+// readFlushEvery is how long noted reads wait for a write of this process
+// to carry them before a read writes them down itself, in the background:
+// a process that only reads (a stdio MCP server paging through a copy)
+// would otherwise keep them until it closes, and other processes' saves
+// would evict the copies it reads as if nobody had.
+var readFlushEvery = time.Minute
+
+// markRead notes that a copy was read now, and writes the noted reads
+// down in the background once they have waited readFlushEvery.
 func (d *DB) markRead(session, id string) {
-	if !d.readOnly {
-		d.reads.Note(session, id, time.Now())
+	if d.readOnly {
+		return
+	}
+	at := time.Now()
+	d.reads.Note(session, id, at)
+	if d.reads.Due(at, readFlushEvery) {
+		d.flushing.Add(1)
+		go func() {
+			defer d.flushing.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), d.busyTimeout+5*time.Second)
+			defer cancel()
+			// Best effort, as at Close: a lost read time only makes that
+			// copy a little more likely to be evicted.
+			d.write(ctx, "record reads", func(tx *sql.Tx) error { return d.flushReads(ctx, tx) })
+		}()
 	}
 }
 

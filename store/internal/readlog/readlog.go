@@ -15,8 +15,10 @@ import (
 // Log is the reads noted and not yet written down. The zero value is
 // empty and ready; it is safe for concurrent use.
 type Log struct {
-	mu    sync.Mutex
-	reads map[string]mark // by copy id
+	mu      sync.Mutex
+	reads   map[string]mark // by copy id
+	since   time.Time       // when the first of reads was noted
+	claimed bool            // Due said so since the last Take
 }
 
 type mark struct {
@@ -36,6 +38,7 @@ func (l *Log) Note(session, id string, at time.Time) {
 	defer l.mu.Unlock()
 	if l.reads == nil {
 		l.reads = map[string]mark{}
+		l.since = at
 	}
 	if m, ok := l.reads[id]; !ok || at.After(m.at) {
 		l.reads[id] = mark{session: session, at: at}
@@ -69,6 +72,20 @@ func (l *Log) Sessions() []Read {
 	return sessions
 }
 
+// Due reports whether the reads noted have waited every or longer at now
+// for a write to carry them, so that the caller should write them down
+// itself (a process that only reads: another process's eviction would
+// otherwise never see them). It says so once until the next Take.
+func (l *Log) Due(now time.Time, every time.Duration) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.reads) == 0 || l.claimed || now.Sub(l.since) < every {
+		return false
+	}
+	l.claimed = true
+	return true
+}
+
 // Take returns the reads noted since the last Take, and forgets them: each
 // copy's latest read and each session's latest (the latest read of its
 // copies), both sorted by id, so that writers that lock rows in this order
@@ -77,7 +94,7 @@ func (l *Log) Sessions() []Read {
 func (l *Log) Take() (copies, sessions []Read) {
 	l.mu.Lock()
 	reads := l.reads
-	l.reads = nil
+	l.reads, l.claimed = nil, false
 	l.mu.Unlock()
 	last := map[string]time.Time{}
 	for _, id := range slices.Sorted(maps.Keys(reads)) {

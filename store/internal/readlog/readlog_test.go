@@ -85,3 +85,29 @@ func TestConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// Due says once that the noted reads have waited long enough, and again
+// only for reads noted after the next Take.
+func TestDue(t *testing.T) {
+	var l Log
+	t0 := time.Unix(1000, 0)
+	if l.Due(t0, time.Minute) {
+		t.Error("Due with nothing noted")
+	}
+	l.Note("s", "a", t0)
+	l.Note("s", "b", t0.Add(50*time.Second))
+	if l.Due(t0.Add(59*time.Second), time.Minute) {
+		t.Error("Due before the first read has waited a minute")
+	}
+	if !l.Due(t0.Add(time.Minute), time.Minute) {
+		t.Error("not Due once the first read has waited a minute")
+	}
+	if l.Due(t0.Add(2*time.Minute), time.Minute) {
+		t.Error("Due twice before a Take")
+	}
+	l.Take()
+	l.Note("s", "c", t0.Add(3*time.Minute))
+	if l.Due(t0.Add(3*time.Minute+59*time.Second), time.Minute) || !l.Due(t0.Add(4*time.Minute), time.Minute) {
+		t.Error("after Take, Due does not count from the next read")
+	}
+}

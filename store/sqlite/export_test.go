@@ -1,0 +1,11 @@
+package sqlite
+
+import "time"
+
+// SetReadFlushEvery sets how old noted reads may grow before a read
+// writes them down, until the returned restore is called.
+func SetReadFlushEvery(d time.Duration) (restore func()) {
+	old := readFlushEvery
+	readFlushEvery = d
+	return func() { readFlushEvery = old }
+}
