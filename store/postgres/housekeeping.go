@@ -25,7 +25,28 @@ var _ store.Housekeeper = (*DB)(nil)
 // DeleteIdle, Close), so that a page read stays one read-only query.
 func (db *DB) SetLimits(l store.Limits) { db.limits = l }
 
-func (db *DB) markRead(session, id string) { db.reads.Note(session, id, time.Now()) }
+// readFlushEvery is how long noted reads wait for a write of this
+// instance to carry them before a read writes them down itself, in the
+// background: an instance that only reads would otherwise keep them until
+// it closes, and other instances' saves would evict the copies it reads
+// as if nobody had.
+var readFlushEvery = time.Minute
+
+// markRead notes that a copy was read now, and writes the noted reads
+// down in the background once they have waited readFlushEvery.
+func (db *DB) markRead(session, id string) {
+	at := time.Now()
+	db.reads.Note(session, id, at)
+	if db.reads.Due(at, readFlushEvery) {
+		db.flushing.Add(1)
+		go func() {
+			defer db.flushing.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			db.flushReads(ctx) // best effort, as at Close
+		}()
+	}
+}
 
 // flushReads writes the noted reads down: each copy's last read, then
 // each session's last use, each in one statement of its own, outside any
