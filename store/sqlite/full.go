@@ -173,8 +173,11 @@ type room struct {
 	need     int64 // what its chunks take so far, with their overhead
 }
 
-// begin starts counting for a new transaction.
-func (r *room) begin() { r.measured, r.need = false, 0 }
+// begin starts counting for a new transaction of a copy that has stored
+// bytes already (a pending copy's earlier appends): they are in the log,
+// to be checkpointed into the file with the rest, so they count once
+// more.
+func (r *room) begin(stored int64) { r.measured, r.need = false, stored+stored/32 }
 
 // take counts n more bytes of chunk, and returns a *lowDiskError when the
 // transaction would leave less than diskReserve free; nil when it would
@@ -190,8 +193,14 @@ func (r *room) take(n int) error {
 		}
 	}
 	// A chunk takes its bytes in the log, and some more in b-tree pages
-	// and frame headers.
-	r.need += int64(n) + int64(n)/32 + 4<<10
+	// and frame headers; and as much again in the file when the log is
+	// checkpointed (with Options.LeaveLog, by the next process). Counted
+	// once, a copy that fit in the log could leave too little room to
+	// checkpoint it: the checkpoint filled the disk, and no write could
+	// be made again, not even deleting a session to make room. The file's
+	// free pages, which the checkpoint would fill first, are not counted:
+	// near a full disk this errs on the side of the database.
+	r.need += 2*(int64(n)+int64(n)/32) + 4<<10
 	if r.free >= 0 && r.free-r.need < diskReserve {
 		return &lowDiskError{free: r.free, need: r.need}
 	}

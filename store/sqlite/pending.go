@@ -84,7 +84,7 @@ func (p *pendingCopy) Append(ctx context.Context, b []byte) error {
 			return err
 		}
 		defer insert.Close()
-		w.room.begin()
+		w.room.begin(w.tally.Stored)
 		for off := 0; off < len(b); off += store.ChunkSize {
 			if err := w.write(ctx, insert, b[off:off+store.ChunkSize]); err != nil {
 				return err

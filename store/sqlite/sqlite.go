@@ -735,7 +735,7 @@ func prepareInsert(ctx context.Context, tx *sql.Tx) (*sql.Stmt, error) {
 // copyFrom streams r into chunks, one reused buffer at a time, so memory
 // does not grow with the copy.
 func (w *chunkWriter) copyFrom(ctx context.Context, tx *sql.Tx, r io.Reader) error {
-	w.room.begin()
+	w.room.begin(w.tally.Stored)
 	insert, err := prepareInsert(ctx, tx)
 	if err != nil {
 		return err

@@ -877,3 +877,64 @@ func TestOpenWhileLocked(t *testing.T) {
 		t.Errorf("read while locked: %q", got)
 	}
 }
+
+// TestDiskFullLeftLog: a copy committed to the write-ahead log must leave
+// room to checkpoint it, which grows the file by as much. A 1.5 MB copy
+// saved on a 3 MiB file system by a process that leaves its log
+// (Options.LeaveLog, as `scrollback run` does) was kept; the next
+// process's checkpoint then filled the disk, and nothing could be written
+// again, not even the deletion of a session to make room, until space
+// was freed by hand. Now such a save fails with ErrFull instead, and the
+// database stays usable: whole, or appended while its command runs.
+func TestDiskFullLeftLog(t *testing.T) {
+	dir := smallFS(t, "3m")
+	o := &sqlite.Options{LeaveLog: true, RawChunks: true}
+	ctx := t.Context()
+	for i := range 8 {
+		streamed, chunks := i%2 == 1, 12+i/2*4 // 0.75 to 1.7 MiB
+		big := make([]byte, chunks*store.ChunkSize)
+		rand.NewChaCha8([32]byte{5}).Read(big)
+		t.Run(fmt.Sprintf("streamed=%v/chunks=%d", streamed, chunks), func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprintf("log%d.db", i))
+			db := open(t, path, o)
+			sess, err := db.CreateSession(ctx, "me")
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			db = open(t, path, o)
+			p, err := db.BeginCopy(ctx, sess.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rest := big
+			for streamed && len(rest) > store.ChunkSize && err == nil {
+				if err = p.Append(ctx, rest[:store.ChunkSize]); err == nil {
+					rest = rest[store.ChunkSize:]
+				}
+			}
+			if err == nil {
+				_, err = p.Finish(ctx, store.CopyMeta{}, bytes.NewReader(rest))
+			} else {
+				p.Abort(ctx)
+			}
+			if err != nil && !errors.Is(err, sqlite.ErrFull) {
+				t.Fatalf("saving %d bytes on 3 MiB: %v; want success or ErrFull", len(big), err)
+			}
+			db.Close()
+			db = open(t, path, o)
+			p, err = db.BeginCopy(ctx, sess.ID)
+			if err != nil {
+				t.Fatalf("BeginCopy after: %v", err)
+			}
+			if _, err := p.Finish(ctx, store.CopyMeta{}, strings.NewReader("fits\n")); err != nil {
+				t.Errorf("a small save after: %v", err)
+			}
+			if err := db.DeleteSession(ctx, "me", sess.ID); err != nil {
+				t.Errorf("DeleteSession after: %v", err)
+			}
+			db.Close()
+			os.Remove(path)
+		})
+	}
+}
