@@ -70,7 +70,14 @@ type Stats struct {
 	StoredBytes  int64  `json:"storedBytes"`  // what their chunks take, compressed
 	// FileBytes is the database's size on disk: the SQLite file and its
 	// WAL, or pg_database_size for PostgreSQL.
-	FileBytes          int64  `json:"fileBytes"`
+	FileBytes int64 `json:"fileBytes"`
+	// PendingCopies are copies being saved while their command runs,
+	// invisible until finished, or left by a process that died mid-save
+	// (a later open deletes those once idle for StalePending);
+	// PendingStoredBytes is what their chunks take. Neither counts in
+	// Copies or StoredBytes, nor toward the quotas.
+	PendingCopies      int64  `json:"pendingCopies"`
+	PendingStoredBytes int64  `json:"pendingStoredBytes"`
 	Evictions          int64  `json:"evictions"`
 	RetentionDeletions int64  `json:"retentionDeletions"` // sessions deleted for being idle
 	Limits             Limits `json:"limits"`

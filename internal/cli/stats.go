@@ -12,7 +12,7 @@ import (
 func init() {
 	register(commandInfo{name: "stats", order: 75,
 		usage:   "stats [--session ID] [--json]",
-		summary: "show what the database holds: sessions, copies, logical and stored bytes, compression, file size, free space, evictions, retention deletions and the last failed save",
+		summary: "show what the database holds: sessions, copies, logical and stored bytes, pending copies, compression, file size, free space, evictions, retention deletions and the last failed save",
 		about: "Numbers are for the whole database unless --session names one session. Stored bytes are what the copies take\n" +
 			"after compression; the quotas (--session-quota, --db-cap) count them. Free space is the database's free pages and\n" +
 			"its file system's free bytes (SQLite, where the platform says); the last failed save says when, where and why.",
@@ -86,6 +86,12 @@ func (c *statsCmd) Run(ctx context.Context, args []string) error {
 	fmt.Fprintf(tw, "copies\t%d\n", s.Copies)
 	fmt.Fprintf(tw, "logical bytes\t%d (%s)\n", s.LogicalBytes, FormatSize(s.LogicalBytes))
 	fmt.Fprintf(tw, "stored bytes\t%d (%s)\n", s.StoredBytes, FormatSize(s.StoredBytes))
+	if s.PendingCopies > 0 {
+		// Being saved by a running command, or left by a process killed
+		// mid-save: space the database holds that no copy listed takes.
+		fmt.Fprintf(tw, "pending copies\t%d (%s stored): being saved, or left by a process that died mid-save (deleted %s after its last write)\n",
+			s.PendingCopies, FormatSize(s.PendingStoredBytes), formatPeriod(store.StalePending))
+	}
 	fmt.Fprintf(tw, "compression\t%.2fx\n", s.CompressionRatio())
 	fmt.Fprintf(tw, "database size\t%d (%s)\n", s.FileBytes, FormatSize(s.FileBytes))
 	if s.FreeBytes != nil {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -560,4 +561,32 @@ func TestStartRetentionZeroMarksLiveSessions(t *testing.T) {
 		}
 		stop()
 	})
+}
+
+// stats shows the copies a killed `scrollback run` left pending, and the
+// space they take, instead of a database size no copy accounts for.
+func TestStatsPending(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db")
+	db, err := sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := db.CreateSession(t.Context(), "me")
+	p, err := db.BeginCopy(t.Context(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Append(t.Context(), bytes.Repeat([]byte("x"), store.ChunkSize)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close() // as a process killed mid-save leaves it
+	env := map[string]string{"SCROLLBACK_DB": path, "HOME": t.TempDir()}
+	code, out, errOut := cliRun(t, env, "stats")
+	if code != 0 || !regexp.MustCompile(`(?m)^pending copies +1 \([0-9.]+[KMG]?i?B stored\): .*died mid-save`).MatchString(out) {
+		t.Errorf("stats: exit %d, %q, %q; want a line for the pending copy", code, out, errOut)
+	}
+	code, out, _ = cliRun(t, env, "stats", "--json")
+	if code != 0 || !strings.Contains(out, `"pendingCopies": 1,`) || !strings.Contains(out, `"pendingStoredBytes": `) {
+		t.Errorf("stats --json: exit %d, %s; want pendingCopies and pendingStoredBytes", code, out)
+	}
 }

@@ -211,19 +211,24 @@ func (db *DB) Stats(ctx context.Context, session string) (store.Stats, error) {
 	(SELECT count(*) FROM copies WHERE NOT pending),
 	(SELECT coalesce(sum(total_bytes), 0)::bigint FROM copies WHERE NOT pending),
 	(SELECT coalesce(sum(stored_bytes), 0)::bigint FROM copies WHERE NOT pending),
+	(SELECT count(*) FROM copies WHERE pending),
+	(SELECT coalesce(sum(octet_length(data)), 0)::bigint FROM chunks WHERE copy IN (SELECT pk FROM copies WHERE pending)),
 	(SELECT value FROM counters WHERE name = 'evictions'),
 	(SELECT value FROM counters WHERE name = 'retention_deletions'),
 	pg_database_size(current_database())`).Scan(
-				&st.Sessions, &st.Copies, &st.LogicalBytes, &st.StoredBytes, &st.Evictions, &st.RetentionDeletions, &st.FileBytes)
+				&st.Sessions, &st.Copies, &st.LogicalBytes, &st.StoredBytes, &st.PendingCopies, &st.PendingStoredBytes,
+				&st.Evictions, &st.RetentionDeletions, &st.FileBytes)
 		}
 		return db.pool.QueryRow(ctx, `SELECT count(*),
 	(SELECT count(*) FROM copies WHERE session = $1 AND NOT pending),
 	(SELECT coalesce(sum(total_bytes), 0)::bigint FROM copies WHERE session = $1 AND NOT pending),
 	(SELECT coalesce(sum(stored_bytes), 0)::bigint FROM copies WHERE session = $1 AND NOT pending),
+	(SELECT count(*) FROM copies WHERE session = $1 AND pending),
+	(SELECT coalesce(sum(octet_length(data)), 0)::bigint FROM chunks WHERE copy IN (SELECT pk FROM copies WHERE session = $1 AND pending)),
 	(SELECT count(*) FROM evicted WHERE session = $1),
 	pg_database_size(current_database())
 FROM sessions WHERE id = $1`, session).Scan(
-			&st.Sessions, &st.Copies, &st.LogicalBytes, &st.StoredBytes, &st.Evictions, &st.FileBytes)
+			&st.Sessions, &st.Copies, &st.LogicalBytes, &st.StoredBytes, &st.PendingCopies, &st.PendingStoredBytes, &st.Evictions, &st.FileBytes)
 	})
 	if err != nil {
 		return store.Stats{}, db.wrap("stats", err)

@@ -160,9 +160,12 @@ func (d *DB) Stats(ctx context.Context, session string) (store.Stats, error) {
 			(SELECT count(*) FROM copies WHERE NOT pending),
 			(SELECT coalesce(sum(total_bytes), 0) FROM copies WHERE NOT pending),
 			(SELECT coalesce(sum(stored_bytes), 0) FROM copies WHERE NOT pending),
+			(SELECT count(*) FROM copies WHERE pending),
+			(SELECT coalesce(sum(length(data)), 0) FROM chunks WHERE copy IN (SELECT pk FROM copies WHERE pending)),
 			(SELECT value FROM counters WHERE name = 'evictions'),
 			(SELECT value FROM counters WHERE name = 'retention_deletions')`).Scan(
-			&st.Sessions, &st.Copies, &st.LogicalBytes, &st.StoredBytes, &st.Evictions, &st.RetentionDeletions)
+			&st.Sessions, &st.Copies, &st.LogicalBytes, &st.StoredBytes, &st.PendingCopies, &st.PendingStoredBytes,
+			&st.Evictions, &st.RetentionDeletions)
 	} else {
 		if !store.ValidID(store.SessionPrefix, session) {
 			return store.Stats{}, store.ErrSessionNotFound
@@ -171,9 +174,11 @@ func (d *DB) Stats(ctx context.Context, session string) (store.Stats, error) {
 			(SELECT count(*) FROM copies WHERE session = ?1 AND NOT pending),
 			(SELECT coalesce(sum(total_bytes), 0) FROM copies WHERE session = ?1 AND NOT pending),
 			(SELECT coalesce(sum(stored_bytes), 0) FROM copies WHERE session = ?1 AND NOT pending),
+			(SELECT count(*) FROM copies WHERE session = ?1 AND pending),
+			(SELECT coalesce(sum(length(data)), 0) FROM chunks WHERE copy IN (SELECT pk FROM copies WHERE session = ?1 AND pending)),
 			(SELECT count(*) FROM evicted WHERE session = ?1)
 			FROM sessions WHERE id = ?1`, session).Scan(
-			&st.Sessions, &st.Copies, &st.LogicalBytes, &st.StoredBytes, &st.Evictions)
+			&st.Sessions, &st.Copies, &st.LogicalBytes, &st.StoredBytes, &st.PendingCopies, &st.PendingStoredBytes, &st.Evictions)
 		if err == nil && st.Sessions == 0 {
 			return store.Stats{}, store.ErrSessionNotFound
 		}

@@ -16,6 +16,7 @@ var pendingTests = []struct {
 	{"PendingInvisible", testPendingInvisible},
 	{"PendingAbort", testPendingAbort},
 	{"PendingErrors", testPendingErrors},
+	{"PendingStats", testPendingStats},
 }
 
 func runPending(t *testing.T, newStore func(t *testing.T) store.Store) {
@@ -125,4 +126,37 @@ func testPendingErrors(t *testing.T, s store.Store, st store.Streamer) {
 		t.Fatal(err)
 	}
 	wantReadable(t, s, sess.ID, info, []byte("all\n"))
+}
+
+// testPendingStats: Stats show pending copies apart, for the whole
+// database and their session, so that the space a copy being saved takes
+// (or one a killed process left, until a later open deletes it) is
+// accounted for; a finished copy is no longer pending.
+func testPendingStats(t *testing.T, s store.Store, st store.Streamer) {
+	h, ok := s.(store.Housekeeper)
+	if !ok {
+		t.Skip("the store does not implement store.Housekeeper")
+	}
+	sess := createSession(t, s, alice)
+	data := content(9, 2*store.ChunkSize)
+	p, err := st.BeginCopy(ctxT(t), sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Append(ctxT(t), data); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"", sess.ID} {
+		got := stats(t, h, id)
+		if got.Copies != 0 || got.PendingCopies != 1 || got.PendingStoredBytes <= 0 {
+			t.Errorf("Stats(%q) with one copy pending: copies %d, pending %d (%d bytes stored); want 0, 1 and its bytes",
+				id, got.Copies, got.PendingCopies, got.PendingStoredBytes)
+		}
+	}
+	if _, err := p.Finish(ctxT(t), store.CopyMeta{Tool: "run_command"}, bytes.NewReader(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if got := stats(t, h, ""); got.Copies != 1 || got.PendingCopies != 0 || got.PendingStoredBytes != 0 {
+		t.Errorf("Stats after Finish: copies %d, pending %d (%d bytes); want 1, 0, 0", got.Copies, got.PendingCopies, got.PendingStoredBytes)
+	}
 }
