@@ -110,8 +110,13 @@ func nestedSource(c codemode.Copy) string {
 
 // codeSource names a script in the copy list: its first line.
 func codeSource(code string) string {
+	return "run_code: " + present.Clip(firstLine(code), 120)
+}
+
+// firstLine is a script's first line.
+func firstLine(code string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(code), "\n")
-	return "run_code: " + present.Clip(line, 120)
+	return line
 }
 
 // CodeTools returns the session's tools as Code Mode tools, in the order
@@ -159,7 +164,7 @@ const MaxCodeDeclaration = 4 << 10
 // their types, and a client lists their descriptions with the tools.
 func codeTools(s *Session) []codemode.Tool {
 	return []codemode.Tool{
-		codeTool(s, "run_command", (*Session).RunCommand),
+		codeTool(s, "run_command", (*Session).runCommandInRun),
 		codeTool(s, "read_file", (*Session).ReadFile),
 		codeTool(s, "read_tool_output", (*Session).ReadToolOutput),
 		codeTool(s, "grep_tool_output", (*Session).GrepToolOutput),
@@ -186,11 +191,38 @@ func codeTool[In, Out any](s *Session, name string, method func(*Session, contex
 		}
 		out, err := method(s, ctx, in)
 		if err != nil {
-			return nil, err
+			if reflect.ValueOf(&out).Elem().IsZero() {
+				return nil, err
+			}
+			// A result with the error (a command that ran, then the
+			// run ended): Code Mode lists the copy it made.
+			j, _ := json.Marshal(out)
+			return j, err
 		}
 		return json.Marshal(out)
 	}
 	return t
+}
+
+// runCommandInRun is run_command as a script calls it: a command that
+// would outlive the run (its timeout, or the default, ends after the
+// run's) is given a timeout that ends it a little before the run does, so
+// that it ends as a timed-out result the script receives, its output and
+// copy included, rather than be killed with the run and its output shown
+// to no one.
+func (s *Session) runCommandInRun(ctx context.Context, in RunCommandInput) (RunCommandResult, error) {
+	if deadline, ok := ctx.Deadline(); ok && in.TimeoutMS >= 0 {
+		left := time.Until(deadline)
+		left -= min(max(left/5, 250*time.Millisecond), 2*time.Second) // for the script to go on
+		timeout := time.Duration(in.TimeoutMS) * time.Millisecond
+		if timeout == 0 {
+			timeout = s.e.opts.DefaultTimeout
+		}
+		if timeout == 0 || timeout > left {
+			in.TimeoutMS = max(left.Milliseconds(), 1)
+		}
+	}
+	return s.RunCommand(ctx, in)
 }
 
 // fieldNames lists the JSON names of a struct's fields, for error hints.

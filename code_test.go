@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/codemode"
@@ -351,3 +353,69 @@ func BenchmarkRunCodeNested5MiB(b *testing.B) {
 		}
 	}
 }
+
+// A run that ends while a tool call is under way: the script is told
+// the run's own timeout (or cancel) stopped it, at the call's line, not
+// an opaque exception; a command that outlives the run's time ends as a
+// timed-out result that the script receives, output and copy included;
+// and a command cut short by a cancel still has its copy listed.
+func TestRunCodeEndsDuringCall(t *testing.T) { codeModes(t, testRunCodeEndsDuringCall) }
+
+func testRunCodeEndsDuringCall(t *testing.T, sess *scrollback.Session) {
+	block := codemode.Tool{Name: "block", Call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		<-ctx.Done()
+		return nil, fmt.Errorf("block: %w", ctx.Err())
+	}}
+	t.Run("tool blocks past the timeout", func(t *testing.T) {
+		res, err := sess.RunCode(context.Background(), scrollback.RunCodeInput{Code: "console.log('start');\nawait tools.block({});\nreturn 1", TimeoutMS: 300}, block)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := res.Error; e == nil || e.Kind != "timeout" || !strings.Contains(e.Message, "tools.block") || e.Line != 2 {
+			t.Fatalf("error %+v, want a timeout during tools.block at line 2", e)
+		}
+	})
+	t.Run("command outlives the run", func(t *testing.T) {
+		res, err := sess.RunCode(context.Background(), scrollback.RunCodeInput{
+			Code: "const r = await tools.run_command({command: 'seq 1 50000; sleep 30'});\nreturn {timed_out: r.timed_out, id: r.output_id}", TimeoutMS: 3000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Error != nil || !strings.Contains(res.Preview, `"timed_out":true`) {
+			t.Fatalf("error %+v, value %q; want the command's timed-out result", res.Error, res.Preview)
+		}
+		if len(res.Retained) != 1 || res.Retained[0].TotalBytes != 288894 || !strings.Contains(res.Preview, res.Retained[0].OutputID) {
+			t.Fatalf("retained %+v, want the command's copy of 288894 bytes", res.Retained)
+		}
+	})
+	t.Run("command canceled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		started := filepath.Join(t.TempDir(), "started")
+		go func() {
+			// Cancel once the command has written its output.
+			for ctx.Err() == nil {
+				if _, err := os.Stat(started); err == nil {
+					cancel()
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}()
+		before, _ := sess.Copies(context.Background())
+		res, err := sess.RunCode(ctx, scrollback.RunCodeInput{Code: "await tools.run_command({command: 'seq 1 50000; touch " + started + "; sleep 30'});"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := res.Error; e == nil || e.Kind != "canceled" {
+			t.Errorf("error %+v, want canceled", e)
+		}
+		after, _ := sess.Copies(context.Background())
+		if len(after) != len(before)+1 {
+			t.Fatalf("%d copies made, want the command's", len(after)-len(before))
+		}
+		if len(res.Retained) != 1 || res.Retained[0].TotalBytes != 288894 {
+			t.Fatalf("retained %+v, want the canceled command's copy of 288894 bytes", res.Retained)
+		}
+	})
+}
+

@@ -70,6 +70,9 @@ type Tool struct {
 	// as JSON. A returned error is thrown in the script as an Error whose
 	// message names the tool; the script may catch it. Call runs on the
 	// script's goroutine, one call at a time; ctx ends with the run.
+	// A result returned with an error (a command that ran, then the run
+	// ended) is not given to the script, but the copies it names are
+	// listed in Result.Retained, as the bridge rule lists any.
 	Call func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
 }
 
@@ -260,6 +263,10 @@ type run struct {
 	bridged bool
 	// oneLine: the script is one line, where any error is (scriptError).
 	oneLine bool
+	// stopped is why the run ended while a tool call was under way
+	// (ErrTimeout or ErrCanceled), stoppedIn the tool; nil otherwise.
+	stopped   error
+	stoppedIn string
 
 	stringify, parse goja.Callable
 	errorCtor        goja.Value
@@ -407,15 +414,29 @@ func (r *run) tool(t Tool) func(goja.FunctionCall) goja.Value {
 		}
 		out, err := t.Call(r.ctx, args)
 		if err != nil {
+			if len(bytes.TrimSpace(out)) > 0 && !r.bridged {
+				// A result given with the error (a command that ran,
+				// then the run ended): the copies it made are listed
+				// still, though the run's context is over.
+				applyBridge(context.WithoutCancel(r.ctx), r.opts, &r.res.Retained, call, t.Name, args, out)
+			}
 			var stop *stopError
+			var cause error
 			switch {
 			case errors.As(err, &stop):
 				// The pool says the run is over.
-				r.vm.Interrupt(stop.cause)
+				cause = stop.cause
 			case r.ctx.Err() != nil:
-				// The run is over (timeout or cancel): the pending interrupt
-				// ends the script at its next step.
-				r.vm.Interrupt(ctxErr(r.ctx))
+				// The run is over (timeout or cancel).
+				cause = ctxErr(r.ctx)
+			}
+			if cause != nil {
+				// The pending interrupt ends the script at its next step;
+				// if the error thrown here ends it first, scriptError
+				// still reports the run's end, not an exception.
+				r.vm.Interrupt(cause)
+				r.stopped, r.stoppedIn = cause, t.Name
+				panic(r.newError("tools." + t.Name + ": " + r.stopMessage()))
 			}
 			panic(r.newError("tools." + t.Name + ": " + strings.TrimPrefix(err.Error(), t.Name+": ")))
 		}
@@ -669,7 +690,23 @@ func (r *run) scriptError(err error) *Error {
 		}
 	}
 	e.Line, e.Column = scriptPosition(at, r.oneLine)
+	if r.stopped != nil && e.Kind == "exception" {
+		// The error a tool call threw when the run ended under it: the
+		// run's end is the cause, at the call's line.
+		e.Kind, e.Err, e.Message = "timeout", ErrTimeout, r.stopMessage()
+		if errors.Is(r.stopped, ErrCanceled) {
+			e.Kind, e.Err = "canceled", ErrCanceled
+		}
+	}
 	return e
+}
+
+// stopMessage says that the run ended while a tool call was under way.
+func (r *run) stopMessage() string {
+	if errors.Is(r.stopped, ErrCanceled) {
+		return "the run was canceled by its caller while tools." + r.stoppedIn + " was running"
+	}
+	return fmt.Sprintf("the script ran past its timeout of %s while tools.%s was running, and was stopped; do less per run, give a larger timeout_ms, or give the call a shorter timeout of its own", r.opts.Timeout, r.stoppedIn)
 }
 
 // memoryError is the error of a run the memory watch stopped.

@@ -627,6 +627,10 @@ func (p *Pool) call(runCtx, toolCtx context.Context, byName map[string]Tool, cal
 	}
 	out, err := t.Call(toolCtx, args)
 	if err != nil {
+		if len(bytes.TrimSpace(out)) > 0 {
+			// A result given with the error: its copies are listed.
+			applyBridge(context.WithoutCancel(runCtx), opts, &res.Retained, call, tool, args, out)
+		}
 		reply.Err = err.Error()
 		if runCtx.Err() != nil {
 			reply.Stop = ctxStop(runCtx)
