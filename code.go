@@ -31,9 +31,12 @@ type RunCodeInput struct {
 // JSON) and the copy's fields are Shown's.
 type RunCodeResult struct {
 	Shown
-	Logs     string          `json:"logs"`            // console output, bounded
-	Error    *codemode.Error `json:"error,omitempty"` // why the script stopped: {kind, message, line, column}
-	Retained []codemode.Ref  `json:"retained"`        // [{call, tool, output_id, totalBytes, complete, holds, command?}], [] when none
+	Logs string `json:"logs"` // console output, bounded; a preview with a footer when over the preview budget
+	// LogsOutputID is the copy of the console output, when it was over the
+	// preview budget and Logs is its preview.
+	LogsOutputID string          `json:"logs_output_id,omitempty"`
+	Error        *codemode.Error `json:"error,omitempty"` // why the script stopped: {kind, message, line, column}
+	Retained     []codemode.Ref  `json:"retained"`        // [{call, tool, output_id, totalBytes, complete, holds, command?}], [] when none
 }
 
 // RunCode runs in.Code, the body of an async function in TypeScript or
@@ -63,6 +66,12 @@ func (s *Session) RunCode(ctx context.Context, in RunCodeInput, extra ...codemod
 	})
 	out := RunCodeResult{Logs: res.Logs, Error: res.Error, Retained: res.Retained}
 	out.Complete, out.Recovery = true, RecoveryNotNeeded
+	if len(res.Logs) > s.e.opts.PreviewBudget {
+		// Shown as any result is: a preview whose footer leads to a copy
+		// of all of it, not up to the console bound at once.
+		logs := s.Retain(ctx, RetainInput{Tool: op, Source: "run_code console: " + present.Clip(firstLine(in.Code), 100), Data: []byte(res.Logs), Complete: !res.LogsCut})
+		out.Logs, out.LogsOutputID = logs.Preview, logs.OutputID
+	}
 	if res.Value != nil {
 		out.Shown = s.Retain(ctx, RetainInput{Tool: op, Source: codeSource(in.Code), Data: res.Value, Complete: res.Complete,
 			Whole: wholeCopies(res.Value, res.Retained)})

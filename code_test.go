@@ -419,3 +419,46 @@ func testRunCodeEndsDuringCall(t *testing.T, sess *scrollback.Session) {
 	})
 }
 
+// Console output longer than the preview budget is shown as any result
+// is, a preview whose footer leads to a copy that holds all of it, not
+// 64 KiB at once.
+func TestRunCodeLogsRetained(t *testing.T) { codeModes(t, testRunCodeLogsRetained) }
+
+func testRunCodeLogsRetained(t *testing.T, sess *scrollback.Session) {
+	tests := []struct {
+		name, code string
+		whole      bool // the logs are shown whole
+		complete   bool
+	}{
+		{"short", "console.log('one'); console.log('two'); return 1", true, true},
+		{"over the budget", "for (let i = 0; i < 1000; i++) console.log(`line ${i} ` + 'x'.repeat(40));\nreturn 1", false, true},
+		{"over the console bound", "for (let i = 0; i < 100000; i++) console.log(`line ${i} ` + 'x'.repeat(40));\nreturn 1", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := sess.RunCode(context.Background(), scrollback.RunCodeInput{Code: tt.code})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Error != nil {
+				t.Fatal(res.Error)
+			}
+			if tt.whole {
+				if res.LogsOutputID != "" || res.Logs != "one\ntwo\n" {
+					t.Fatalf("logs %q (copy %q), want them whole", res.Logs, res.LogsOutputID)
+				}
+				return
+			}
+			if res.LogsOutputID == "" || len(res.Logs) > 8<<10 || !strings.Contains(res.Logs, res.LogsOutputID) || !strings.HasPrefix(res.Logs, "line 0 ") {
+				t.Fatalf("logs of %d bytes (copy %q), want a preview of at most 8 KiB naming its copy", len(res.Logs), res.LogsOutputID)
+			}
+			text, last := codeReadAll(t, sess, res.LogsOutputID)
+			if !strings.HasPrefix(text, "line 0 ") || !strings.Contains(text, "line 999 ") || last.Complete != tt.complete {
+				t.Fatalf("copy of %d bytes, complete %v; want all the logs, complete %v", len(text), last.Complete, tt.complete)
+			}
+			if !tt.complete && !strings.Contains(text, "console output cut at") {
+				t.Error("the copy of cut logs does not say they were cut")
+			}
+		})
+	}
+}

@@ -168,6 +168,7 @@ type Result struct {
 	Value    []byte
 	Complete bool
 	Logs     string // console output, bounded
+	LogsCut  bool   // console output past the bound was dropped (Logs ends saying so)
 	Error    *Error // nil when the script returned
 	Retained []Ref  // every copy made during the run, oldest first; never nil
 	Calls    int    // tool calls made
@@ -578,6 +579,7 @@ func (r *run) appendLog(line string) {
 
 func (r *run) finishLogs() {
 	r.res.Logs = r.logs.String()
+	r.res.LogsCut = r.logFull
 	if r.logFull {
 		if !strings.HasSuffix(r.res.Logs, "\n") {
 			r.res.Logs += "\n"

@@ -22,7 +22,7 @@ import (
 //	pool → worker   run     {opts, tools}                          the code
 //	worker → pool   call    {tool}                                 the arguments (JSON)
 //	pool → worker   result  {error, stop}                          the result (JSON)
-//	worker → pool   done    {complete, undefined, logs, error, calls}  the value
+//	worker → pool   done    {complete, undefined, logs, logs_cut, error, calls}  the value
 //
 // The pool applies the bridge rule to each result before it sends it.
 type frame struct {
@@ -48,6 +48,7 @@ type frame struct {
 	Complete  bool   `json:"complete,omitempty"`
 	Undefined bool   `json:"undefined,omitempty"` // the script returned nothing
 	Logs      string `json:"logs,omitempty"`
+	LogsCut   bool   `json:"logs_cut,omitempty"`
 	Error     *Error `json:"error,omitempty"`
 	Calls     int    `json:"calls,omitempty"`
 }

@@ -596,7 +596,7 @@ func (p *Pool) session(ctx context.Context, w *worker, code string, tools []Tool
 			}
 		case "done":
 			watch.stop()
-			res.Complete, res.Logs, res.Calls = f.Complete, f.Logs, f.Calls
+			res.Complete, res.Logs, res.LogsCut, res.Calls = f.Complete, f.Logs, f.LogsCut, f.Calls
 			if !f.Undefined {
 				res.Value = body
 			}

@@ -98,7 +98,7 @@ func ServeWorker() int {
 	}
 	w := &workerRun{in: in, out: out}
 	res := w.run(string(code), f.Tools, *f.Opts)
-	done := &frame{T: "done", Complete: res.Complete, Undefined: res.Value == nil, Logs: res.Logs, Error: res.Error, Calls: res.Calls}
+	done := &frame{T: "done", Complete: res.Complete, Undefined: res.Value == nil, Logs: res.Logs, LogsCut: res.LogsCut, Error: res.Error, Calls: res.Calls}
 	if err := writeFrame(out, done, res.Value); err != nil {
 		return 1
 	}
