@@ -270,8 +270,11 @@ type run struct {
 	stoppedIn string
 
 	stringify, parse goja.Callable
-	errorCtor        goja.Value
-	then             goja.Value // given to each object a tool returns
+	// shown is stringify for what the run shows: with a JSON form for
+	// Map, Set and BigInt (prelude).
+	shown     goja.Callable
+	errorCtor goja.Value
+	then      goja.Value // given to each object a tool returns
 
 	logs        strings.Builder
 	logFull     bool
@@ -343,11 +346,11 @@ func (r *run) setup(tools []Tool) error {
 		return errors.New("no JSON.parse")
 	}
 	r.errorCtor = vm.Get("Error")
-	then, err := prelude(vm, json.Get("parse"), json.Get("stringify"))
+	then, shown, err := prelude(vm, json.Get("parse"), json.Get("stringify"))
 	if err != nil {
 		return err
 	}
-	r.then = then
+	r.then, r.shown = then, shown
 	if err := guard(vm, r.opts.MaxMemory); err != nil {
 		return err
 	}
@@ -599,7 +602,7 @@ func (r *run) format(v goja.Value) string {
 		case "Error", "Function":
 			return v.String()
 		}
-		if s, err := r.stringify(goja.Undefined(), v); err == nil && !goja.IsUndefined(s) {
+		if s, err := r.shown(goja.Undefined(), v); err == nil && !goja.IsUndefined(s) {
 			return s.String()
 		}
 	}
@@ -615,7 +618,7 @@ func (r *run) setValue(v goja.Value) {
 	if _, ok := v.Export().(string); ok {
 		s = v.String()
 	} else {
-		j, err := r.stringify(goja.Undefined(), v)
+		j, err := r.shown(goja.Undefined(), v)
 		if err != nil {
 			e := r.scriptError(err)
 			if e.Kind == "exception" {
@@ -722,7 +725,7 @@ func (r *run) thrownMessage(v goja.Value) string {
 		return "uncaught exception"
 	}
 	if o, ok := v.(*goja.Object); ok && o.ClassName() != "Error" {
-		if s, err := r.stringify(goja.Undefined(), v); err == nil && !goja.IsUndefined(s) {
+		if s, err := r.shown(goja.Undefined(), v); err == nil && !goja.IsUndefined(s) {
 			return "uncaught " + s.String()
 		}
 	}

@@ -58,6 +58,16 @@ func TestRunValues(t *testing.T) {
 		{"no argument is {}", `return tools.echo()`, `{}`, false},
 		{"top-level return in a branch", "if (true) {\n  return 'early'\n}\nreturn 'late'", "early", false},
 		{"utf-8 kept", `return "héllo, 世界"`, "héllo, 世界", false},
+		// JSON.stringify shows a Map or a Set as {}, which reads as empty:
+		// the value shows what they hold.
+		{"map", `return {m: new Map([["a", 1], ["b", [2]]])}`, `{"m":{"a":1,"b":[2]}}`, false},
+		{"map with object keys", `return new Map([[{k: 1}, "v"]])`, `[[{"k":1},"v"]]`, false},
+		{"set", `return {s: new Set([1, "x"])}`, `{"s":[1,"x"]}`, false},
+		{"empty map", `return new Map()`, `{}`, false},
+		// A BigInt has no JSON form: a number when it is exact, else its digits.
+		{"bigint", `return {n: 10n, big: 2n ** 64n}`, `{"n":10,"big":"18446744073709551616"}`, false},
+		{"own toJSON wins", `Map.prototype.toJSON = function() { return "mine" }; return new Map([["a", 1]])`, `"mine"`, false},
+		{"script's JSON.stringify unchanged", `return JSON.stringify({m: new Map([["a", 1]])})`, `{"m":{}}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -297,6 +307,11 @@ func TestBridgeCopyCapAndSaveFailure(t *testing.T) {
 func TestLogs(t *testing.T) {
 	res := Run(context.Background(), `console.log("a", 1, {b: [2]}, undefined, null); console.warn("w"); console.error(new Error("e")); return 0`, nil, Options{})
 	want := "a 1 {\"b\":[2]} undefined null\nwarn: w\nerror: Error: e\n"
+	if res.Logs != want {
+		t.Errorf("logs %q, want %q", res.Logs, want)
+	}
+	res = Run(context.Background(), `console.log(new Map([["a", 1]]), new Set([2]), 3n, {n: 4n}); return 0`, nil, Options{})
+	want = "{\"a\":1} [2] 3 {\"n\":4}\n"
 	if res.Logs != want {
 		t.Errorf("logs %q, want %q", res.Logs, want)
 	}

@@ -1,6 +1,7 @@
 package codemode
 
 import (
+	"errors"
 	"sync"
 
 	"github.com/dop251/goja"
@@ -97,12 +98,45 @@ def(G, "structuredClone", function structuredClone(value) {
 	};
 	return clone(value);
 });
-return function then(onFulfilled, onRejected) {
+const then = function then(onFulfilled, onRejected) {
 	let v = this;
 	// A frozen result cannot lose its then: resolve with a plain copy.
 	if (!RD(v, "then")) v = JSONparse(JSONstringify(v));
 	return RA(PT, new P(resolve => resolve(v)), [onFulfilled, onRejected]);
 };
+// JSON for what the run shows (the return value, console output): a Map
+// as an object (an array of entries when a key is not a string or a
+// number), a Set as an array, a BigInt as a number when exact, else its
+// digits, rather than {} (which reads as empty) or a TypeError. Each
+// toJSON is lent only while the value is turned into JSON, and only where
+// the script has not given one itself.
+const lent = [
+	[Map.prototype, function toJSON() {
+		const o = {};
+		for (const [k, x] of this) {
+			if (typeof k !== "string" && typeof k !== "number") return Array.from(this);
+			Object.defineProperty(o, k, {value: x, enumerable: true, writable: true, configurable: true});
+		}
+		return o;
+	}],
+	[Set.prototype, function toJSON() { return Array.from(this); }],
+	// (goja's Number() of a BigInt past 64 bits is wrong: compare first.)
+	[BigInt.prototype, function toJSON() { return this >= -9007199254740991n && this <= 9007199254740991n ? Number(this) : this.toString(); }],
+];
+const shown = function shown(v) {
+	const added = [];
+	try {
+		for (const [proto, fn] of lent) {
+			if (Object.prototype.hasOwnProperty.call(proto, "toJSON")) continue;
+			Object.defineProperty(proto, "toJSON", {value: fn, writable: true, configurable: true, enumerable: false});
+			added.push(proto);
+		}
+		return JSONstringify(v);
+	} finally {
+		for (const proto of added) RD(proto, "toJSON");
+	}
+};
+return [then, shown];
 })`
 
 var (
@@ -112,16 +146,26 @@ var (
 )
 
 // prelude installs the polyfills in vm and returns the then method for
-// tool results.
-func prelude(vm *goja.Runtime, parse, stringify goja.Value) (then goja.Value, err error) {
+// tool results, and shown: JSON.stringify with a JSON form for Map, Set
+// and BigInt, for what the run shows.
+func prelude(vm *goja.Runtime, parse, stringify goja.Value) (then goja.Value, shown goja.Callable, err error) {
 	preludeOnce.Do(func() { preludePrg, preludeErr = goja.Compile("prelude.js", preludeSource, true) })
 	if preludeErr != nil {
-		return nil, preludeErr
+		return nil, nil, preludeErr
 	}
 	v, err := vm.RunProgram(preludePrg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	fn, _ := goja.AssertFunction(v)
-	return fn(goja.Undefined(), parse, stringify)
+	pair, err := fn(goja.Undefined(), parse, stringify)
+	if err != nil {
+		return nil, nil, err
+	}
+	o := pair.ToObject(vm)
+	shown, ok := goja.AssertFunction(o.Get("1"))
+	if !ok {
+		return nil, nil, errors.New("prelude: no shown function")
+	}
+	return o.Get("0"), shown, nil
 }
