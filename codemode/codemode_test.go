@@ -414,3 +414,40 @@ func TestMemoryLimitIgnoresOthersGarbage(t *testing.T) {
 		t.Fatalf("the script was stopped for garbage that was not its own: %v", res.Error)
 	}
 }
+
+// JSON.parse of a result's preview, cut by scrollback, says that it is a
+// preview and names the copy that holds the whole text; other parse
+// errors, and what parses, are as JavaScript has them.
+func TestJSONParseOfPreview(t *testing.T) {
+	preview := "[\n{\"a\": 1},\n[... 120 bytes (3 whole lines) not shown, of 150 bytes in 5 lines.\nRead on: read_tool_output {\"id\":\"out_abc123\",\"offset\":12}]\n{\"a\": 5}\n]"
+	tool := jsonTool("cut", map[string]any{"preview": preview, "output_id": "out_abc123"})
+	tests := []struct {
+		name, code, want string
+		kind             string
+	}{
+		{"preview", "const r = tools.cut({});\nreturn JSON.parse(r.preview);", "tools.query_tool_output({id: \"out_abc123\"", "exception"},
+		{"not a preview", "return JSON.parse('{\"a\": ');", "SyntaxError", "exception"},
+		{"valid JSON", `return JSON.parse('{"a": [1, 2]}', (k, v) => typeof v === "number" ? v * 10 : v)`, `{"a":[10,20]}`, ""},
+		{"caught", "try { JSON.parse(tools.cut({}).preview) } catch (e) { return e instanceof SyntaxError }", "true", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := Run(context.Background(), tt.code, []Tool{tool}, Options{})
+			if tt.kind == "" {
+				if res.Error != nil || string(res.Value) != tt.want {
+					t.Fatalf("value %q, error %v; want %q", res.Value, res.Error, tt.want)
+				}
+				return
+			}
+			if res.Error == nil || res.Error.Kind != tt.kind || !strings.Contains(res.Error.Message, tt.want) {
+				t.Fatalf("error %+v, want %s with %q", res.Error, tt.kind, tt.want)
+			}
+			if tt.name == "not a preview" && strings.Contains(res.Error.Message, "preview") {
+				t.Errorf("a plain parse error speaks of a preview: %s", res.Error.Message)
+			}
+			if tt.name == "preview" && res.Error.Line != 2 {
+				t.Errorf("error at line %d, want 2, where JSON.parse was called", res.Error.Line)
+			}
+		})
+	}
+}

@@ -98,6 +98,20 @@ def(G, "structuredClone", function structuredClone(value) {
 	};
 	return clone(value);
 });
+// JSON.parse of a preview (r.preview of a result that was cut) fails
+// where scrollback's footer stands; the error says so, and where the
+// whole text is.
+const parse = G.JSON.parse, cutPreview = /\[\.\.\. [^\n]*not shown[\s\S]*?\b(out_[A-Za-z0-9]+)/;
+Object.defineProperty(G.JSON, "parse", {writable: true, configurable: true, enumerable: false, value: function parse_(...args) {
+	try {
+		return RA(parse, G.JSON, args);
+	} catch (e) {
+		const m = typeof args[0] === "string" && e instanceof SyntaxError && cutPreview.exec(args[0]);
+		if (!m) throw e;
+		throw new SyntaxError(e.message + "; the text is a preview that scrollback cut (its footer stands where the rest was left out), not the whole output: query the whole copy with tools.query_tool_output({id: \"" + m[1] + "\", filter: \".\"}) (a jq filter), or read all of it with tools.read_tool_output({id: \"" + m[1] + "\"}) following nextOffset");
+	}
+}});
+Object.defineProperty(G.JSON.parse, "name", {value: "parse"});
 const then = function then(onFulfilled, onRejected) {
 	let v = this;
 	// A frozen result cannot lose its then: resolve with a plain copy.
