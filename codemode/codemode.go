@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dop251/goja"
@@ -201,7 +203,7 @@ func runWith(ctx context.Context, code string, tools []Tool, opts Options, mem *
 
 	ctx, cancel := context.WithTimeoutCause(ctx, opts.Timeout, ErrTimeout)
 	defer cancel()
-	r := &run{ctx: ctx, opts: opts, res: &res, vm: goja.New(), bridged: bridged,
+	r := &run{ctx: ctx, opts: opts, res: &res, vm: goja.New(), bridged: bridged, code: code,
 		oneLine: !strings.Contains(strings.TrimRight(code, " \t\r\n"), "\n")}
 	defer func() {
 		// A native function that panicked with something goja does not
@@ -264,6 +266,9 @@ type run struct {
 	bridged bool
 	// oneLine: the script is one line, where any error is (scriptError).
 	oneLine bool
+	// code is the script as written; tools the names of its tools.
+	code  string
+	tools []string
 	// stopped is why the run ended while a tool call was under way
 	// (ErrTimeout or ErrCanceled), stoppedIn the tool; nil otherwise.
 	stopped   error
@@ -372,6 +377,7 @@ func (r *run) setup(tools []Tool) error {
 		if err := obj.Set(t.Name, r.tool(t)); err != nil {
 			return err
 		}
+		r.tools = append(r.tools, t.Name)
 	}
 	if err := obj.Set(Name, func(goja.FunctionCall) goja.Value {
 		panic(r.newError("tools.run_code: run_code cannot be called from inside run_code; call the other tools directly from this script"))
@@ -695,6 +701,10 @@ func (r *run) scriptError(err error) *Error {
 		}
 	}
 	e.Line, e.Column = scriptPosition(at, r.oneLine)
+	if m := noMember().FindStringSubmatch(e.Message); m != nil && strings.Contains(r.code, "tools."+m[1]) {
+		// goja's words for calling tools.x when there is no tool x.
+		e.Message = present.Clip("TypeError: tools has no tool "+m[1]+"; the tools are "+strings.Join(r.tools, ", "), 1024)
+	}
 	if r.stopped != nil && e.Kind == "exception" {
 		// The error a tool call threw when the run ended under it: the
 		// run's end is the cause, at the call's line.
@@ -705,6 +715,12 @@ func (r *run) scriptError(err error) *Error {
 	}
 	return e
 }
+
+// noMember is goja's TypeError for calling a member an object lacks.
+// It is compiled on first use, not at start-up.
+var noMember = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^TypeError: Object has no member '([\p{L}\p{N}_$]+)'$`)
+})
 
 // stopMessage says that the run ended while a tool call was under way.
 func (r *run) stopMessage() string {
