@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -196,7 +197,7 @@ func codeTool[In, Out any](s *Session, name string, method func(*Session, contex
 		dec := json.NewDecoder(bytes.NewReader(args))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&in); err != nil {
-			return nil, errorf(name, ErrArgument, "the arguments are: "+fieldNames[In](), "bad arguments: %v", err)
+			return nil, errorf(name, ErrArgument, "the arguments are: "+fieldNames[In](), "bad arguments: %s", argumentError(err))
 		}
 		out, err := method(s, ctx, in)
 		if err != nil {
@@ -232,6 +233,54 @@ func (s *Session) runCommandInRun(ctx context.Context, in RunCommandInput) (RunC
 		}
 	}
 	return s.RunCommand(ctx, in)
+}
+
+// argumentError says what is wrong with a tool's arguments in the
+// script's terms (JSON types, argument names), not Go's.
+func argumentError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Sprintf("%s must be %s, not %s", te.Field, jsonType(te.Type), article(te.Value))
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// jsonType names the JSON type a Go type is decoded from, with its
+// article.
+func jsonType(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "a " + t.String()
+}
+
+// article puts "a" or "an" before a JSON value's kind as encoding/json
+// names it ("number", "string", "object", "array", "bool").
+func article(kind string) string {
+	switch {
+	case kind == "bool":
+		return "a boolean"
+	case strings.HasPrefix(kind, "number"):
+		return "a number"
+	case kind == "object" || kind == "array":
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 // fieldNames lists the JSON names of a struct's fields, for error hints.

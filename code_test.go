@@ -205,6 +205,11 @@ func testRunCodeFailures(t *testing.T, sess *scrollback.Session) {
 		{"run_code inside", "return tools.run_code({code: 'return 1'})", 0, "exception", "cannot be called from inside run_code", 1},
 		{"bad tool arguments", "return tools.run_command({cmd: 'ls'})", 0, "exception", `unknown field "cmd"`, 1},
 		{"tool error", "return tools.read_tool_output({id: 'out_nope'})", 0, "exception", "no retained output", 1},
+		// Wrong types are named in the script's terms, not Go's.
+		{"argument of the wrong type", "return tools.read_tool_output({id: 123})", 0, "exception", "bad arguments: id must be a string, not a number; the arguments are: id, offset, limit", 1},
+		{"integer given as a string", "return tools.grep_tool_output({id: 'x', pattern: 'a', max: '5'})", 0, "exception", "bad arguments: max must be an integer, not a string", 1},
+		{"boolean given as a string", "return tools.grep_tool_output({id: 'x', pattern: 'a', ignore_case: 'yes'})", 0, "exception", "bad arguments: ignore_case must be a boolean, not a string", 1},
+		{"object given as a string", "return tools.run_command({command: 'ls', env: 'A=1'})", 0, "exception", "bad arguments: env must be an object, not a string", 1},
 		// TypeScript: positions are the code as written, types and all.
 		{"typescript runtime error", "interface A { x?: { y: number } }\nconst a: A = {};\nreturn a.x!.y", 0, "exception", "TypeError", 3},
 		{"typescript syntax error", "type Id = string;\nconst id: Id = ;", 0, "syntax", "SyntaxError", 2},
