@@ -224,11 +224,16 @@ func grepCountText(in scrollback.GrepInput, r scrollback.GrepResult) []string {
 }
 
 // runCodeText is the return value's preview, then the script's error, its
-// logs and the copies made during the run, each labelled.
+// logs and the copies made during the run, each labelled. A script that
+// stopped with an error has no value: its error comes first, rather than
+// a line saying that it returned nothing.
 func runCodeText(in scrollback.RunCodeInput, r scrollback.RunCodeResult) []string {
-	out := []string{r.Preview}
-	if r.Preview == "" {
-		out[0] = present.NoValue
+	var out []string
+	switch {
+	case r.Preview != "" || r.Truncated:
+		out = append(out, r.Preview)
+	case r.Error == nil:
+		out = append(out, present.NoValue)
 	}
 	if r.Error != nil {
 		e, _ := json.Marshal(r.Error)
