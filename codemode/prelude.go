@@ -101,12 +101,15 @@ def(G, "structuredClone", function structuredClone(value) {
 // JSON.parse of a preview (r.preview of a result that was cut) fails
 // where scrollback's footer stands; the error says so, and where the
 // whole text is.
-const parse = G.JSON.parse, cutPreview = /\[\.\.\. [^\n]*not shown[\s\S]*?\b(out_[A-Za-z0-9]+)/;
+// (What the prelude runs later is taken now: the script may replace
+// built-ins.)
+const parse = G.JSON.parse, cutPreview = /\[\.\.\. [^\n]*not shown[\s\S]*?\b(out_[A-Za-z0-9]+)/, reExec = RegExp.prototype.exec,
+	defProp = Object.defineProperty, hasOwn = Object.prototype.hasOwnProperty, arrayFrom = Array.from, isSafe = Number.isSafeInteger;
 Object.defineProperty(G.JSON, "parse", {writable: true, configurable: true, enumerable: false, value: function parse_(...args) {
 	try {
 		return RA(parse, G.JSON, args);
 	} catch (e) {
-		const m = typeof args[0] === "string" && e instanceof SyntaxError && cutPreview.exec(args[0]);
+		const m = typeof args[0] === "string" && e instanceof SyntaxError && RA(reExec, cutPreview, [args[0]]);
 		if (!m) throw e;
 		throw new SyntaxError(e.message + "; the text is a preview that scrollback cut (its footer stands where the rest was left out), not the whole output: query the whole copy with tools.query_tool_output({id: \"" + m[1] + "\", filter: \".\"}) (a jq filter), or read all of it with tools.read_tool_output({id: \"" + m[1] + "\"}) following nextOffset");
 	}
@@ -124,30 +127,32 @@ const then = function then(onFulfilled, onRejected) {
 // digits, rather than {} (which reads as empty) or a TypeError. Each
 // toJSON is lent only while the value is turned into JSON, and only where
 // the script has not given one itself.
+const BI = BigInt, toStr = BI.prototype.toString;
 const lent = [
-	[Map.prototype, function toJSON() {
+	Map.prototype, function toJSON() {
 		const o = {};
 		for (const [k, x] of this) {
-			if (typeof k !== "string" && typeof k !== "number") return Array.from(this);
-			Object.defineProperty(o, k, {value: x, enumerable: true, writable: true, configurable: true});
+			if (typeof k !== "string" && typeof k !== "number") return arrayFrom(this);
+			defProp(o, k, {value: x, enumerable: true, writable: true, configurable: true});
 		}
 		return o;
-	}],
-	[Set.prototype, function toJSON() { return Array.from(this); }],
+	},
+	Set.prototype, function toJSON() { return arrayFrom(this); },
 	// (goja's Number() of a BigInt past 64 bits is wrong: compare first.)
-	[BigInt.prototype, function toJSON() { return this >= -9007199254740991n && this <= 9007199254740991n ? Number(this) : this.toString(); }],
+	BI.prototype, function toJSON() { return this >= -9007199254740991n && this <= 9007199254740991n ? Number(this) : RA(toStr, this, []); },
 ];
 const shown = function shown(v) {
 	const added = [];
+	let n = 0;
 	try {
-		for (const [proto, fn] of lent) {
-			if (Object.prototype.hasOwnProperty.call(proto, "toJSON")) continue;
-			Object.defineProperty(proto, "toJSON", {value: fn, writable: true, configurable: true, enumerable: false});
-			added.push(proto);
+		for (let i = 0; i < lent.length; i += 2) {
+			if (RA(hasOwn, lent[i], ["toJSON"])) continue;
+			defProp(lent[i], "toJSON", {value: lent[i + 1], writable: true, configurable: true, enumerable: false});
+			added[n++] = lent[i];
 		}
 		return JSONstringify(v);
 	} finally {
-		for (const proto of added) RD(proto, "toJSON");
+		for (let i = 0; i < n; i++) RD(added[i], "toJSON");
 	}
 };
 return [then, shown];
