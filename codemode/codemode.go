@@ -621,6 +621,16 @@ func (r *run) setValue(v goja.Value) {
 		return
 	}
 	var s string
+	_, isSym := v.(*goja.Symbol)
+	if _, isFn := goja.AssertFunction(v); isFn || isSym {
+		kind := "a function"
+		if !isFn {
+			kind = "a symbol"
+		}
+		r.res.Error = &Error{Kind: "result", Err: ErrResult,
+			Message: "the return value is " + kind + ", which has no JSON form: return what it computes (call it, e.g. return tools.x({...})), as plain data"}
+		return
+	}
 	if _, ok := v.Export().(string); ok {
 		s = v.String()
 	} else {

@@ -53,7 +53,6 @@ func TestRunValues(t *testing.T) {
 		{"number", `return 6 * 7`, `42`, false},
 		{"null", `return null`, `null`, false},
 		{"undefined", `const x = 1;`, "", true},
-		{"function", `return function() {}`, "", true},
 		{"tool result unchanged", `const r = tools.echo({x: [1, 2, {y: "z"}]}); return r`, `{"x":[1,2,{"y":"z"}]}`, false},
 		{"no argument is {}", `return tools.echo()`, `{}`, false},
 		{"top-level return in a branch", "if (true) {\n  return 'early'\n}\nreturn 'late'", "early", false},
@@ -107,6 +106,11 @@ func TestRunErrors(t *testing.T) {
 		{"unknown tool, awaited", "const x = 1;\nconst r = await tools.bash({command: 'ls'});", "exception", ErrThrown, 2, 0, "tools has no tool bash; the tools are echo, fail"},
 		{"no member of another object", "const o = {};\no.nosuch()", "exception", ErrThrown, 2, 0, "TypeError: Object has no member 'nosuch'"},
 		{"not serializable", "const a = {}; a.a = a; return a", "result", ErrResult, 0, 0, "cannot be turned into JSON"},
+		// A function has no JSON form: the run says so rather than that
+		// the script returned nothing.
+		{"function returned", "return function() {}", "result", ErrResult, 0, 0, "the return value is a function"},
+		{"tool returned uncalled", "return tools.echo", "result", ErrResult, 0, 0, "the return value is a function"},
+		{"symbol returned", "return Symbol('x')", "result", ErrResult, 0, 0, "the return value is a symbol"},
 		{"no require", "require('fs')", "exception", ErrThrown, 1, 0, "ReferenceError: require is not defined"},
 		{"no timers", "setTimeout(() => 1, 10)", "exception", ErrThrown, 1, 0, "ReferenceError: setTimeout is not defined"},
 	}
@@ -451,5 +455,16 @@ func TestJSONParseOfPreview(t *testing.T) {
 				t.Errorf("error at line %d, want 2, where JSON.parse was called", res.Error.Line)
 			}
 		})
+	}
+}
+
+// What the run shows does not depend on built-ins the script replaced.
+func TestShownDespiteReplacedBuiltins(t *testing.T) {
+	code := `Array.prototype.push = null; Array.from = null; Object.defineProperty = null; Function.prototype.call = null;
+RegExp.prototype.exec = null; Object.prototype.hasOwnProperty = null;
+return {m: new Map([["a", 1]]), s: new Set([2]), n: 3n}`
+	res := Run(context.Background(), code, nil, Options{})
+	if res.Error != nil || string(res.Value) != `{"m":{"a":1},"s":[2],"n":3}` {
+		t.Fatalf("value %q, error %v", res.Value, res.Error)
 	}
 }
