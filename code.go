@@ -34,8 +34,9 @@ type RunCodeResult struct {
 	Shown
 	Logs string `json:"logs"` // console output, bounded; a preview with a footer when over the preview budget
 	// LogsOutputID is the copy of the console output, when it was over the
-	// preview budget and Logs is its preview.
-	LogsOutputID string          `json:"logs_output_id,omitempty"`
+	// preview budget and Logs is its preview (whose footer names it). It
+	// is not in the JSON, whose shape the contract fixes.
+	LogsOutputID string          `json:"-"`
 	Error        *codemode.Error `json:"error,omitempty"` // why the script stopped: {kind, message, line, column}
 	Retained     []codemode.Ref  `json:"retained"`        // [{call, tool, output_id, totalBytes, complete, holds, command?}], [] when none
 }
