@@ -308,16 +308,19 @@ type rejection struct{ value goja.Value }
 
 func (e *rejection) Error() string { return "rejected" }
 
-// pending is a promise that had not settled when the run's time was up.
+// pending is a promise that had not settled when nothing was left to run;
+// cause is why the run was over by then (ErrTimeout, ErrCanceled), nil
+// when it was not.
 type pending struct{ cause error }
 
 func (e *pending) Error() string { return "pending" }
 
 // settle turns the async body's promise into its value or its error. A
 // promise still pending has nothing left to settle it (tools are
-// synchronous, and there are no timers): the run waits out its timeout,
-// as a script waiting on something would, and says why; or until the
-// memory watch stops it (nil, nil: the caller reports the memory error).
+// synchronous, there are no timers, and goja has run every job): the run
+// ends at once and says why, rather than wait out its timeout for
+// nothing; nil, nil when the memory watch stopped it (the caller reports
+// the memory error).
 func (r *run) settle(v goja.Value) (goja.Value, error) {
 	p, ok := v.Export().(*goja.Promise)
 	if !ok {
@@ -330,11 +333,14 @@ func (r *run) settle(v goja.Value) (goja.Value, error) {
 		return nil, &rejection{p.Result()}
 	}
 	select {
-	case <-r.ctx.Done():
-		return nil, &pending{ctxErr(r.ctx)}
 	case <-r.memHit:
 		return nil, nil
+	default:
 	}
+	if r.ctx.Err() != nil {
+		return nil, &pending{ctxErr(r.ctx)}
+	}
+	return nil, &pending{}
 }
 
 func (r *run) setup(tools []Tool) error {
@@ -672,12 +678,16 @@ func (r *run) scriptError(err error) *Error {
 			}
 		}
 	case errors.As(err, &pend):
-		if errors.Is(pend.cause, ErrCanceled) {
+		switch {
+		case pend.cause == nil:
+			e.Kind, e.Err = "timeout", ErrTimeout
+			e.Message = fmt.Sprintf("the script awaited a promise that never settled: nothing was left to run that could settle it (tools answer at once, and there are no timers), so it was stopped at once rather than at its timeout of %s; resolve or reject every promise the script makes", r.opts.Timeout)
+		case errors.Is(pend.cause, ErrCanceled):
 			e.Kind, e.Err, e.Message = "canceled", ErrCanceled, "the run was canceled by its caller while the script awaited a promise that had not settled"
-			break
+		default:
+			e.Kind, e.Err = "timeout", ErrTimeout
+			e.Message = fmt.Sprintf("the script awaited a promise that never settled, and was stopped at its timeout of %s; resolve or reject every promise the script makes", r.opts.Timeout)
 		}
-		e.Kind, e.Err = "timeout", ErrTimeout
-		e.Message = fmt.Sprintf("the script awaited a promise that never settled, and was stopped at its timeout of %s: nothing was left to run that could settle it (tools answer at once, and there are no timers); resolve or reject every promise the script makes", r.opts.Timeout)
 	case errors.As(err, &intr):
 		frames = intr.Stack()
 		cause, _ := intr.Value().(error)
