@@ -332,16 +332,27 @@ func (r *run) settle(v goja.Value) (goja.Value, error) {
 	case goja.PromiseStateRejected:
 		return nil, &rejection{p.Result()}
 	}
-	select {
-	case <-r.memHit:
-		return nil, nil
-	default:
+	if r.memHit != nil {
+		// A memory stop the watch is about to give is the truer cause:
+		// wait for it a moment (its checks are a millisecond apart).
+		t := time.NewTimer(memGrace)
+		defer t.Stop()
+		select {
+		case <-r.memHit:
+			return nil, nil
+		case <-r.ctx.Done():
+		case <-t.C:
+		}
 	}
 	if r.ctx.Err() != nil {
 		return nil, &pending{ctxErr(r.ctx)}
 	}
 	return nil, &pending{}
 }
+
+// memGrace is how long a run whose promise can no longer settle waits
+// for a memory stop before it ends.
+const memGrace = 50 * time.Millisecond
 
 func (r *run) setup(tools []Tool) error {
 	vm := r.vm
