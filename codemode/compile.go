@@ -2,6 +2,7 @@ package codemode
 
 import (
 	"errors"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/ast"
+	"github.com/dop251/goja/file"
 	"github.com/dop251/goja/parser"
 	"github.com/evanw/esbuild/pkg/api"
 )
@@ -82,6 +84,7 @@ func compile(code string) (*goja.Program, *Error) {
 		e.Line, e.Column = userLine(p.Line, code), p.Column+1
 		return nil, e
 	}
+	markLoops(reflect.ValueOf(prg))
 	p, err := goja.CompileAST(prg, false)
 	if err != nil {
 		e := &Error{Kind: "syntax", Err: ErrSyntax, Message: "SyntaxError: " + err.Error()}
@@ -219,4 +222,65 @@ func scriptPosition(at []wrappedPos, oneLine bool) (line, column int) {
 		return 1, 0
 	}
 	return 0, 0
+}
+
+// markLoops gives each loop whose test is constant or absent (while
+// (true), for (;;)) a position of its own on every turn: a `this;` at the
+// loop's start, before its body. goja compiles such a loop with an empty
+// body (or a body of awaits) to jumps with no position, and a script
+// stopped there (by its timeout) was said to have stopped at the last
+// statement before the loop that had one, a line that had done nothing
+// wrong. `this` is what no script can shadow, and reading it costs next
+// to nothing.
+func markLoops(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() || v.Elem().Kind() != reflect.Struct || v.Elem().Type().PkgPath() != astPkg {
+			return
+		}
+		switch n := v.Interface().(type) {
+		case *ast.WhileStatement:
+			if constantTest(n.Test) {
+				n.Body = marked(n.While, n.Body)
+			}
+		case *ast.DoWhileStatement:
+			if constantTest(n.Test) {
+				n.Body = marked(n.Do, n.Body)
+			}
+		case *ast.ForStatement:
+			if constantTest(n.Test) {
+				n.Body = marked(n.For, n.Body)
+			}
+		}
+		markLoops(v.Elem())
+	case reflect.Interface:
+		markLoops(v.Elem())
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			markLoops(v.Field(i))
+		}
+	case reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			markLoops(v.Index(i))
+		}
+	}
+}
+
+// astPkg is the package of goja's syntax tree: markLoops walks its nodes
+// only (not the source file and its map).
+var astPkg = reflect.TypeFor[ast.Program]().PkgPath()
+
+// constantTest reports whether a loop's test is absent or a literal.
+func constantTest(e ast.Expression) bool {
+	switch e.(type) {
+	case nil, *ast.BooleanLiteral, *ast.NumberLiteral, *ast.StringLiteral:
+		return true
+	}
+	return false
+}
+
+// marked is body after a `this;` at at.
+func marked(at file.Idx, body ast.Statement) ast.Statement {
+	mark := &ast.ExpressionStatement{Expression: &ast.ThisExpression{Idx: at}}
+	return &ast.BlockStatement{LeftBrace: at, List: []ast.Statement{mark, body}, RightBrace: body.Idx1()}
 }
