@@ -732,6 +732,9 @@ func (r *run) scriptError(err error) *Error {
 		}
 	}
 	e.Line, e.Column = scriptPosition(at, r.oneLine)
+	if e.Line == 0 && ((rej != nil && !isError(rej.value)) || (ex != nil && !isError(ex.Value()))) {
+		e.Message += " (a thrown value that is not an Error has no line: throw new Error(...) to get one)"
+	}
 	if m := noMember().FindStringSubmatch(e.Message); m != nil && strings.Contains(r.code, "tools."+m[1]) {
 		// goja's words for calling tools.x when there is no tool x.
 		e.Message = present.Clip("TypeError: tools has no tool "+m[1]+"; the tools are "+strings.Join(r.tools, ", "), 1024)
@@ -771,10 +774,20 @@ func (r *run) thrownMessage(v goja.Value) string {
 	if v == nil {
 		return "uncaught exception"
 	}
-	if o, ok := v.(*goja.Object); ok && o.ClassName() != "Error" {
-		if s, err := r.shown(goja.Undefined(), v); err == nil && !goja.IsUndefined(s) {
-			return "uncaught " + s.String()
-		}
+	if o, ok := v.(*goja.Object); ok && o.ClassName() == "Error" {
+		return v.String()
 	}
-	return v.String()
+	// Any other value, quoted as JSON: a thrown "boom" is not read as a
+	// message of the run's own.
+	if s, err := r.shown(goja.Undefined(), v); err == nil && !goja.IsUndefined(s) {
+		return "uncaught " + s.String()
+	}
+	return "uncaught " + v.String()
+}
+
+// isError reports whether a thrown value is an Error (which carries its
+// position in its stack).
+func isError(v goja.Value) bool {
+	o, ok := v.(*goja.Object)
+	return ok && o.ClassName() == "Error"
 }

@@ -93,7 +93,9 @@ func TestRunErrors(t *testing.T) {
 		msg          string
 	}{
 		{"thrown error", "const a = 1;\nconst b = 2;\n  throw new Error('boom');", "exception", ErrThrown, 3, 9, "Error: boom"},
-		{"thrown object", "throw {code: 7}", "exception", ErrThrown, 0, 0, `uncaught {"code":7}`},
+		{"thrown object", "throw {code: 7}", "exception", ErrThrown, 0, 0, `uncaught {"code":7} (a thrown value that is not an Error has no line`},
+		{"thrown string", "const a = 1;\nthrow 'boom'", "exception", ErrThrown, 0, 0, `uncaught "boom" (a thrown value that is not an Error has no line: throw new Error(...) to get one)`},
+		{"thrown number", "throw 42", "exception", ErrThrown, 0, 0, `uncaught 42`},
 		{"type error", "let x;\nx.y.z = 1", "exception", ErrThrown, 2, 0, "TypeError"},
 		{"syntax error", "const a = 1;\nconst = 2;", "syntax", ErrSyntax, 2, 0, "SyntaxError"},
 		{"escaping the wrapper", "return 1;\n}); (function() {", "syntax", ErrSyntax, 2, 0, "closes the function"},
