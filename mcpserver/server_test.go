@@ -19,6 +19,7 @@ import (
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/filepager"
+	"github.com/scrollback-dev/scrollback/present"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
@@ -710,6 +711,14 @@ func TestGrepAndRunCode(t *testing.T) {
 	decode(t, res, &code)
 	if code.Error != nil || !strings.Contains(text(res, 0), "1\n2\n") {
 		t.Errorf("run_code: %q %+v", text(res, 0), code.Error)
+	}
+	// A script with no return statement, written as if its last
+	// expression were its value, is told how to return one.
+	for code, hint := range map[string]bool{"const r = 6 * 7;\nr": true, "if (false) return 1;": false} {
+		res := call(t, cs, "run_code", map[string]any{"code": code})
+		if got := text(res, 0); !strings.HasPrefix(got, present.NoValue) || strings.Contains(got, "return VALUE") != hint {
+			t.Errorf("%q: %q, want the hint to return a value: %v", code, got, hint)
+		}
 	}
 	// A script that stopped returned nothing: its error comes first,
 	// not a claim that it returned.

@@ -223,6 +223,27 @@ func grepCountText(in scrollback.GrepInput, r scrollback.GrepResult) []string {
 	return []string{count, end}
 }
 
+// hasReturn reports whether a script has a return statement (or the word
+// in a string or a comment, which does no harm: the hint is then left
+// out).
+func hasReturn(code string) bool {
+	word := func(b byte) bool {
+		return b == '_' || b == '$' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+	}
+	for i := 0; ; {
+		j := strings.Index(code[i:], "return")
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len("return")
+		if (j == 0 || !word(code[j-1])) && (end == len(code) || !word(code[end])) {
+			return true
+		}
+		i = end
+	}
+}
+
 // runCodeText is the return value's preview, then the script's error, its
 // logs and the copies made during the run, each labelled. A script that
 // stopped with an error has no value: its error comes first, rather than
@@ -232,6 +253,9 @@ func runCodeText(in scrollback.RunCodeInput, r scrollback.RunCodeResult) []strin
 	switch {
 	case r.Preview != "" || r.Truncated:
 		out = append(out, r.Preview)
+	case r.Error == nil && !hasReturn(in.Code):
+		// The last expression is not the value, as it would be in a REPL.
+		out = append(out, present.NoValue+": the script has no return statement; end it with return VALUE to see a value")
 	case r.Error == nil:
 		out = append(out, present.NoValue)
 	}
