@@ -39,6 +39,9 @@ type RunCodeResult struct {
 	LogsOutputID string          `json:"-"`
 	Error        *codemode.Error `json:"error,omitempty"` // why the script stopped: {kind, message, line, column}
 	Retained     []codemode.Ref  `json:"retained"`        // [{call, tool, output_id, totalBytes, complete, holds, command?}], [] when none
+	// Returned is whether the script returned a value (undefined is
+	// none): with an empty Preview, it returned "".
+	Returned bool `json:"-"`
 }
 
 // RunCode runs in.Code, the body of an async function in TypeScript or
@@ -75,6 +78,7 @@ func (s *Session) RunCode(ctx context.Context, in RunCodeInput, extra ...codemod
 		out.Logs, out.LogsOutputID = logs.Preview, logs.OutputID
 	}
 	if res.Value != nil {
+		out.Returned = true
 		out.Shown = s.Retain(ctx, RetainInput{Tool: op, Source: codeSource(in.Code), Data: res.Value, Complete: res.Complete,
 			Whole: wholeCopies(res.Value, res.Retained)})
 	}

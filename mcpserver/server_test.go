@@ -714,6 +714,10 @@ func TestGrepAndRunCode(t *testing.T) {
 	}
 	// A script with no return statement, written as if its last
 	// expression were its value, is told how to return one.
+	// An empty string is a value: a filter that matched nothing.
+	if got := text(call(t, cs, "run_code", map[string]any{"code": "return [].join('\\n')"}), 0); got != "(the script returned an empty string)" {
+		t.Errorf("an empty string returned: %q", got)
+	}
 	for code, hint := range map[string]bool{"const r = 6 * 7;\nr": true, "if (false) return 1;": false} {
 		res := call(t, cs, "run_code", map[string]any{"code": code})
 		if got := text(res, 0); !strings.HasPrefix(got, present.NoValue) || strings.Contains(got, "return VALUE") != hint {

@@ -253,6 +253,8 @@ func runCodeText(in scrollback.RunCodeInput, r scrollback.RunCodeResult) []strin
 	switch {
 	case r.Preview != "" || r.Truncated:
 		out = append(out, r.Preview)
+	case r.Returned:
+		out = append(out, "(the script returned an empty string)")
 	case r.Error == nil && !hasReturn(in.Code):
 		// The last expression is not the value, as it would be in a REPL.
 		out = append(out, present.NoValue+": the script has no return statement; end it with return VALUE to see a value")
