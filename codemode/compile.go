@@ -13,6 +13,7 @@ import (
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/file"
 	"github.com/dop251/goja/parser"
+	"github.com/dop251/goja/token"
 	"github.com/evanw/esbuild/pkg/api"
 )
 
@@ -225,13 +226,14 @@ func scriptPosition(at []wrappedPos, oneLine bool) (line, column int) {
 }
 
 // markLoops gives each loop whose test is constant or absent (while
-// (true), for (;;)) a position of its own on every turn: a `this;` at the
-// loop's start, before its body. goja compiles such a loop with an empty
-// body (or a body of awaits) to jumps with no position, and a script
-// stopped there (by its timeout) was said to have stopped at the last
-// statement before the loop that had one, a line that had done nothing
-// wrong. `this` is what no script can shadow, and reading it costs next
-// to nothing.
+// (true), for (;;)) a position of its own on every turn: a
+// `typeof loopMark;` at the loop's start, before its body. goja compiles
+// such a loop with an empty body (or a body of awaits) to jumps with no
+// position, and a script stopped there (by its timeout) was said to have
+// stopped at the last statement before the loop that had one, a line that
+// had done nothing wrong. typeof of a name nothing declares never throws
+// (`this` would, before super() in a derived class's constructor), and
+// costs next to nothing.
 func markLoops(v reflect.Value) {
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -279,8 +281,12 @@ func constantTest(e ast.Expression) bool {
 	return false
 }
 
+// loopMark is the name markLoops reads: one no script declares.
+const loopMark = "__scrollback_loop_mark"
+
 // marked is body after a `this;` at at.
 func marked(at file.Idx, body ast.Statement) ast.Statement {
-	mark := &ast.ExpressionStatement{Expression: &ast.ThisExpression{Idx: at}}
+	mark := &ast.ExpressionStatement{Expression: &ast.UnaryExpression{Operator: token.TYPEOF, Idx: at,
+		Operand: &ast.Identifier{Idx: at, Name: loopMark}}}
 	return &ast.BlockStatement{LeftBrace: at, List: []ast.Statement{mark, body}, RightBrace: body.Idx1()}
 }
