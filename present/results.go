@@ -211,7 +211,7 @@ func Unsaved(recoveryError string) string { return "[scrollback: " + recoveryErr
 
 // Stopped is the line after a command the server stopped because it was
 // shutting down.
-const Stopped = "[scrollback: the server is shutting down and stopped this command after its drain period; its process group was killed. Run it again once the server is back.]"
+const Stopped = "[scrollback: the server is shutting down and stopped this command (its process group was killed); above is what it wrote before. Run it again once the server is back.]"
 
 // ScriptError is the line after a script's value when the script stopped
 // with an error; errJSON is the error as JSON ({kind, message, line,

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/mcpserver"
 )
@@ -78,9 +80,31 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 // --session (or $SCROLLBACK_SESSION) named one to resume.
 func (c *mcpCmd) serveStdio(ctx context.Context, sess *scrollback.Session, opts mcpserver.Options) error {
 	srv := mcpserver.NewServer(sess, opts)
+	srv.AddReceivingMiddleware(stopCallsWith(ctx))
 	c.observeStdio(c.io, srv, sess)
 	c.say(c.io, slog.LevelInfo, fmt.Sprintf("scrollback: serving MCP on stdio, session %s (resume it with --session %s)", sess.ID(), sess.ID()), "session", sess.ID())
 	return serveStdio(ctx, srv, c.io)
+}
+
+// stopCallsWith ends the tool calls in flight when ctx ends (SIGTERM or
+// SIGINT to a stdio server): their commands' process groups are killed and
+// their results, with the output before and their copies, say why
+// (mcpserver.ErrStopping). A stdio server has one client, which is the
+// one shutting it down: there is nobody to drain for, and the client's
+// SIGKILL, which follows soon, would leave the commands running with no
+// copy. (Over HTTP, --drain lets calls finish first.)
+func stopCallsWith(ctx context.Context) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(hctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "tools/call" {
+				return next(hctx, method, req)
+			}
+			hctx, cancel := context.WithCancelCause(hctx)
+			defer cancel(nil)
+			defer context.AfterFunc(ctx, func() { cancel(mcpserver.ErrStopping) })()
+			return next(hctx, method, req)
+		}
+	}
 }
 
 // serveHTTP serves streamable HTTP until ctx is done.

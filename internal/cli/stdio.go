@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,11 +22,23 @@ import (
 // stdin at once (printf ... | scrollback mcp) still gets every answer: at
 // end of input the server first answers the requests it has read. A line
 // that is not a JSON-RPC message gets its error and the server goes on.
+//
+// When ctx ends (a signal), the calls in flight are told to stop (see
+// stopCallsWith) and their answers go out, within stopGrace, before the
+// server ends.
 func serveStdio(ctx context.Context, srv *mcp.Server, std IO) error {
 	var b balance
 	b.cond = sync.NewCond(&b.mu)
-	stop := context.AfterFunc(ctx, b.cancel) // a signal ends the wait too
+	runCtx, endRun := context.WithCancel(context.WithoutCancel(ctx))
+	defer endRun()
+	stop := context.AfterFunc(ctx, func() {
+		grace, cancel := context.WithTimeout(runCtx, stopGrace)
+		defer cancel()
+		b.settle(grace)
+		endRun()
+	})
 	defer stop()
+	ctx = runCtx
 	stdout := &lockedWriter{w: std.Stdout}
 	listens := &idSet{}
 	in := &countingReader{r: newGuardReader(std.Stdin, stdout, mcp.DefaultMaxLineLength), b: &b, l: lines{listens: listens}}
@@ -36,6 +49,10 @@ func serveStdio(ctx context.Context, srv *mcp.Server, std IO) error {
 	}
 	return err
 }
+
+// stopGrace bounds how long a stdio server told to stop waits for the
+// answers of the calls it stopped: long enough to save their copies.
+const stopGrace = 10 * time.Second
 
 // balance counts the requests read and the responses written.
 type balance struct {
@@ -61,6 +78,12 @@ func (b *balance) add(requests, responses int) {
 	b.responses += responses
 	b.cond.Broadcast()
 	b.mu.Unlock()
+}
+
+// settle is wait, giving up when ctx ends.
+func (b *balance) settle(ctx context.Context) {
+	defer context.AfterFunc(ctx, b.cancel)()
+	b.wait()
 }
 
 // wait blocks until every request read has been answered, or the server
