@@ -56,6 +56,9 @@ type RunCodeResult struct {
 // Options.CodeWorkers the script runs in a worker process (codemode.Pool).
 func (s *Session) RunCode(ctx context.Context, in RunCodeInput, extra ...codemode.Tool) (RunCodeResult, error) {
 	const op = "run_code"
+	if err := s.usable(op); err != nil {
+		return RunCodeResult{}, err
+	}
 	if strings.TrimSpace(in.Code) == "" {
 		return RunCodeResult{}, errorf(op, ErrArgument, `pass the body of an async function, e.g. {"code": "const r = await tools.run_command({command: 'ls'}); return r.preview"}`, "code is empty")
 	}

@@ -77,6 +77,10 @@ func TestSessionNotFromEngine(t *testing.T) {
 				"ReadFile": func() error { _, err := s.ReadFile(ctx, scrollback.ReadFileInput{Path: "doc.go"}); return err },
 				"Copies":   func() error { _, err := s.Copies(ctx); return err },
 				"Cat":      func() error { _, err := s.Cat(ctx, "out_x", io.Discard); return err },
+				"RunCode": func() error {
+					_, err := s.RunCode(ctx, scrollback.RunCodeInput{Code: "return 1"})
+					return err
+				},
 				"RunCommand": func() error {
 					_, err := s.RunCommand(ctx, scrollback.RunCommandInput{Command: "true"})
 					return err
