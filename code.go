@@ -62,13 +62,14 @@ func (s *Session) RunCode(ctx context.Context, in RunCodeInput, extra ...codemod
 	if strings.TrimSpace(in.Code) == "" {
 		return RunCodeResult{}, errorf(op, ErrArgument, `pass the body of an async function, e.g. {"code": "const r = await tools.run_command({command: 'ls'}); return r.preview"}`, "code is empty")
 	}
-	if in.TimeoutMS < 0 {
-		return RunCodeResult{}, errorf(op, ErrArgument, "give a positive number of milliseconds, or 0 for the default (30000)", "timeout_ms %d is negative", in.TimeoutMS)
+	timeout, err := timeoutOf(op, in.TimeoutMS, "30000")
+	if err != nil {
+		return RunCodeResult{}, err
 	}
 	tools := append(s.CodeTools(), extra...)
 	res := s.e.opts.CodeWorkers.Run(ctx, in.Code, tools, codemode.Options{
 		Save:    s.saveNested,
-		Timeout: time.Duration(in.TimeoutMS) * time.Millisecond,
+		Timeout: timeout,
 		Budget:  s.e.opts.PreviewBudget,
 		CopyCap: s.copyCap(),
 	})
@@ -229,7 +230,7 @@ func codeTool[In, Out any](s *Session, name string, method func(*Session, contex
 // copy included, rather than be killed with the run and its output shown
 // to no one.
 func (s *Session) runCommandInRun(ctx context.Context, in RunCommandInput) (RunCommandResult, error) {
-	if deadline, ok := ctx.Deadline(); ok && in.TimeoutMS >= 0 {
+	if deadline, ok := ctx.Deadline(); ok && in.TimeoutMS >= 0 && in.TimeoutMS <= maxTimeoutMS {
 		left := time.Until(deadline)
 		left -= min(max(left/5, 250*time.Millisecond), 2*time.Second) // for the script to go on
 		timeout := time.Duration(in.TimeoutMS) * time.Millisecond

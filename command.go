@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -106,14 +107,14 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 	case len(in.Args) == 0 && strings.TrimSpace(in.Command) == "":
 		return RunCommandResult{}, errorf(op, ErrArgument, `pass the shell command to run, e.g. {"command": "ls -la"}`, "command is empty")
 	}
-	if in.TimeoutMS < 0 {
-		return RunCommandResult{}, errorf(op, ErrArgument, "give a positive number of milliseconds, or 0 for the default", "timeout_ms %d is negative", in.TimeoutMS)
+	timeout, err := timeoutOf(op, in.TimeoutMS, "")
+	if err != nil {
+		return RunCommandResult{}, err
 	}
 	head, tail, err := s.previewShape(op, in.Preview)
 	if err != nil {
 		return RunCommandResult{}, err
 	}
-	timeout := time.Duration(in.TimeoutMS) * time.Millisecond
 	if timeout == 0 {
 		timeout = s.e.opts.DefaultTimeout
 	}
@@ -180,6 +181,26 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 		return out, &Error{Op: op, Err: err, Msg: err.Error()}
 	}
 	return out, nil
+}
+
+// maxTimeoutMS is the longest timeout_ms a time.Duration holds (about 292
+// years); more would wrap around to a short or negative timeout.
+const maxTimeoutMS = math.MaxInt64 / int64(time.Millisecond)
+
+// timeoutOf is a tool's timeout_ms as a duration, 0 for the default (which
+// dflt names in the error, if not ""); negative or too large is an
+// argument error.
+func timeoutOf(op string, ms int64, dflt string) (time.Duration, error) {
+	if dflt != "" {
+		dflt = " (" + dflt + ")"
+	}
+	switch {
+	case ms < 0:
+		return 0, errorf(op, ErrArgument, "give a positive number of milliseconds, or 0 for the default"+dflt, "timeout_ms %d is negative", ms)
+	case ms > maxTimeoutMS:
+		return 0, errorf(op, ErrArgument, fmt.Sprintf("give at most %d milliseconds (about 292 years), or 0 for the default%s", maxTimeoutMS, dflt), "timeout_ms %d is too large", ms)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
 }
 
 // source is what ran, for people listing copies: the command line, or the

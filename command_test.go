@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -662,5 +663,27 @@ func TestHistoryPastTheCopyCap(t *testing.T) {
 				t.Errorf("the footer does not say the copy is incomplete:\n%s", sh.Preview)
 			}
 		})
+	}
+}
+
+// A timeout_ms past what a duration holds is refused, for run_command and
+// run_code alike: before, it wrapped around, to the default or to a
+// timeout of a few seconds.
+func TestTimeoutTooLarge(t *testing.T) {
+	sess := newSession(t, scrollback.Options{})
+	ctx := context.Background()
+	for _, ms := range []int64{9_300_000_000_000, 1<<63 - 1} {
+		_, err := sess.RunCommand(ctx, scrollback.RunCommandInput{Command: "true", TimeoutMS: ms})
+		if !errors.Is(err, scrollback.ErrArgument) || !strings.Contains(err.Error(), "too large") {
+			t.Errorf("run_command timeout_ms %d: err = %v", ms, err)
+		}
+		_, err = sess.RunCode(ctx, scrollback.RunCodeInput{Code: "return 1", TimeoutMS: ms})
+		if !errors.Is(err, scrollback.ErrArgument) || !strings.Contains(err.Error(), "too large") || !strings.Contains(err.Error(), "(30000)") {
+			t.Errorf("run_code timeout_ms %d: err = %v", ms, err)
+		}
+	}
+	// The largest that fits still runs.
+	if _, err := sess.RunCommand(ctx, scrollback.RunCommandInput{Command: "true", TimeoutMS: math.MaxInt64 / int64(time.Millisecond)}); err != nil {
+		t.Errorf("the largest timeout: %v", err)
 	}
 }
