@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/scrollback-dev/scrollback"
@@ -295,14 +296,16 @@ func TestQueryJSONLinesPastTheCap(t *testing.T) {
 		t.Skip("runs a command printing 12 MB")
 	}
 	ctx := context.Background()
-	env := newTestEnv(t)
-	run, err := env.sess.RunCommand(ctx, scrollback.RunCommandInput{
+	// 245,000 documents take more than the default 5 s under the race
+	// detector.
+	sess := newSession(t, scrollback.Options{QueryTimeout: 2 * time.Minute})
+	run, err := sess.RunCommand(ctx, scrollback.RunCommandInput{
 		Command: `awk 'BEGIN { for (i = 0; i < 300000; i++) printf "{\"id\":%d,\"msg\":\"event number %d\"}\n", i, i }'`,
 	})
 	if err != nil || run.OutputID == "" || run.Complete || run.Gap == nil {
 		t.Fatalf("run: %+v, %v; want a retained, incomplete copy with a gap", run.ShownCopy, err)
 	}
-	res, err := env.sess.QueryToolOutput(ctx, scrollback.QueryInput{ID: run.OutputID, Filter: `select(.id == 0 or .id == 299990) | .msg`})
+	res, err := sess.QueryToolOutput(ctx, scrollback.QueryInput{ID: run.OutputID, Filter: `select(.id == 0 or .id == 299990) | .msg`})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +319,7 @@ func TestQueryJSONLinesPastTheCap(t *testing.T) {
 	}
 	// A record in the gap (the head keeps 6 MiB, about the first 155,000)
 	// is not found, and the note says it may exist.
-	res, err = env.sess.QueryToolOutput(ctx, scrollback.QueryInput{ID: run.OutputID, Filter: `select(.id == 200000)`})
+	res, err = sess.QueryToolOutput(ctx, scrollback.QueryInput{ID: run.OutputID, Filter: `select(.id == 200000)`})
 	if err != nil || res.Text != "" || !strings.Contains(res.Note, "may still exist") {
 		t.Errorf("a record in the gap: %q, note %q, %v", res.Text, res.Note, err)
 	}
