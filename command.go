@@ -279,11 +279,14 @@ type ShownCopy struct {
 
 // RetainInput is a tool result to show within a budget.
 type RetainInput struct {
-	Tool     string // the tool that produced it
-	Source   string // what it was called with, for people listing copies
-	Data     []byte // the result's text as the model would see it
-	Complete bool   // false when Data already lacks part of the result (an upstream cap)
-	Budget   int    // 0 = the engine's preview budget
+	Tool   string // the tool that produced it
+	Source string // what it was called with, for people listing copies
+	Data   []byte // the result's text as the model would see it
+	// Complete says Data is the whole result. Leave it false when Data may
+	// lack part of it (an upstream cap, a cut stream): the zero value claims
+	// nothing, so a copy is never said to be whole by omission.
+	Complete bool
+	Budget   int // 0 = the engine's preview budget
 	// Gap, when not nil, says where Data lacks a run of the result (head
 	// and tail kept past a cap), for the footer.
 	Gap *preview.Gap
