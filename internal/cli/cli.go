@@ -182,8 +182,7 @@ Usage:
 	fmt.Fprint(w, `
 Every command that opens the database takes --db PATH (else $SCROLLBACK_DB, else
 $XDG_STATE_HOME/scrollback/scrollback.db, else the platform's default:
-~/.local/state/scrollback/scrollback.db on Linux,
-~/Library/Application Support/scrollback/scrollback.db on macOS,
+~/.local/state/scrollback/scrollback.db on Linux and macOS,
 %LocalAppData%\scrollback\scrollback.db on Windows)
 and, where it uses a session, --session ID (else $SCROLLBACK_SESSION, else the
 database's default session, created on first use). With --json, a failure is

@@ -91,11 +91,18 @@ func (b *base) parse(args []string) ([]string, error) {
 // DefaultDBPath returns the database path used when neither --db nor
 // $SCROLLBACK_DB is given: $XDG_STATE_HOME/scrollback/scrollback.db when
 // $XDG_STATE_HOME is set, else the platform's place for an application's
-// state: ~/.local/state/scrollback/ on Linux and other Unix systems,
-// ~/Library/Application Support/scrollback/ on macOS,
-// %LocalAppData%\scrollback\ on Windows.
+// state: ~/.local/state/scrollback/ on Linux, macOS and other Unix
+// systems (on macOS, ~/Library/Application Support/scrollback/ when a
+// database from an earlier release is there), %LocalAppData%\scrollback\
+// on Windows.
 func DefaultDBPath(getenv func(string) string) (string, error) {
-	return defaultDBPath(runtime.GOOS, getenv, os.UserHomeDir)
+	return defaultDBPath(runtime.GOOS, getenv, os.UserHomeDir, fileExists)
+}
+
+// fileExists says whether path names an existing file.
+func fileExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.IsDir()
 }
 
 // dbTarget resolves which database to use.

@@ -7,9 +7,9 @@ import (
 )
 
 // defaultDBPath is DefaultDBPath for the system goos (a runtime.GOOS
-// value), with the environment and the home directory as parameters so
-// that every platform's rule can be tested on any one.
-func defaultDBPath(goos string, getenv func(string) string, userHome func() (string, error)) (string, error) {
+// value), with the environment, the home directory and a file's existence
+// as parameters so that every platform's rule can be tested on any one.
+func defaultDBPath(goos string, getenv func(string) string, userHome func() (string, error), exists func(string) bool) (string, error) {
 	if dir := getenv("XDG_STATE_HOME"); dir != "" && isAbs(goos, dir) {
 		return join(goos, dir, "scrollback", "scrollback.db"), nil
 	}
@@ -31,7 +31,11 @@ func defaultDBPath(goos string, getenv func(string) string, userHome func() (str
 	}
 	switch goos {
 	case "darwin", "ios":
-		return join(goos, home, "Library", "Application Support", "scrollback", "scrollback.db"), nil
+		// Releases before the contract's path was followed on macOS kept
+		// the database here: a user who has one keeps its sessions.
+		if old := join(goos, home, "Library", "Application Support", "scrollback", "scrollback.db"); exists(old) {
+			return old, nil
+		}
 	case "windows":
 		return join(goos, home, "AppData", "Local", "scrollback", "scrollback.db"), nil
 	}

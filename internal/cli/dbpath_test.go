@@ -10,12 +10,13 @@ func TestDefaultDBPathPerPlatform(t *testing.T) {
 	noHome := func() (string, error) { return "", errors.New("$HOME is not defined") }
 	home := func(h string) func() (string, error) { return func() (string, error) { return h, nil } }
 	tests := []struct {
-		name    string
-		goos    string
-		env     map[string]string
-		home    func() (string, error)
-		want    string
-		wantErr string
+		name     string
+		goos     string
+		env      map[string]string
+		home     func() (string, error)
+		existing string // the one file that exists
+		want     string
+		wantErr  string
 	}{
 		{name: "linux", goos: "linux", env: map[string]string{"HOME": "/home/u"}, home: noHome,
 			want: "/home/u/.local/state/scrollback/scrollback.db"},
@@ -28,7 +29,13 @@ func TestDefaultDBPathPerPlatform(t *testing.T) {
 		{name: "freebsd", goos: "freebsd", env: map[string]string{"HOME": "/home/u"}, home: noHome,
 			want: "/home/u/.local/state/scrollback/scrollback.db"},
 		{name: "macOS", goos: "darwin", env: map[string]string{"HOME": "/Users/u"}, home: noHome,
-			want: "/Users/u/Library/Application Support/scrollback/scrollback.db"},
+			want: "/Users/u/.local/state/scrollback/scrollback.db"},
+		{name: "macOS keeps an earlier release's database", goos: "darwin", env: map[string]string{"HOME": "/Users/u"}, home: noHome,
+			existing: "/Users/u/Library/Application Support/scrollback/scrollback.db",
+			want:     "/Users/u/Library/Application Support/scrollback/scrollback.db"},
+		{name: "linux has no earlier place", goos: "linux", env: map[string]string{"HOME": "/home/u"}, home: noHome,
+			existing: "/home/u/Library/Application Support/scrollback/scrollback.db",
+			want:     "/home/u/.local/state/scrollback/scrollback.db"},
 		{name: "macOS XDG_STATE_HOME wins", goos: "darwin", env: map[string]string{"HOME": "/Users/u", "XDG_STATE_HOME": "/Users/u/.local/state"}, home: noHome,
 			want: "/Users/u/.local/state/scrollback/scrollback.db"},
 		{name: "windows", goos: "windows", env: map[string]string{"LOCALAPPDATA": `C:\Users\u\AppData\Local`, "USERPROFILE": `C:\Users\u`}, home: noHome,
@@ -48,7 +55,8 @@ func TestDefaultDBPathPerPlatform(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := defaultDBPath(tt.goos, func(k string) string { return tt.env[k] }, tt.home)
+			exists := func(p string) bool { return p != "" && p == tt.existing }
+			got, err := defaultDBPath(tt.goos, func(k string) string { return tt.env[k] }, tt.home, exists)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one saying %q", err, tt.wantErr)
