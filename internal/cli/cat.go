@@ -15,7 +15,7 @@ func init() {
 		examples: []example{
 			{"save a whole retained copy to a file", "scrollback cat out_alvhvxtb4mjeowolp7r7ar5afq > build.log"},
 		},
-		make: func(io IO) command { return &catCmd{base: base{io: io}} }})
+		make: func(io IO) command { return &catCmd{base: base{io: io, onlyReads: true}} }})
 }
 
 // catCmd is `scrollback cat`: a whole retained copy, raw, for people and

@@ -32,6 +32,12 @@ type base struct {
 	storageFlags
 	// codeWorkers runs run_code's scripts (nil: in this process).
 	codeWorkers *codemode.Pool
+	// onlyReads: the command writes nothing of its own (read, grep, ls,
+	// stats, ...), so a SQLite database it cannot write (a read-only
+	// file, directory or mount) is opened read-only instead of refused;
+	// a write it would need (a default session not yet made) fails
+	// saying the database is read-only.
+	onlyReads bool
 }
 
 // flags makes the subcommand's flag set with the shared flags on it.
@@ -135,6 +141,12 @@ func (b *base) openStoreWith(ctx context.Context, o sqlite.Options) (store.Store
 		return nil, err
 	}
 	st, err := openStore(ctx, target, o)
+	if err != nil && b.onlyReads && !o.ReadOnly && errors.Is(err, sqlite.ErrReadOnly) {
+		if _, serr := os.Stat(target); serr == nil {
+			o.ReadOnly = true
+			st, err = openStore(ctx, target, o)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

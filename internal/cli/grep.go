@@ -19,7 +19,7 @@ func init() {
 			{"find an error message in either case", "scrollback grep -i out_alvhvxtb4mjeowolp7r7ar5afq 'error'"},
 			{"count the lines that are exactly ERROR", "scrollback grep --count out_alvhvxtb4mjeowolp7r7ar5afq '^ERROR$'"},
 		},
-		make: func(io IO) command { return &grepCmd{base: base{io: io}} }})
+		make: func(io IO) command { return &grepCmd{base: base{io: io, onlyReads: true}} }})
 }
 
 // grepCmd is `scrollback grep`: search a retained copy.

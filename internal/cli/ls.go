@@ -18,7 +18,7 @@ func init() {
 			{"list the retained copies of the default session", "scrollback ls"},
 			{"list another session's copies as JSON", "scrollback ls --session s_3nd6tyc2hbbd5g2zzxexqkzwtu --json"},
 		},
-		make: func(io IO) command { return &lsCmd{base: base{io: io}} }})
+		make: func(io IO) command { return &lsCmd{base: base{io: io, onlyReads: true}} }})
 }
 
 // lsCmd is `scrollback ls`: the retained copies in a session.

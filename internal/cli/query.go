@@ -20,7 +20,7 @@ func init() {
 			{"pick records out of JSON Lines", `scrollback query out_alvhvxtb4mjeowolp7r7ar5afq 'select(.level == "error") | .msg'`},
 			{"page through many results, 4096 bytes at a time", "scrollback query --limit 4096 --offset 0 out_alvhvxtb4mjeowolp7r7ar5afq '.items[].id'"},
 		},
-		make: func(io IO) command { return &queryCmd{base: base{io: io}} }})
+		make: func(io IO) command { return &queryCmd{base: base{io: io, onlyReads: true}} }})
 }
 
 // queryCmd is `scrollback query`: jq over a retained copy.

@@ -18,7 +18,7 @@ func init() {
 			{"print the first page of a retained copy", "scrollback read out_alvhvxtb4mjeowolp7r7ar5afq"},
 			{"continue where the last page stopped (its nextOffset)", "scrollback read --offset 4096 out_alvhvxtb4mjeowolp7r7ar5afq"},
 		},
-		make: func(io IO) command { return &readCmd{base: base{io: io}} }})
+		make: func(io IO) command { return &readCmd{base: base{io: io, onlyReads: true}} }})
 }
 
 // readCmd is `scrollback read`: print one page of a retained copy.

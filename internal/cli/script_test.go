@@ -66,6 +66,12 @@ func TestScripts(t *testing.T) {
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "readonly" {
+				return canMakeReadOnly(), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"setjson":           cmdSetJSON,
 			"jsonerror":         cmdJSONError,
@@ -73,6 +79,7 @@ func TestScripts(t *testing.T) {
 			"genjson":           cmdGenJSON,
 			"islink":            cmdIsLink,
 			"installscrollback": cmdInstallScrollback,
+			"readonly":          cmdReadOnly,
 			"setenvout": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 1 {
 					ts.Fatalf("usage: setenvout VAR")

@@ -42,6 +42,7 @@ func (c *sessionCmd) Run(ctx context.Context, args []string) error {
 	if len(rest) != n {
 		return usagef("session %s takes %d argument(s), got %d", verb, n, len(rest))
 	}
+	c.onlyReads = verb == "list" || verb == "ls"
 	eng, st, err := c.engine(ctx)
 	if err != nil {
 		return err

@@ -20,7 +20,7 @@ func init() {
 			{"how much the database holds and how well it compresses", "scrollback stats"},
 			{"one session's numbers, as JSON", "scrollback stats --session s_... --json"},
 		},
-		make: func(io IO) command { return &statsCmd{base: base{io: io}} }})
+		make: func(io IO) command { return &statsCmd{base: base{io: io, onlyReads: true}} }})
 }
 
 // statsCmd is `scrollback stats`: the whole database's numbers, or one

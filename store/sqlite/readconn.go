@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"fmt"
+	"net/url"
 	"strconv"
 	"unsafe"
 
@@ -81,17 +82,27 @@ func (e *libError) Code() int { return e.code }
 
 // openReadConn opens a reader's connection to the database at path,
 // already created and migrated by Open: read-only in SQLite's sense when
-// readOnly (mode=ro), else read-write but refusing writes (PRAGMA
+// readOnly (mode=ro; immutable=1 with immutable), else read-write but refusing writes (PRAGMA
 // query_only), with the busy timeout and memory map of the pool's
 // connections, and, with leaveLog, leaving the write-ahead log on close
 // as they do (see Options.LeaveLog).
-func openReadConn(path string, readOnly, leaveLog bool, busyTimeoutMs int64) (_ *readConn, err error) {
+func openReadConn(path string, readOnly, immutable, leaveLog bool, busyTimeoutMs int64) (_ *readConn, err error) {
 	c := &readConn{tls: libc.NewTLS()}
 	defer func() {
 		if err != nil {
 			c.close()
 		}
 	}()
+	flags := int32(sqlite3.SQLITE_OPEN_READWRITE | sqlite3.SQLITE_OPEN_NOMUTEX)
+	if readOnly {
+		flags = sqlite3.SQLITE_OPEN_READONLY | sqlite3.SQLITE_OPEN_NOMUTEX
+	}
+	if immutable {
+		// As Open's pool has it (see DB.immutable).
+		u := url.URL{Scheme: "file", Path: path, RawQuery: "immutable=1"}
+		path = u.String()
+		flags |= sqlite3.SQLITE_OPEN_URI
+	}
 	name, err := libc.CString(path)
 	if err != nil {
 		return nil, err
@@ -102,10 +113,6 @@ func openReadConn(path string, readOnly, leaveLog bool, busyTimeoutMs int64) (_ 
 		return nil, errNoMemory
 	}
 	defer libc.Xfree(c.tls, pdb)
-	flags := int32(sqlite3.SQLITE_OPEN_READWRITE | sqlite3.SQLITE_OPEN_NOMUTEX)
-	if readOnly {
-		flags = sqlite3.SQLITE_OPEN_READONLY | sqlite3.SQLITE_OPEN_NOMUTEX
-	}
 	rc := sqlite3.Xsqlite3_open_v2(c.tls, name, pdb, flags, 0)
 	c.db = libc.AtomicLoadPUintptr(pdb)
 	if rc != sqlite3.SQLITE_OK {

@@ -45,7 +45,7 @@ func TestReadConn(t *testing.T) {
 			t.Fatalf("no write-ahead log left by the save (%v): the test needs one", err)
 		}
 
-		conn, err := openReadConn(path, false, leaveLog, 1000)
+		conn, err := openReadConn(path, false, false, leaveLog, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}

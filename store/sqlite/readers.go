@@ -93,7 +93,7 @@ func (d *DB) reader() {
 		select {
 		case c := <-d.readers.q:
 			if conn == nil {
-				conn, c.err = openReadConn(d.path, d.readOnly, d.leaveLog, d.busyTimeout.Milliseconds())
+				conn, c.err = openReadConn(d.path, d.readOnly, d.immutable, d.leaveLog, d.busyTimeout.Milliseconds())
 			}
 			if conn != nil {
 				c.info, c.n, c.err = d.readCopyAt(conn, c.session, c.id, c.p, c.off)

@@ -45,7 +45,11 @@ import (
 type Options struct {
 	// ReadOnly opens an existing database for reading only (SQLite's
 	// mode=ro): the file is never created or migrated, and every write
-	// fails with an *Error matching ErrReadOnly.
+	// fails with an *Error matching ErrReadOnly. In a directory it cannot
+	// write (a read-only mount, another user's directory), where SQLite
+	// cannot make the write-ahead log's files, a database whose log is
+	// gone or empty is read as an unchanging file (immutable=1): a
+	// process that writes it meanwhile may go unseen.
 	ReadOnly bool
 
 	// BusyTimeout is how long a statement waits for a lock held by another
@@ -107,9 +111,12 @@ const (
 type DB struct {
 	path     string
 	readOnly bool
-	leaveLog bool // Options.LeaveLog
-	raw      bool // Options.RawChunks
-	db       *sql.DB
+	// immutable: opened read-only as a file nothing changes (SQLite's
+	// immutable=1), where the log's files cannot be made (see Open).
+	immutable bool
+	leaveLog  bool // Options.LeaveLog
+	raw       bool // Options.RawChunks
+	db        *sql.DB
 
 	// writeSem admits one write transaction of this process at a time, so
 	// that the goroutines of one process queue in Go (honouring their
@@ -172,7 +179,23 @@ func Open(path string, opts *Options) (*DB, error) {
 		return nil, err
 	}
 
-	conn, err := sqlite.NewConnector(dsn(abs, o))
+	d, err := open(abs, o, false)
+	if err != nil && o.ReadOnly && cannotShare(err) && !walHasFrames(abs) {
+		// A read-only directory or file system, where SQLite can create
+		// neither the write-ahead log nor its shared index (PATH-wal,
+		// PATH-shm), and no log holds commits the file lacks: then the
+		// file is the whole database, read as it is (immutable=1).
+		if d2, err2 := open(abs, o, true); err2 == nil {
+			return d2, nil
+		}
+	}
+	return d, err
+}
+
+// open opens the database at abs, read as an immutable file (SQLite's
+// immutable=1: no locks, no log) when immutable.
+func open(abs string, o Options, immutable bool) (*DB, error) {
+	conn, err := sqlite.NewConnector(dsn(abs, o, immutable))
 	if err != nil {
 		return nil, &Error{Op: "open", Path: abs, Err: err}
 	}
@@ -184,13 +207,29 @@ func Open(path string, opts *Options) (*DB, error) {
 	db.SetMaxIdleConns(o.MaxOpenConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 
-	d := &DB{path: abs, readOnly: o.ReadOnly, leaveLog: o.LeaveLog && !o.ReadOnly, raw: o.RawChunks, db: db, writeSem: make(chan struct{}, 1),
+	d := &DB{path: abs, readOnly: o.ReadOnly, immutable: immutable, leaveLog: o.LeaveLog && !o.ReadOnly, raw: o.RawChunks, db: db, writeSem: make(chan struct{}, 1),
 		limits: store.DefaultLimits(), maxConns: o.MaxOpenConns, busyTimeout: o.BusyTimeout, readers: readers{stop: make(chan struct{})}}
 	if err := d.init(o.BusyTimeout); err != nil {
 		db.Close()
 		return nil, explainOpen(wrap("open", abs, err), abs, o.ReadOnly)
 	}
 	return d, nil
+}
+
+// cannotShare reports whether a read-only open failed because SQLite could
+// not open or create the write-ahead log's files beside the database
+// (SQLITE_CANTOPEN, SQLITE_READONLY_CANTINIT and the like).
+func cannotShare(err error) bool {
+	var se sqliteError
+	return errors.Is(err, ErrReadOnly) || (errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CANTOPEN)
+}
+
+// walHasFrames reports whether the write-ahead log beside the database at
+// abs may hold commits not yet copied into the file: it exists and is not
+// empty (or cannot be looked at).
+func walHasFrames(abs string) bool {
+	fi, err := os.Stat(abs + "-wal")
+	return !errors.Is(err, fs.ErrNotExist) && (err != nil || fi.Size() > 0)
 }
 
 // explainOpen says why a read-write Open that SQLite could not open, or
@@ -270,7 +309,7 @@ var mmapSize int64 = 1 << 30 * int64(strconv.IntSize/64)
 
 // dsn builds the driver's connection string. The pragmas are part of it so
 // that every pooled connection gets them, not only the first.
-func dsn(abs string, o Options) string {
+func dsn(abs string, o Options, immutable bool) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(o.BusyTimeout.Milliseconds(), 10)+")")
 	q.Add("_pragma", "foreign_keys(1)")
@@ -293,6 +332,9 @@ func dsn(abs string, o Options) string {
 	q.Set("_txlock", "immediate")
 	if o.ReadOnly {
 		q.Set("mode", "ro")
+	}
+	if immutable {
+		q.Set("immutable", "1")
 	}
 	u := url.URL{Scheme: "file", Path: abs, RawQuery: q.Encode()}
 	return u.String()

@@ -393,6 +393,76 @@ func TestReadOnlyFileSystem(t *testing.T) {
 	}
 }
 
+// TestReadOnlyOpenOnReadOnlyFileSystem: a read-only Open of a database on
+// a read-only file system reads it, where SQLite can create neither the
+// write-ahead log nor its index: it failed with "unable to open database
+// file", so the CLI's reading commands could not read a database they
+// were only to read. Both with no log left (a clean close) and with one
+// holding commits the file lacks (Options.LeaveLog), whose copy must be
+// seen.
+func TestReadOnlyOpenOnReadOnlyFileSystem(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mounts a file system")
+	}
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skipf("needs root on Linux to mount a read-only bind mount (%s, uid %d)", runtime.GOOS, os.Geteuid())
+	}
+	ctx := t.Context()
+	src := t.TempDir()
+	saved := map[string]string{}
+	for _, name := range []string{"clean.db", "log.db"} {
+		db, err := sqlite.Open(filepath.Join(src, name), &sqlite.Options{LeaveLog: name == "log.db"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess, err := db.CreateSession(ctx, "me")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, strings.NewReader("kept in "+name)); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		saved[name] = sess.ID
+	}
+	if fi, err := os.Stat(filepath.Join(src, "log.db-wal")); err != nil || fi.Size() == 0 {
+		t.Fatalf("log.db left no log to read (%v)", err)
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "--bind", src, dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot bind-mount (%v: %s)", err, bytes.TrimSpace(out))
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	if out, err := exec.Command("mount", "-o", "remount,ro,bind", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot make the bind mount read-only (%v: %s)", err, bytes.TrimSpace(out))
+	}
+	for name, id := range saved {
+		path := filepath.Join(dir, name)
+		db, err := sqlite.Open(path, &sqlite.Options{ReadOnly: true})
+		if err != nil {
+			t.Errorf("read-only Open(%s) on a read-only file system: %v", name, err)
+			continue
+		}
+		copies, err := db.ListCopies(ctx, id)
+		if err != nil || len(copies) != 1 {
+			t.Errorf("%s: ListCopies = %v, %v; want the one copy saved", name, copies, err)
+		} else {
+			p := make([]byte, 64)
+			n, err := db.ReadCopyAt(ctx, id, copies[0].ID, p, 0)
+			if got := string(p[:n]); got != "kept in "+name || (err != nil && err != io.EOF) {
+				t.Errorf("%s: ReadCopyAt = %q, %v", name, got, err)
+			}
+		}
+		_, err = db.SaveCopy(ctx, id, store.CopyMeta{}, strings.NewReader("x"))
+		checkDBError(t, err, sqlite.ErrReadOnly, "save copy", path)
+		db.Close()
+	}
+}
+
 func checkDBError(t *testing.T, err, kind error, op, path string) {
 	t.Helper()
 	var e *sqlite.Error
