@@ -45,7 +45,12 @@ gives); 128+N when signal N killed it, or when scrollback got signal N
 command's process group, as a terminal would, ends what is left of it 2s
 later, and saves what it wrote. A timeout, a signal or an interruption is
 said on stderr in one line, with --json too (stdout then holds only the
-JSON).`,
+JSON).
+
+When the database cannot take the copy (locked past its busy timeout,
+full, read-only, not opened), the command still runs and exits with its
+own status, and its whole output is kept in a file of the temporary
+directory ($TMPDIR), named on stderr.`,
 		examples: []example{
 			{"run a program with its arguments as they are; a long output is previewed and retained", "scrollback run -- go test -run 'TestX|TestY' ./..."},
 			{"one argument is a shell command line: a pipeline, a redirection", "scrollback run -- 'make build 2>&1 | grep -v ^warning'"},
@@ -72,6 +77,9 @@ type runCmd struct {
 	stdin   string
 	env     envFlag
 	shell   bool
+	// unsavedDir is where an output the database did not take is kept
+	// ("": the temporary directory; see keptStore).
+	unsavedDir string
 }
 
 // envFlag collects repeated --env KEY=VALUE flags.
@@ -175,6 +183,7 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 		st = unsavedStore{err}
 	}
 	defer st.Close()
+	st, kept := keepUnsaved(st, c.unsavedDir)
 	// The process ends with the command: its capture buffer may take
 	// huge pages (capture.Limits.HugePages).
 	opts := c.engineOptions()
@@ -216,6 +225,9 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 		if !res.Truncated && !res.Complete {
 			fmt.Fprintf(c.io.Stderr, "scrollback run: %s\n", present.OutputHeldOpen)
 		}
+	}
+	if note := kept.note(); note != "" && res.Recovery == scrollback.RecoveryUnavailable {
+		fmt.Fprintf(c.io.Stderr, "scrollback run: the retained copy was not saved; %s\n", note)
 	}
 	var stop *runStop
 	if interrupted {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/scrollback-dev/scrollback/store"
@@ -65,3 +66,86 @@ func (u unsavedStore) ListCopies(context.Context, string) ([]store.CopyInfo, err
 }
 
 func (u unsavedStore) Close() error { return nil }
+
+// keptStore wraps run's store so that an output it fails to save (a
+// database locked past its busy timeout, full, read-only or not opened) is
+// not lost: it is written to a file of its own in the temporary directory,
+// which run names on stderr. Before, run said the copy was not saved and
+// the bytes its preview left out were gone, however long the command ran.
+type keptStore struct {
+	store.Store
+	dir string // where kept files go ("": os.TempDir())
+
+	// What the last failed save left: the file that holds the output, or
+	// why none could be written.
+	path    string
+	size    int64
+	keepErr error
+}
+
+// keepUnsaved wraps st, keeping what it implements of store.Streamer, the
+// one optional interface the engine asks a store for (spilling a running
+// command's output as it comes).
+func keepUnsaved(st store.Store, dir string) (store.Store, *keptStore) {
+	k := &keptStore{Store: st, dir: dir}
+	if s, ok := st.(store.Streamer); ok {
+		return keptStreamer{k, s}, k
+	}
+	return k, k
+}
+
+type keptStreamer struct {
+	*keptStore
+	store.Streamer
+}
+
+// SaveCopy saves the copy; when that fails, it writes the copy to a file
+// too. The engine's last save of a command's output is a SaveCopy of the
+// whole output from a bytes.Reader (a pending copy that failed to finish
+// falls back to it), so rewinding r gives all of it.
+func (k *keptStore) SaveCopy(ctx context.Context, session string, meta store.CopyMeta, r io.Reader) (store.CopyInfo, error) {
+	info, err := k.Store.SaveCopy(ctx, session, meta, r)
+	if err == nil {
+		return info, nil
+	}
+	rs, ok := r.(io.ReadSeeker)
+	if !ok {
+		return info, err
+	}
+	if _, serr := rs.Seek(0, io.SeekStart); serr != nil {
+		return info, err
+	}
+	k.path, k.size, k.keepErr = keepInFile(k.dir, rs)
+	return info, err
+}
+
+// keepInFile writes r to a new file in dir, readable by its owner only (an
+// output may hold secrets), and returns its path and size.
+func keepInFile(dir string, r io.Reader) (string, int64, error) {
+	f, err := os.CreateTemp(dir, "scrollback-unsaved-*.out")
+	if err != nil {
+		return "", 0, err
+	}
+	n, err := io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", 0, err
+	}
+	return f.Name(), n, nil
+}
+
+// note is the line run says on stderr after a failed save: where the
+// output is kept, or that it could not be kept either; "" when no save
+// failed.
+func (k *keptStore) note() string {
+	switch {
+	case k.path != "":
+		return fmt.Sprintf("the whole output (%d bytes) is kept in %s instead", k.size, k.path)
+	case k.keepErr != nil:
+		return fmt.Sprintf("it could not be kept in a file either (%v): the bytes the preview does not show are lost; run the command again once the database can be written", k.keepErr)
+	}
+	return ""
+}

@@ -1,0 +1,103 @@
+//go:build unix
+
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/store"
+	"github.com/scrollback-dev/scrollback/store/sqlite"
+)
+
+var errLocked = errors.New("database is locked")
+
+// lockedSaves is a SQLite store whose saves fail as a database locked
+// past its busy timeout does: a pending copy begins and takes its chunks,
+// but cannot be finished, and the whole save that follows fails midway.
+type lockedSaves struct {
+	*sqlite.DB
+	begun bool
+}
+
+func (l *lockedSaves) SaveCopy(_ context.Context, _ string, _ store.CopyMeta, r io.Reader) (store.CopyInfo, error) {
+	io.CopyN(io.Discard, r, 1000) // a save that read a little, then failed
+	return store.CopyInfo{}, errLocked
+}
+
+func (l *lockedSaves) BeginCopy(ctx context.Context, session string) (store.PendingCopy, error) {
+	p, err := l.DB.BeginCopy(ctx, session)
+	l.begun = l.begun || err == nil
+	return lockedPending{p}, err
+}
+
+type lockedPending struct{ store.PendingCopy }
+
+func (lockedPending) Finish(context.Context, store.CopyMeta, io.Reader) (store.CopyInfo, error) {
+	return store.CopyInfo{}, errLocked
+}
+
+// TestKeptStore: an output the store fails to save, after it took part of
+// it as a pending copy, is kept whole in a file (keptStore), and the
+// wrapper still lets the engine spill (store.Streamer), which it asks
+// for by type assertion.
+func TestKeptStore(t *testing.T) {
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "s.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	locked := &lockedSaves{DB: db}
+	dir := t.TempDir()
+	st, kept := keepUnsaved(locked, dir)
+	if _, ok := st.(store.Streamer); !ok {
+		t.Fatal("keepUnsaved hid the store's BeginCopy (store.Streamer)")
+	}
+	sess, err := scrollback.New(st, scrollback.Options{}).NewSession(t.Context(), scrollback.LocalOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An output of a few chunks, written in two parts so that the first
+	// settles and is spilled before the command ends.
+	part := strings.Repeat("0123456789abcdef\n", 2*store.ChunkSize/17+1)
+	f := filepath.Join(t.TempDir(), "part")
+	if err := os.WriteFile(f, []byte(part), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := sess.RunCommand(t.Context(), scrollback.RunCommandInput{Args: []string{"sh", "-c", `cat "$1"; sleep 0.5; cat "$1"`, "sh", f}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Recovery != scrollback.RecoveryUnavailable {
+		t.Fatalf("recovery %q, want unavailable", res.Recovery)
+	}
+	if !locked.begun {
+		// The machine was too busy to spill before the command ended.
+		t.Log("no pending copy was begun: this run did not cover a failed Finish")
+	}
+	if kept.path == "" {
+		t.Fatalf("no file kept the output (%v)", kept.keepErr)
+	}
+	if filepath.Dir(kept.path) != dir {
+		t.Errorf("kept in %s, want in %s", kept.path, dir)
+	}
+	got, err := os.ReadFile(kept.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := part + part; string(got) != want {
+		t.Errorf("kept %d bytes, want the whole output, %d bytes", len(got), len(want))
+	}
+	if fi, err := os.Stat(kept.path); err == nil && fi.Mode().Perm()&0o077 != 0 && os.PathSeparator == '/' {
+		t.Errorf("kept file mode %v: others may read an output that may hold secrets", fi.Mode().Perm())
+	}
+	if note := kept.note(); !strings.Contains(note, kept.path) {
+		t.Errorf("note %q does not name the file", note)
+	}
+}
