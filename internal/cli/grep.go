@@ -39,7 +39,7 @@ func (c *grepCmd) Run(ctx context.Context, args []string) error {
 	fs.IntVar(&c.max, "max", scrollback.GrepDefaultMax, fmt.Sprintf("print at most `N` matches, 1 to %d (default %d)", scrollback.GrepMaxMax, scrollback.GrepDefaultMax))
 	fs.Int64Var(&c.offset, "offset", 0, "search from byte `N` of the copy, a nextOffset (default 0, the start)")
 	fs.BoolVar(&c.count, "count", false, "print only how many lines match, from --offset on, like grep -c; --max and -C do not apply (default: print the lines)")
-	pos, err := c.parse(args)
+	pos, err := c.parse(attachedContext(args))
 	if err != nil {
 		return err
 	}
@@ -128,4 +128,22 @@ func (c *grepCmd) Run(ctx context.Context, args []string) error {
 		}
 	}
 	return nil
+}
+
+// attachedContext splits -C2, grep's way of writing -C 2, into the two
+// arguments the flag package takes (it read -C2 as an unknown flag "C2"),
+// up to a "--".
+func attachedContext(args []string) []string {
+	out := make([]string, 0, len(args)+1)
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if n := strings.TrimPrefix(a, "-C"); n != a && n != "" && strings.Trim(n, "0123456789") == "" {
+			out = append(out, "-C", n)
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }
