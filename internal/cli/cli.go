@@ -144,8 +144,32 @@ func Main(ctx context.Context, args []string, io IO) int {
 			return 1
 		}
 	}
+	if strings.HasPrefix(args[0], "-") && len(args[0]) > 1 {
+		flagBeforeCommand(io.Stderr, args)
+		return 2
+	}
 	unknownCommand(io.Stderr, "scrollback", args[0])
 	return 2
+}
+
+// flagBeforeCommand says that a flag given before any command (scrollback
+// --db PATH ls, as git takes its own) goes after the command, where each
+// command takes its flags, naming the command when one follows: it was
+// "unknown command "--db"".
+func flagBeforeCommand(w io.Writer, args []string) {
+	flag, _, _ := strings.Cut(args[0], "=")
+	example := "scrollback COMMAND " + strings.Join(args, " ")
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if _, ok := lookup(a); ok {
+			// Right after the command's name, before any "--" of run's.
+			example = "scrollback " + strings.Join(append(append([]string{a}, args[:i]...), args[i+1:]...), " ")
+			break
+		}
+	}
+	fmt.Fprintf(w, "scrollback: %s before the command: a command takes its flags after its name, as in: %s\nRun 'scrollback help' for the commands, 'scrollback help COMMAND' for one's flags.\n", flag, example)
 }
 
 // unknownCommand says that name is no command, suggests the nearest when it
