@@ -183,7 +183,7 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 		st = unsavedStore{err}
 	}
 	defer st.Close()
-	st, kept := keepUnsaved(st, c.unsavedDir)
+	st, kept := keepUnsaved(st, c.unsavedDir, c.io.Stderr)
 	// The process ends with the command: its capture buffer may take
 	// huge pages (capture.Limits.HugePages).
 	opts := c.engineOptions()

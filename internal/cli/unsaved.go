@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/scrollback-dev/scrollback/store"
@@ -76,6 +77,15 @@ type keptStore struct {
 	store.Store
 	dir string // where kept files go ("": os.TempDir())
 
+	// A save that has waited slowAfter is said on stderr, once: a
+	// database locked by another process kept run silent for tens of
+	// seconds after its command ended, each of the store's tries waiting
+	// out its busy timeout.
+	stderr    io.Writer
+	slowAfter time.Duration
+	mu        sync.Mutex // held while the note is written
+	said      bool
+
 	// What the last failed save left: the file that holds the output, or
 	// why none could be written.
 	path    string
@@ -86,17 +96,59 @@ type keptStore struct {
 // keepUnsaved wraps st, keeping what it implements of store.Streamer, the
 // one optional interface the engine asks a store for (spilling a running
 // command's output as it comes).
-func keepUnsaved(st store.Store, dir string) (store.Store, *keptStore) {
-	k := &keptStore{Store: st, dir: dir}
+func keepUnsaved(st store.Store, dir string, stderr io.Writer) (store.Store, *keptStore) {
+	k := &keptStore{Store: st, dir: dir, stderr: stderr, slowAfter: slowSave}
 	if s, ok := st.(store.Streamer); ok {
 		return keptStreamer{k, s}, k
 	}
 	return k, k
 }
 
+// slowSave is how long a save may wait for the database before run says
+// that it is waiting.
+const slowSave = 3 * time.Second
+
 type keptStreamer struct {
 	*keptStore
-	store.Streamer
+	s store.Streamer
+}
+
+func (k keptStreamer) BeginCopy(ctx context.Context, session string) (store.PendingCopy, error) {
+	defer k.waiting()()
+	p, err := k.s.BeginCopy(ctx, session)
+	if err != nil {
+		return p, err
+	}
+	return keptPending{p, k.keptStore}, nil
+}
+
+// keptPending is a pending copy whose Finish says when it waits.
+type keptPending struct {
+	store.PendingCopy
+	k *keptStore
+}
+
+func (p keptPending) Finish(ctx context.Context, meta store.CopyMeta, r io.Reader) (store.CopyInfo, error) {
+	defer p.k.waiting()()
+	return p.PendingCopy.Finish(ctx, meta, r)
+}
+
+// waiting starts the clock of a save; the function it returns stops it.
+// A save still waiting after slowAfter is said on stderr, once.
+func (k *keptStore) waiting() (stop func()) {
+	t := time.AfterFunc(k.slowAfter, func() {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		if !k.said {
+			k.said = true
+			fmt.Fprintf(k.stderr, "scrollback run: still waiting for the database to take the output (another process may hold its lock); should it not, the output is kept in a file\n")
+		}
+	})
+	return func() {
+		t.Stop()
+		k.mu.Lock() // a note being written is written whole first
+		k.mu.Unlock()
+	}
 }
 
 // SaveCopy saves the copy; when that fails, it writes the copy to a file
@@ -104,7 +156,9 @@ type keptStreamer struct {
 // whole output from a bytes.Reader (a pending copy that failed to finish
 // falls back to it), so rewinding r gives all of it.
 func (k *keptStore) SaveCopy(ctx context.Context, session string, meta store.CopyMeta, r io.Reader) (store.CopyInfo, error) {
+	stop := k.waiting()
 	info, err := k.Store.SaveCopy(ctx, session, meta, r)
+	stop()
 	if err == nil {
 		return info, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/store"
@@ -55,7 +56,7 @@ func TestKeptStore(t *testing.T) {
 	defer db.Close()
 	locked := &lockedSaves{DB: db}
 	dir := t.TempDir()
-	st, kept := keepUnsaved(locked, dir)
+	st, kept := keepUnsaved(locked, dir, io.Discard)
 	if _, ok := st.(store.Streamer); !ok {
 		t.Fatal("keepUnsaved hid the store's BeginCopy (store.Streamer)")
 	}
@@ -99,5 +100,41 @@ func TestKeptStore(t *testing.T) {
 	}
 	if note := kept.note(); !strings.Contains(note, kept.path) {
 		t.Errorf("note %q does not name the file", note)
+	}
+}
+
+// slowSaves is a store whose SaveCopy waits, as on a locked database,
+// until run has said that it waits (or 10s have passed), then fails.
+type slowSaves struct {
+	unsavedStore
+	stderr *syncBuffer
+}
+
+func (s slowSaves) SaveCopy(context.Context, string, store.CopyMeta, io.Reader) (store.CopyInfo, error) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if strings.Contains(s.stderr.String(), "still waiting") {
+			break
+		}
+	}
+	return store.CopyInfo{}, errLocked
+}
+
+// TestKeptStoreSaysItWaits: a save that waits on the database is said on
+// stderr once, while it waits; run was silent for the tens of seconds a
+// locked database took to refuse it.
+func TestKeptStoreSaysItWaits(t *testing.T) {
+	var stderr syncBuffer
+	st, kept := keepUnsaved(slowSaves{unsavedStore{errLocked}, &stderr}, t.TempDir(), &stderr)
+	kept.slowAfter = time.Millisecond
+	for range 2 {
+		if _, err := st.SaveCopy(t.Context(), "s", store.CopyMeta{}, strings.NewReader("output")); !errors.Is(err, errLocked) {
+			t.Fatalf("SaveCopy: %v, want the store's error", err)
+		}
+	}
+	if got := strings.Count(stderr.String(), "scrollback run: still waiting for the database to take the output"); got != 1 {
+		t.Errorf("said %d times that it waits, want once:\n%s", got, stderr.String())
+	}
+	if kept.path == "" {
+		t.Errorf("the output was not kept in a file (%v)", kept.keepErr)
 	}
 }
