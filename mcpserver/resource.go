@@ -288,3 +288,7 @@ func resourceError(uri string, err error) error {
 	data, _ := json.Marshal(map[string]string{"uri": uri, MetaErrorKind: kind})
 	return &jsonrpc.Error{Code: code, Message: err.Error(), Data: data}
 }
+
+// OutputResource is the resources/list entry of copy c, as this package's
+// servers list it (the proxy lists its copies so too).
+func OutputResource(c store.CopyInfo) *mcp.Resource { return outputResource(c) }

@@ -379,6 +379,9 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 			} else if s.own && !modernCaller(ss) {
 				s.ownLists(ctx, ss)
 			}
+			if lr, ok := req.(*mcp.ListResourcesRequest); ok {
+				return s.listResources(ctx, next, lr)
+			}
 			res, err := next(ctx, method, req)
 			if err == nil {
 				inUpstreamOrder(res, s.snapshot())
@@ -405,6 +408,9 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 				// is a scrollback server too and the proxy holds no such
 				// copy, of the upstream's.
 				res, err := mcpserver.ReadOutputResource(ctx, s.b, params.URI)
+				if res != nil {
+					res.CacheScope = "private" // the principal's copy
+				}
 				s.mu.Lock()
 				up := s.upstreamOutputs
 				s.mu.Unlock()
@@ -732,6 +738,9 @@ func (s *server) shapeRead(ctx context.Context, params *mcp.ReadResourceParams, 
 		cc.Text = pv
 		res.Contents[i] = &cc
 		mergeMeta(&res.Meta, m)
+		// The preview names the principal's copy: no intermediary may
+		// serve it to anyone else.
+		res.CacheScope = "private"
 	}
 	return res
 }

@@ -1,0 +1,119 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/scrollback-dev/scrollback/mcpserver"
+)
+
+// pagedUpstream is an MCP server listing n resources, two to a page, and
+// a tool whose result is n bytes.
+func pagedUpstream(n int) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "paged", Version: "v1"}, &mcp.ServerOptions{PageSize: 2})
+	for i := range n {
+		srv.AddResource(&mcp.Resource{URI: fmt.Sprintf("test://p/%d", i), Name: fmt.Sprint("p", i)}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "page resource"}}}, nil
+		})
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "big", Description: "Return n bytes of lines."}, func(_ context.Context, _ *mcp.CallToolRequest, in sizeArgs) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: bigText(in.N)}}}, nil, nil
+	})
+	return srv
+}
+
+// The proxy's resources/list holds the upstream's resources, every page
+// of them, and the session's retained copies, as scrollback mcp lists
+// them, paged with a cursor of their own; the list and the copies' text
+// are cacheScope private, since the copies are the principal's.
+func TestResourcesListHoldsCopies(t *testing.T) {
+	defer func(n int) { copiesPageSize = n }(copiesPageSize)
+	copiesPageSize = 2
+	_, _, cs := start(t, Upstream{Dial: dialServer(pagedUpstream(5))}, Options{Budget: 1000}, nil)
+	ctx := context.Background()
+
+	var ids []string
+	for range 3 {
+		id, _, _ := meta(t, call(t, cs, "big", map[string]any{"n": 5000}))
+		if id == "" {
+			t.Fatal("no copy retained")
+		}
+		ids = append(ids, id)
+	}
+	var got []string
+	pages := 0
+	cursor := ""
+	for {
+		lr, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+		if err != nil {
+			t.Fatalf("resources/list (cursor %q): %v", cursor, err)
+		}
+		pages++
+		if lr.CacheScope != "private" {
+			t.Errorf("resources/list page %d: cacheScope %q, want private", pages, lr.CacheScope)
+		}
+		for _, r := range lr.Resources {
+			got = append(got, r.URI)
+		}
+		if cursor = lr.NextCursor; cursor == "" || pages > 10 {
+			break
+		}
+	}
+	want := []string{"test://p/0", "test://p/1", "test://p/2", "test://p/3", "test://p/4"}
+	for _, id := range ids {
+		want = append(want, mcpserver.OutputURIPrefix+id)
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("resources/list over %d pages:\n got %v\nwant %v", pages, got, want)
+	}
+	if pages < 2 {
+		t.Errorf("the copies came in %d page(s), want them paged", pages)
+	}
+	if _, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: "copies:x"}); err == nil {
+		t.Error("a bad copies cursor was taken")
+	}
+
+	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: mcpserver.OutputURIPrefix + ids[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rr.CacheScope != "private" {
+		t.Errorf("resources/read of a copy: cacheScope %q, want private", rr.CacheScope)
+	}
+	if len(rr.Contents) != 1 || rr.Contents[0].Text != bigText(5000) {
+		t.Errorf("resources/read of a copy: %d contents", len(rr.Contents))
+	}
+}
+
+// A resource of the upstream read whole keeps the upstream's cacheScope;
+// one previewed over the budget names the principal's copy, and is
+// private.
+func TestPreviewedReadIsPrivate(t *testing.T) {
+	up := mcp.NewServer(&mcp.Implementation{Name: "res", Version: "v1"}, nil)
+	up.AddResource(&mcp.Resource{URI: "test://small", Name: "small"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "small"}}}, nil
+	})
+	up.AddResource(&mcp.Resource{URI: "test://large", Name: "large"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: bigText(5000)}}}, nil
+	})
+	_, _, cs := start(t, Upstream{Dial: dialServer(up)}, Options{Budget: 1000}, nil)
+	ctx := context.Background()
+	small, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://small"})
+	if err != nil || small.CacheScope != "public" {
+		t.Errorf("small resource: %v, cacheScope %q, want the upstream's public", err, small.CacheScope)
+	}
+	large, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://large"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if large.Meta[MetaOutputID] == nil {
+		t.Fatalf("large resource not previewed: %+v", large.Meta)
+	}
+	if large.CacheScope != "private" {
+		t.Errorf("previewed resource: cacheScope %q, want private", large.CacheScope)
+	}
+}
