@@ -176,6 +176,10 @@ func TestDeadUpstreamStderr(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "fatal: no API key in $KEY") || !strings.Contains(err.Error(), "exit status 3") {
 		t.Errorf("the error does not quote the upstream's stderr and exit status: %v", err)
 	}
+	// Start fails once and for all (the command exits): no "next call".
+	if err != nil && strings.Contains(err.Error(), "next call") {
+		t.Errorf("the error of Start promises a next call: %v", err)
+	}
 }
 
 func TestLastBytes(t *testing.T) {

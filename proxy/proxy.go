@@ -138,6 +138,17 @@ func New(eng *scrollback.Engine, up Upstream, opts Options) (*Proxy, error) {
 // that has never seen its upstream has no tools to offer.
 func (p *Proxy) Start(ctx context.Context) error {
 	_, err := p.conn(ctx)
+	var pe *Error
+	if errors.As(err, &pe) {
+		// The hint of a call's error says the proxy tries again on the
+		// next call; whoever started the proxy gets none.
+		e := *pe
+		e.Hint = "check that the server starts and answers MCP on its own (run its command by itself, or fetch its URL)"
+		if errors.Is(pe.Err, ErrCallTimeout) {
+			e.Hint = "the server may be stuck, or slow to start; raise --call-timeout if it needs longer"
+		}
+		return &e
+	}
 	return err
 }
 
