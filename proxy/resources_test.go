@@ -117,3 +117,18 @@ func TestPreviewedReadIsPrivate(t *testing.T) {
 		t.Errorf("previewed resource: cacheScope %q, want private", large.CacheScope)
 	}
 }
+
+// A call of an unknown tool names every tool the proxy offers, its own
+// four included.
+func TestUnknownToolNamesEveryTool(t *testing.T) {
+	_, _, cs := inProcess(t, Options{})
+	res := call(t, cs, "no_such_tool", map[string]any{})
+	if !res.IsError {
+		t.Fatalf("an unknown tool's call succeeded: %s", text(res))
+	}
+	for _, name := range []string{"echo", "big", "read_tool_output", "grep_tool_output", "query_tool_output", "run_code"} {
+		if !strings.Contains(text(res), name) {
+			t.Errorf("the error does not name %s: %s", name, text(res))
+		}
+	}
+}
