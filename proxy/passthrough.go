@@ -432,6 +432,11 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 					return nil, err
 				}
 				res = readForClient(res)
+				if res.CacheScope == "" {
+					// An upstream before 2026-07-28 says none: the
+					// protocol's default, as the SDK's own results say it.
+					res.CacheScope = "public"
+				}
 				s.p.mendContents(res.Contents)
 				return s.shapeRead(ctx, params, res), nil
 			}))

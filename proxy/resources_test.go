@@ -1,8 +1,12 @@
 package proxy
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"strings"
 	"testing"
 
@@ -130,5 +134,58 @@ func TestUnknownToolNamesEveryTool(t *testing.T) {
 		if !strings.Contains(text(res), name) {
 			t.Errorf("the error does not name %s: %s", name, text(res))
 		}
+	}
+}
+
+// rawUpstream is an upstream that answers each method with the JSON
+// result in answers, as a server of an older SDK would (one that knows
+// nothing of cacheScope, say), and "method not found" to the rest.
+func rawUpstream(answers map[string]string) func(context.Context) (io.ReadWriteCloser, error) {
+	return func(context.Context) (io.ReadWriteCloser, error) {
+		a, b := net.Pipe()
+		go func() {
+			defer b.Close()
+			sc := bufio.NewScanner(b)
+			sc.Buffer(nil, 1<<20)
+			for sc.Scan() {
+				var msg struct {
+					ID     json.RawMessage `json:"id"`
+					Method string          `json:"method"`
+				}
+				if json.Unmarshal(sc.Bytes(), &msg) != nil || msg.ID == nil {
+					continue
+				}
+				line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, msg.ID)
+				if res, ok := answers[msg.Method]; ok {
+					line = fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, msg.ID, res)
+				}
+				if _, err := b.Write([]byte(line + "\n")); err != nil {
+					return
+				}
+			}
+		}()
+		return a, nil
+	}
+}
+
+// An upstream's resources/read result without cacheScope (any server
+// before protocol 2026-07-28) reaches the client with the protocol's
+// default, public, not the empty string, which is no cacheScope at all.
+func TestReadWithoutCacheScope(t *testing.T) {
+	up := rawUpstream(map[string]string{
+		"initialize":     `{"protocolVersion":"2025-06-18","capabilities":{"resources":{}},"serverInfo":{"name":"old","version":"1"}}`,
+		"resources/list": `{"resources":[{"uri":"test://old","name":"old"}]}`,
+		"resources/read": `{"contents":[{"uri":"test://old","text":"old text"}]}`,
+	})
+	_, _, cs := start(t, Upstream{Dial: up}, Options{}, nil)
+	rr, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "test://old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rr.Contents) != 1 || rr.Contents[0].Text != "old text" {
+		t.Errorf("contents %+v", rr.Contents)
+	}
+	if rr.CacheScope != "public" {
+		t.Errorf("cacheScope %q, want public (the default of a result that says none)", rr.CacheScope)
 	}
 }
