@@ -49,6 +49,12 @@
 // stays bounded whatever the upstream sends; the result's copy is then
 // marked incomplete.
 //
+// The proxy's resources/list names the session's retained copies after
+// the upstream's resources, as scrollback mcp lists them; the list and
+// the copies' text are cacheScope private. Tasks (tasks/*) are not
+// proxied: the SDK has none, so the tasks capability is not declared and
+// tools lose their execution.taskSupport.
+//
 // List-changed notifications of the upstream are followed: the proxy
 // re-lists and updates what it offers, and the SDK tells the clients.
 package proxy
