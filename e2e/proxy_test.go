@@ -413,3 +413,36 @@ func TestProxyRelayTypeScript(t *testing.T) {
 		}
 	})
 }
+
+// TestProxyCopiesTypeScript: through the proxy in front of the
+// everything-server, over stdio and over --http, the official TypeScript
+// SDK client finds a previewed result's copy in resources/list, reads it
+// back (cacheScope private), passes a byte range of it to an upstream
+// tool by reference, and is told tasks/* are not served
+// (proxy_copies_client.mjs checks it all).
+func TestProxyCopiesTypeScript(t *testing.T) {
+	bin, node := setup(t)
+	evBin := upstreamBin(t, "@modelcontextprotocol/server-everything", "mcp-server-everything")
+	client := func(t *testing.T, dir string, target ...string) {
+		cmd := exec.Command(node, append([]string{"proxy_copies_client.mjs"}, target...)...)
+		cmd.Env = env(dir)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := run(cmd, 3*time.Minute); err != nil || strings.TrimSpace(stdout.String()) != "ok" {
+			t.Errorf("proxy_copies_client.mjs: %v\nstdout: %s\nstderr:\n%s", err, stdout.String(), stderr.String())
+		}
+	}
+	t.Run("stdio", func(t *testing.T) {
+		dir := t.TempDir()
+		client(t, dir, "--", bin, "proxy", "--budget", "300", "--db", filepath.Join(dir, "sb.db"), "--", node, evBin, "stdio")
+	})
+	t.Run("http", func(t *testing.T) {
+		dir := t.TempDir()
+		port := freePort(t)
+		px := exec.Command(bin, "proxy", "--budget", "300", "--db", filepath.Join(dir, "sb.db"), "--http", fmt.Sprintf("127.0.0.1:%d", port), "--", node, evBin, "stdio")
+		px.Env = env(dir)
+		start(t, px)
+		waitListening(t, port)
+		client(t, dir, "--url", fmt.Sprintf("http://127.0.0.1:%d/mcp", port))
+	})
+}
