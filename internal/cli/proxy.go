@@ -97,6 +97,9 @@ func (b budgetFlag) Set(v string) error {
 
 func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("proxy", true, false)
+	// Over stdio the proxy opens a new session, as scrollback mcp does,
+	// not the database's default one other commands use.
+	fs.Lookup("session").Usage = "over stdio, keep copies in the session `ID`, resuming it (default $SCROLLBACK_SESSION, else a new session)"
 	c.addRetentionFlag(fs)
 	c.headers, c.budgetFor = headerFlag{}, budgetFlag{}
 	fs.StringVar(&c.url, "url", "", "connect to the upstream's streamable HTTP endpoint `URL` (default none: run the command after --)")
@@ -194,7 +197,7 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	defer c.startRetention(ctx, c.io, sb.store, sb.retention, live)()
 	srv := p.Server(sess)
 	c.observeStdio(c.io, srv, sess)
-	c.say(c.io, slog.LevelInfo, fmt.Sprintf("scrollback proxy: serving %d upstream tools on stdio, session %s", len(p.Tools()), sess.ID()), "session", sess.ID())
+	c.say(c.io, slog.LevelInfo, fmt.Sprintf("scrollback proxy: serving %d upstream tools on stdio, session %s (resume it with --session %s)", len(p.Tools()), sess.ID(), sess.ID()), "session", sess.ID())
 	return serveStdio(ctx, srv, c.io)
 }
 
