@@ -602,6 +602,9 @@ func forward[T any](ctx context.Context, s *server, ss *mcp.ServerSession, f fun
 		return zero, &Error{Err: ErrCallTimeout, Msg: fmt.Sprintf("the upstream server did not answer within %s, so the request was cancelled", p.opts.CallTimeout),
 			Hint: "the server may be stuck or the work too slow; raise --call-timeout if it needs longer"}
 	}
+	if e := l.rejected(c, err); e != nil {
+		return zero, e
+	}
 	var je *jsonrpc.Error
 	if errors.As(err, &je) {
 		return zero, keepRPC(je)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -425,6 +426,13 @@ func (l *link) call(ctx context.Context, name string, args json.RawMessage, from
 		}
 		return toolResultForClient(res), nil
 	}
+	if errors.Is(err, mcp.ErrSessionMissing) && ctx.Err() == nil && ctx.Value(retryKey{}) == nil {
+		// An HTTP upstream that restarted since the last request knows
+		// no old session (404): the call never ran, and runs once more
+		// over a new connection.
+		l.drop(c)
+		return l.call(context.WithValue(ctx, retryKey{}, true), name, args, from)
+	}
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
@@ -432,6 +440,10 @@ func (l *link) call(ctx context.Context, name string, args json.RawMessage, from
 		return nil, &Error{Tool: name, Err: ErrCallTimeout,
 			Msg:  fmt.Sprintf("the upstream server did not answer within %s, so the call was cancelled", p.opts.CallTimeout),
 			Hint: "the server may be stuck or the work too slow; narrow the request, or raise --call-timeout"}
+	}
+	if e := l.rejected(c, err); e != nil {
+		e.Tool = name
+		return nil, e
 	}
 	var je *jsonrpc.Error
 	if errors.As(err, &je) && c.alive() {
@@ -447,6 +459,43 @@ func (l *link) call(ctx context.Context, name string, args json.RawMessage, from
 	return nil, &Error{Tool: name, Err: ErrUpstreamFailed,
 		Msg:  fmt.Sprintf("the upstream server failed during the call: %s (%v)", why, cutString(err.Error(), 512)),
 		Hint: hint + "; the result of this call is lost, so call the tool again if it is safe to repeat"}
+}
+
+// retryKey marks the context of a call made again after its upstream
+// session was found missing.
+type retryKey struct{}
+
+// rejectedCode and rejectedMessage are the SDK's own JSON-RPC error for a
+// request its HTTP transport could not deliver (jsonrpc2.ErrRejected,
+// internal to the SDK): it is no answer of the upstream's.
+const (
+	rejectedCode    = -32005
+	rejectedMessage = "rejected by transport"
+)
+
+// rejected returns the error of a request to an HTTP upstream that the
+// SDK's transport could not deliver, or nil when err is another: the
+// server could not be reached (the connection is dropped, so that the
+// next request connects afresh: a restarted server knows no old session),
+// or answered with a status that says "not now" (429, 502, 503, 504). The
+// SDK reports both as the JSON-RPC error -32005, which a client would take
+// for the upstream's answer; the upstream's own error in a non-2xx
+// response comes first in err, and is not this.
+func (l *link) rejected(c *conn, err error) *Error {
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != rejectedCode || je.Message != rejectedMessage {
+		return nil
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		l.drop(c)
+		return &Error{Err: ErrUpstreamDown,
+			Msg:  fmt.Sprintf("the upstream server %s could not be reached: %s", l.p.up, cutString(err.Error(), 512)),
+			Hint: "the request did not reach it; the proxy connects again on the next call, so call again once the server is up"}
+	}
+	return &Error{Err: ErrUpstreamDown,
+		Msg:  fmt.Sprintf("the upstream server %s did not take the request: %s", l.p.up, cutString(err.Error(), 512)),
+		Hint: "it is busy or restarting; call again in a while"}
 }
 
 // budget is the history budget of an upstream tool.
