@@ -33,6 +33,7 @@ type mcpCmd struct {
 
 func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	fs := c.flags("mcp", true, false)
+	fs.Lookup("session").Usage = "over stdio, keep copies in the session `ID`, resuming it (default $SCROLLBACK_SESSION, else a new session)"
 	c.addRetentionFlag(fs)
 	fs.StringVar(&c.root, "root", "", "confine read_file to the directory tree `DIR` (default: any file scrollback can read)")
 	c.preview.add(fs)
