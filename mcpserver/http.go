@@ -225,8 +225,12 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 		return hs.srv
 	}
 	sdk := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Logger:                       opts.Logger,
-		SessionTimeout:               idle,
+		Logger:         opts.Logger,
+		SessionTimeout: idle,
+		// Hosts are checked before (see loopbackHost), only when no token
+		// guards the server: the SDK's check would refuse a reverse proxy
+		// on the same host that passes on the public Host.
+		DisableLocalhostProtection:   true,
 		MaxRequestBodyBytes:          maxBody,
 		PropagateRequestCancellation: true,
 		JSONResponse:                 opts.JSONResponse,
@@ -236,8 +240,12 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 	// principal's default scrollback session (or the one its
 	// Scrollback-Session header names).
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Logger:                       opts.Logger,
-		Stateless:                    true,
+		Logger:    opts.Logger,
+		Stateless: true,
+		// Hosts are checked before (see loopbackHost), only when no token
+		// guards the server: the SDK's check would refuse a reverse proxy
+		// on the same host that passes on the public Host.
+		DisableLocalhostProtection:   true,
 		MaxRequestBodyBytes:          maxBody,
 		PropagateRequestCancellation: true,
 		JSONResponse:                 opts.JSONResponse,
@@ -295,6 +303,12 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 		if err := origins.check(r); err != nil {
 			http.Error(w, err.Error(), http.StatusForbidden)
 			return
+		}
+		if tokens == nil && opts.OAuth == nil {
+			if err := loopbackHost(r); err != nil {
+				http.Error(w, err.Error(), http.StatusForbidden)
+				return
+			}
 		}
 		if other {
 			if h, pattern := open.Handler(r); pattern != "" {

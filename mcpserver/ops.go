@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -242,6 +243,32 @@ func (c originCheck) check(r *http.Request) error {
 	return fmt.Errorf("scrollback: Origin %q is not allowed: only this server's own origin and those given with --allow-origin may call it", o)
 }
 
+// loopbackHost refuses, on a server without tokens serving a loopback
+// address, a request whose Host is not a loopback name: a web page of
+// another site whose name its DNS re-points at 127.0.0.1 (DNS rebinding)
+// would otherwise call the server as its own origin, with no token to
+// stop it. A server with tokens needs no such check (the page has no
+// token), so one behind a reverse proxy on the same host may be sent the
+// public Host.
+func loopbackHost(r *http.Request) error {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || la == nil || r.Host == "" {
+		return nil
+	}
+	if ta, ok := la.(*net.TCPAddr); !ok || !ta.IP.IsLoopback() {
+		return nil
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() || strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	return fmt.Errorf("scrollback: Host %q is not a loopback name: without a token this server answers only requests addressed to 127.0.0.1, [::1] or localhost (a guard against DNS rebinding); behind a reverse proxy, give a token (--token-file or $SCROLLBACK_TOKEN) or have the proxy send Host: 127.0.0.1", r.Host)
+}
+
 // ValidOrigin checks one --allow-origin value: scheme://host[:port].
 func ValidOrigin(o string) error {
 	u, err := url.Parse(o)
@@ -470,6 +497,12 @@ func OpsHandler(opts OpsOptions) http.Handler {
 		if err := origins.check(r); err != nil {
 			http.Error(w, err.Error(), http.StatusForbidden)
 			return
+		}
+		if opts.TokenSet == nil {
+			if err := loopbackHost(r); err != nil {
+				http.Error(w, err.Error(), http.StatusForbidden)
+				return
+			}
 		}
 		mux.ServeHTTP(w, r)
 	})

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -685,5 +687,62 @@ func TestOpsHandler(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodGet, guarded.URL+"/metrics", nil)
 	if got, _ := do(t, req, bob); got != 401 {
 		t.Errorf("a revoked token's scrape: %d, want 401", got)
+	}
+}
+
+// TestLoopbackHost: a server without tokens on a loopback address refuses,
+// on every path, a request whose Host is not a loopback name (a page whose
+// DNS name was re-pointed at 127.0.0.1 calls it with its own Host and
+// Origin); a server with a token serves any Host, as behind a reverse
+// proxy on the same host that passes on the public one.
+func TestLoopbackHost(t *testing.T) {
+	eng, _ := newEngine(t, filepager.Options{})
+	const token = "host-token-0123456789"
+	open := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{Observer: NewObserver(nil)}))
+	t.Cleanup(open.Close)
+	guarded := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{Tokens: []string{token}, Observer: NewObserver(nil)}))
+	t.Cleanup(guarded.Close)
+	ops := httptest.NewServer(OpsHandler(OpsOptions{Observer: NewObserver(nil), Ready: func(context.Context) error { return nil }}))
+	t.Cleanup(ops.Close)
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(open.URL, "http://"))
+	send := func(base, method, path, host string, hdr map[string]string) (int, string) {
+		t.Helper()
+		var body io.Reader
+		if method == http.MethodPost {
+			body = strings.NewReader(initialize)
+		}
+		req, _ := http.NewRequest(method, base+path, body)
+		req.Host = host
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		return do(t, req, hdr)
+	}
+	rebound := "rebound.example:" + port
+	for _, path := range []string{Path, "/healthz", "/readyz", "/metrics"} {
+		method := http.MethodGet
+		if path == Path {
+			method = http.MethodPost
+		}
+		got, body := send(open.URL, method, path, rebound, map[string]string{"Origin": "http://" + rebound})
+		if got != http.StatusForbidden || !strings.Contains(body, "DNS rebinding") || !strings.Contains(body, "--token-file") {
+			t.Errorf("%s %s with Host %s, no token: %d %.200q, want 403 naming the rebinding guard", method, path, rebound, got, body)
+		}
+		if path != Path {
+			if got, _ := send(ops.URL, method, path, rebound, nil); got != http.StatusForbidden {
+				t.Errorf("--metrics address: %s %s with Host %s: %d, want 403", method, path, rebound, got)
+			}
+		}
+	}
+	for _, host := range []string{"127.0.0.1:" + port, "localhost:" + port, "LOCALHOST", "[::1]:" + port, "127.0.0.2"} {
+		if got, body := send(open.URL, http.MethodPost, Path, host, nil); got != http.StatusOK {
+			t.Errorf("POST with Host %s, no token: %d %q, want 200", host, got, body)
+		}
+	}
+	// With a token, the public Host a reverse proxy passes on is served.
+	if got, body := send(guarded.URL, http.MethodPost, Path, "scrollback.example.com", map[string]string{"Authorization": "Bearer " + token}); got != http.StatusOK {
+		t.Errorf("POST with a token and Host scrollback.example.com: %d %q, want 200", got, body)
+	}
+	if got, body := send(guarded.URL, http.MethodPost, Path, "scrollback.example.com", nil); got != http.StatusUnauthorized {
+		t.Errorf("POST without the token and Host scrollback.example.com: %d %q, want 401", got, body)
 	}
 }
