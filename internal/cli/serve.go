@@ -96,6 +96,11 @@ func (o *originFlag) Set(v string) error {
 // Default drain of in-flight calls on SIGTERM.
 const defaultDrain = 30 * time.Second
 
+// idleConnTimeout closes a kept-alive HTTP connection that sent no request
+// for this long (an event stream being answered is not idle). Without it
+// such a connection, a client's or anyone's, held a descriptor forever.
+var idleConnTimeout = 2 * time.Minute
+
 // addFlags puts the HTTP serving flags on fs.
 func (h *httpServing) addFlags(fs *flag.FlagSet, example string) {
 	fs.StringVar(&h.http, "http", "", "serve streamable HTTP at /mcp on `ADDR`, e.g. "+example+" (port 0 picks one; default none: stdio)")
@@ -391,6 +396,7 @@ func (h *httpServing) serve(ctx context.Context, std IO, newHandler func(opts mc
 			AllowOrigins: h.origins, Observer: h.obs, Ready: ready, OAuth: oauth, RateLimit: h.rate.l,
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       idleConnTimeout,
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
 	}
 	var auth []string
@@ -426,6 +432,7 @@ func (h *httpServing) serve(ctx context.Context, std IO, newHandler func(opts mc
 				Observer: h.obs, Ready: ready, TokenSet: h.tokens, AllowOrigins: h.origins,
 			}),
 			ReadHeaderTimeout: 10 * time.Second,
+			IdleTimeout:       idleConnTimeout,
 			ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
 		}
 		servers = append(servers, msrv)

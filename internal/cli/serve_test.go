@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startHTTP runs `scrollback mcp --http 127.0.0.1:0` with args and env
+// until the test ends, and returns the URL of its /mcp endpoint.
+func startHTTP(t *testing.T, env map[string]string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	if env["SCROLLBACK_DB"] == "" {
+		env["SCROLLBACK_DB"] = filepath.Join(t.TempDir(), "s.db")
+	}
+	env["HOME"] = t.TempDir()
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, append([]string{"mcp", "--http", "127.0.0.1:0"}, args...),
+			IO{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Getenv: func(k string) string { return env[k] }})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if i := strings.Index(stderr.String(), "http://"); i >= 0 {
+			if j := strings.IndexAny(stderr.String()[i:], " \n"); j > 0 {
+				return stderr.String()[i : i+j]
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not start; stderr %q", stderr.String())
+		}
+	}
+}
+
+// TestHTTPIdleConnectionClosed: a kept-alive connection that sends no
+// further request is closed once idle past idleConnTimeout, instead of
+// holding a descriptor for as long as its other end likes.
+func TestHTTPIdleConnectionClosed(t *testing.T) {
+	defer func(d time.Duration) { idleConnTimeout = d }(idleConnTimeout)
+	idleConnTimeout = 200 * time.Millisecond
+	url := startHTTP(t, map[string]string{})
+	host := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
+	conn, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: "+host+"\r\n\r\n")
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Close {
+		t.Fatalf("GET /healthz: %d, close %v; want 200 on a kept-alive connection", resp.StatusCode, resp.Close)
+	}
+	// The server closes it; the test gives up long after the timeout.
+	conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	_, err = br.ReadByte()
+	if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the idle connection is still open: read %v", err)
+	}
+}
