@@ -388,6 +388,14 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, method := messageHead(body)
+	if v := metaVersion(body); v >= StatelessVersion && r.Header.Get("Mcp-Protocol-Version") == "" {
+		// The SDK would take it for protocol 2025-03-26 and refuse that
+		// version, though it supports it, naming neither the version sent
+		// nor the header missing.
+		writeRPCError(w, http.StatusBadRequest, id, mcp.CodeHeaderMismatch, fmt.Sprintf(
+			"missing MCP-Protocol-Version header: the request's _meta names protocol %s, which needs the header \"MCP-Protocol-Version: %s\" on every request", v, v))
+		return
+	}
 	p := RequestPrincipal(r.Context())
 	owner, name := p.Owner, p.Name
 	if statelessRequest(r, method) {
@@ -407,7 +415,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.stateless.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), httpSessionKey{}, hs)))
 		return
 	}
-	if len(id) > 0 && string(id) != "null" && !sessionless(method) && !newProtocolMeta(body) {
+	if len(id) > 0 && string(id) != "null" && !sessionless(method) && metaVersion(body) == "" {
 		// The SDK would answer in a session made for this one request,
 		// never initialized: 200 with an error of code 0, "invalid during
 		// session initialization". The specification asks for 400.
@@ -464,20 +472,27 @@ func sessionless(method string) bool {
 	return false
 }
 
-// newProtocolMeta reports whether a message carries its protocol version
-// in _meta, as one of protocol 2026-07-28 does (the SDK serves it without
-// a session even when its header is missing).
-func newProtocolMeta(body []byte) bool {
+// metaVersion returns the protocol version a message carries in its
+// _meta, as one of protocol 2026-07-28 does (the SDK serves it without a
+// session even when its header is missing), or "".
+func metaVersion(body []byte) string {
 	var m struct {
 		Params struct {
 			Meta map[string]json.RawMessage `json:"_meta"`
 		} `json:"params"`
 	}
 	if json.Unmarshal(body, &m) != nil {
-		return false
+		return ""
 	}
-	_, ok := m.Params.Meta["io.modelcontextprotocol/protocolVersion"]
-	return ok
+	raw, ok := m.Params.Meta["io.modelcontextprotocol/protocolVersion"]
+	if !ok {
+		return ""
+	}
+	var v string
+	if json.Unmarshal(raw, &v) != nil || v == "" {
+		return "?" // present, not a version: not "" (none)
+	}
+	return v
 }
 
 // statelessRequest reports whether a POST without an MCP session is of

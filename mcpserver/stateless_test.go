@@ -323,3 +323,23 @@ func TestRequestServersKept(t *testing.T) {
 		t.Errorf("%d servers kept, want %d", n, maxRequestServers)
 	}
 }
+
+// TestStatelessMissingVersionHeader: a request whose _meta names protocol
+// 2026-07-28 but that lacks the MCP-Protocol-Version header gets 400 that
+// names the header and the version, not a refusal of a version it did not
+// send; nothing runs.
+func TestStatelessMissingVersionHeader(t *testing.T) {
+	eng, _ := newEngine(t, filepager.Options{})
+	ts := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{}))
+	t.Cleanup(ts.Close)
+	a := rawStateless(t, ts.URL, "tools/call", map[string]any{"name": "run_command", "arguments": map[string]any{"command": "echo ran"}},
+		map[string]string{"Mcp-Protocol-Version": ""})
+	if a.status != http.StatusBadRequest || a.Error == nil || a.Error.Code != mcp.CodeHeaderMismatch ||
+		!strings.Contains(a.Error.Message, "MCP-Protocol-Version: 2026-07-28") || strings.Contains(a.Error.Message, "2025-03-26") {
+		t.Fatalf("status %d, answer %+v %s: want 400, code %d naming the missing header", a.status, a.Error, a.Result, mcp.CodeHeaderMismatch)
+	}
+	// With the header, the same request runs.
+	if res := rawStateless(t, ts.URL, "tools/call", map[string]any{"name": "run_command", "arguments": map[string]any{"command": "echo ran"}}, nil).toolResult(t); res.IsError {
+		t.Fatalf("with the header: %s", text(res, 0))
+	}
+}
