@@ -77,8 +77,10 @@ type HTTPOptions struct {
 	// token, and drains calls on shutdown; nil means NewLimits(0, 0).
 	Limits *Limits
 	// AllowOrigins lists the browser origins ("https://app.example.com")
-	// allowed besides the server's own. A request whose Origin header is
-	// neither gets 403 on every path; a request without one is served.
+	// allowed besides the server's own, with the CORS headers a browser
+	// needs (a preflight is answered without a token). A request whose
+	// Origin header is neither gets 403 on every path; a request without
+	// one is served.
 	AllowOrigins []string
 	// Observer, when set, counts and logs every tool call and serves
 	// /metrics (behind the token when one is configured).
@@ -309,6 +311,9 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 				http.Error(w, err.Error(), http.StatusForbidden)
 				return
 			}
+		}
+		if origins.cors(w, r) {
+			return // a browser's preflight
 		}
 		if other {
 			if h, pattern := open.Handler(r); pattern != "" {

@@ -243,6 +243,40 @@ func (c originCheck) check(r *http.Request) error {
 	return fmt.Errorf("scrollback: Origin %q is not allowed: only this server's own origin and those given with --allow-origin may call it", o)
 }
 
+// What a page of an origin given with --allow-origin may send and read.
+const (
+	corsAllowHeaders  = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID, " + SessionHeader + ", traceparent, tracestate"
+	corsExposeHeaders = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, Retry-After"
+)
+
+// cors lets a browser page of an allowed origin call the server, as CORS
+// wants: its answers name the origin (else the browser hides them from the
+// page) and expose the MCP headers, and its preflight (an OPTIONS that
+// carries no token) is answered here, before the token check. Other
+// origins get no CORS headers. It reports whether it answered the request.
+func (c originCheck) cors(w http.ResponseWriter, r *http.Request) (answered bool) {
+	o := r.Header.Get("Origin")
+	if o == "" || !c.allowed[normalOrigin(o)] {
+		return false
+	}
+	h := w.Header()
+	h.Add("Vary", "Origin")
+	h.Set("Access-Control-Allow-Origin", o)
+	h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
+	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
+		return false
+	}
+	allow := r.Header.Get("Access-Control-Request-Headers")
+	if allow == "" {
+		allow = corsAllowHeaders
+	}
+	h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+	h.Set("Access-Control-Allow-Headers", allow)
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+	return true
+}
+
 // loopbackHost refuses, on a server without tokens serving a loopback
 // address, a request whose Host is not a loopback name: a web page of
 // another site whose name its DNS re-points at 127.0.0.1 (DNS rebinding)

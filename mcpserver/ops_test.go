@@ -746,3 +746,60 @@ func TestLoopbackHost(t *testing.T) {
 		t.Errorf("POST without the token and Host scrollback.example.com: %d %q, want 401", got, body)
 	}
 }
+
+// TestCORS: a browser page of an origin given with --allow-origin can call
+// the server: its preflight is answered 204 without a token, naming the
+// methods and headers, and every answer (a 401 included) names the origin
+// and exposes Mcp-Session-Id. Another origin's preflight gets 403, and
+// requests without an allowed Origin get no CORS headers.
+func TestCORS(t *testing.T) {
+	eng, _ := newEngine(t, filepager.Options{})
+	const token, app = "cors-token-0123456789", "https://app.example.com"
+	ts := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{Tokens: []string{token}, AllowOrigins: []string{app}}))
+	t.Cleanup(ts.Close)
+	send := func(method, origin string, hdr map[string]string) *http.Response {
+		t.Helper()
+		var body io.Reader
+		if method == http.MethodPost {
+			body = strings.NewReader(initialize)
+		}
+		req, _ := http.NewRequest(method, ts.URL+Path, body)
+		req.Header.Set("Origin", origin)
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	pre := map[string]string{"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version"}
+	resp := send(http.MethodOptions, app, pre)
+	if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != app ||
+		!strings.Contains(resp.Header.Get("Access-Control-Allow-Methods"), "POST") ||
+		!strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "authorization") {
+		t.Errorf("preflight from %s: %d %v, want 204 allowing POST and Authorization", app, resp.StatusCode, resp.Header)
+	}
+	if resp := send(http.MethodOptions, "https://evil.example.com", pre); resp.StatusCode != http.StatusForbidden || resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("preflight from another origin: %d %v, want 403 without CORS headers", resp.StatusCode, resp.Header)
+	}
+	post := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+	resp = send(http.MethodPost, app, post)
+	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("Access-Control-Allow-Origin") != app ||
+		!strings.Contains(resp.Header.Get("Access-Control-Expose-Headers"), "WWW-Authenticate") {
+		t.Errorf("POST from %s without the token: %d %v, want 401 the page can read", app, resp.StatusCode, resp.Header)
+	}
+	post["Authorization"] = "Bearer " + token
+	resp = send(http.MethodPost, app, post)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") == "" || resp.Header.Get("Access-Control-Allow-Origin") != app ||
+		!strings.Contains(resp.Header.Get("Access-Control-Expose-Headers"), "Mcp-Session-Id") {
+		t.Errorf("initialize from %s: %d %v, want 200 exposing Mcp-Session-Id", app, resp.StatusCode, resp.Header)
+	}
+	own := "http://" + strings.TrimPrefix(ts.URL, "http://")
+	if resp := send(http.MethodPost, own, post); resp.StatusCode != http.StatusOK || resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("initialize from the server's own origin: %d, Access-Control-Allow-Origin %q; want 200 and none", resp.StatusCode, resp.Header.Get("Access-Control-Allow-Origin"))
+	}
+}
