@@ -390,6 +390,15 @@ func (h *httpServing) serve(ctx context.Context, std IO, newHandler func(opts mc
 		ln.Close()
 		return err
 	}
+	var mln net.Listener
+	if h.metrics != "" {
+		// Without a token, as the MCP address: loopback only.
+		mln, err = mcpserver.Listen(ctx, h.metrics, h.tokens != nil || h.oauthIssuer != "")
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("--metrics %s: %w", h.metrics, err)
+		}
+	}
 	srv := &http.Server{
 		Handler: newHandler(mcpserver.HTTPOptions{
 			TokenSet: h.tokens, IdleTimeout: h.idle, MaxRequestBytes: h.maxBody, Limits: h.limits,
@@ -421,12 +430,6 @@ func (h *httpServing) serve(ctx context.Context, std IO, newHandler func(opts mc
 	servers := []*http.Server{srv}
 	done := make(chan error, 2)
 	if h.metrics != "" {
-		var lc net.ListenConfig
-		mln, err := lc.Listen(ctx, "tcp", h.metrics)
-		if err != nil {
-			ln.Close()
-			return fmt.Errorf("--metrics %s: %w", h.metrics, err)
-		}
 		msrv := &http.Server{
 			Handler: mcpserver.OpsHandler(mcpserver.OpsOptions{
 				Observer: h.obs, Ready: ready, TokenSet: h.tokens, AllowOrigins: h.origins,

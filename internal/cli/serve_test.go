@@ -73,3 +73,22 @@ func TestHTTPIdleConnectionClosed(t *testing.T) {
 		t.Fatalf("the idle connection is still open: read %v", err)
 	}
 }
+
+// TestMetricsAddressLoopbackWithoutToken: without a token the server
+// binds loopback addresses only, its --metrics address included: one on
+// every interface is refused before anything is served.
+func TestMetricsAddressLoopbackWithoutToken(t *testing.T) {
+	env := map[string]string{"SCROLLBACK_DB": filepath.Join(t.TempDir(), "s.db"), "HOME": t.TempDir()}
+	var stderr syncBuffer
+	// Refused at once; were it served, it would stop when ctx ends, with 0.
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	code := Main(ctx, []string{"mcp", "--http", "127.0.0.1:0", "--metrics", "0.0.0.0:0"},
+		IO{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Getenv: func(k string) string { return env[k] }})
+	if code == 0 || !strings.Contains(stderr.String(), "--metrics") || !strings.Contains(stderr.String(), "not a loopback address") {
+		t.Fatalf("exit %d, stderr %q: want a refusal of the --metrics address", code, stderr.String())
+	}
+	// With a token it may listen anywhere (there /metrics needs the token).
+	env["SCROLLBACK_TOKEN"] = "metrics-token-0123456789"
+	startHTTP(t, env, "--metrics", "0.0.0.0:0")
+}
