@@ -324,7 +324,10 @@ func (h *httpServing) openOAuth(ctx context.Context, addr net.Addr) (*mcpserver.
 		if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
 			return nil, usagef("--oauth-audience is needed: the server listens on every interface (%s), so the URL clients use is not known; give it, e.g. --oauth-audience https://scrollback.example.com/mcp", h.http)
 		}
-		audience = "http://" + addr.String() + mcpserver.Path
+		// The host as given (a name such as localhost is what clients
+		// use, and the resource they ask a token for), the port as bound.
+		_, port, _ := net.SplitHostPort(addr.String())
+		audience = "http://" + net.JoinHostPort(host, port) + mcpserver.Path
 	}
 	read, run, _ := mcpserver.ParseScopes(h.oauthScopes) // checked by checkFlags
 	oa, err := mcpserver.NewOAuth(ctx, mcpserver.OAuthOptions{

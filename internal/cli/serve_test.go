@@ -3,10 +3,12 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,4 +93,57 @@ func TestMetricsAddressLoopbackWithoutToken(t *testing.T) {
 	// With a token it may listen anywhere (there /metrics needs the token).
 	env["SCROLLBACK_TOKEN"] = "metrics-token-0123456789"
 	startHTTP(t, env, "--metrics", "0.0.0.0:0")
+}
+
+// TestOAuthDefaultAudienceKeepsHostName: without --oauth-audience, the
+// audience (the resource of the Protected Resource Metadata, which a
+// client checks against the URL it uses) is the server's URL with the
+// host as given: http://localhost:PORT/mcp for --http localhost:0, not
+// the address it resolved to.
+func TestOAuthDefaultAudienceKeepsHostName(t *testing.T) {
+	var iss string
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"issuer":"`+iss+`","jwks_uri":"`+iss+`/jwks","authorization_endpoint":"`+iss+`/auth","token_endpoint":"`+iss+`/token","id_token_signing_alg_values_supported":["RS256"]}`)
+	})
+	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"keys":[]}`) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	iss = srv.URL
+
+	ctx, cancel := context.WithCancel(t.Context())
+	env := map[string]string{"SCROLLBACK_DB": filepath.Join(t.TempDir(), "s.db"), "HOME": t.TempDir()}
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"mcp", "--http", "localhost:0", "--oauth-issuer", iss},
+			IO{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Getenv: func(k string) string { return env[k] }})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	var port string
+	for deadline := time.Now().Add(30 * time.Second); port == ""; time.Sleep(5 * time.Millisecond) {
+		if _, rest, ok := strings.Cut(stderr.String(), "serving MCP on http://"); ok {
+			if hp, _, ok := strings.Cut(rest, "/mcp"); ok {
+				_, port, _ = net.SplitHostPort(hp)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not start; stderr %q", stderr.String())
+		}
+	}
+	resp, err := http.Get("http://localhost:" + port + "/.well-known/oauth-protected-resource/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var meta struct {
+		Resource string `json:"resource"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&meta); err != nil {
+		t.Fatal(err)
+	}
+	if want := "http://localhost:" + port + "/mcp"; meta.Resource != want {
+		t.Errorf("resource %q, want %q (the host as --http gave it)", meta.Resource, want)
+	}
 }
