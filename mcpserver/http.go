@@ -42,6 +42,9 @@ const (
 	DefaultIdleTimeout = 8 * time.Hour
 )
 
+// bodyReadTimeout bounds the time a client takes to send a request body.
+var bodyReadTimeout = time.Minute
+
 // Sentinel errors.
 var (
 	// ErrNeedToken is returned by Listen for an address that is not
@@ -295,6 +298,16 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 	}
 	origins := newOriginCheck(opts.AllowOrigins)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 {
+			// A body must arrive within bodyReadTimeout. A request refused
+			// without reading it (no token, say), whose rest the HTTP
+			// server reads before it answers, cannot hold the connection
+			// by sending it a byte at a time.
+			rc := http.NewResponseController(w)
+			if rc.SetReadDeadline(time.Now().Add(bodyReadTimeout)) == nil {
+				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+			}
+		}
 		other := r.URL.Path != Path // Path is neither public nor open
 		if other {
 			if h, pattern := public.Handler(r); pattern != "" {
@@ -323,6 +336,24 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 		}
 		authed.ServeHTTP(w, r)
 	})
+}
+
+// deadlineBody lifts the connection's read deadline once the body is read
+// to its end: the server then watches the connection for the client's
+// leaving, which must not time out while a call runs.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && !b.done {
+		b.done = true
+		b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
 }
 
 // bearer returns the request's bearer token.

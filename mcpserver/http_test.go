@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -410,5 +411,40 @@ func TestHTTPJSONResponse(t *testing.T) {
 				t.Errorf("tools/call: %d %q %q", status, ct, data)
 			}
 		})
+	}
+}
+
+// TestHTTPSlowBody: a request body must arrive within bodyReadTimeout. A
+// client without a token that sends its body a byte at a time no longer
+// holds the connection (the server read the body's rest before it
+// answered, without end); a call whose body has arrived runs past the
+// timeout unharmed.
+func TestHTTPSlowBody(t *testing.T) {
+	defer func(d time.Duration) { bodyReadTimeout = d }(bodyReadTimeout)
+	bodyReadTimeout = 300 * time.Millisecond
+	const token = "slow-token-0123456789"
+	eng, _ := newEngine(t, filepager.Options{})
+	ts := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{Tokens: []string{token}}))
+	t.Cleanup(ts.Close)
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	io.WriteString(conn, "POST /mcp HTTP/1.1\r\nHost: "+strings.TrimPrefix(ts.URL, "http://")+
+		"\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"jsonrpc\":")
+	// The test gives up long after the timeout; the server answers (401)
+	// or closes the connection well before.
+	conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if _, err := conn.Read(make([]byte, 512)); errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a body that never arrives holds the connection: %v", err)
+	}
+
+	// A call that outlives the timeout, its body long read, is not cut.
+	cs := mustHTTPClient(t, ts.URL, map[string]string{"Authorization": "Bearer " + token})
+	res := call(t, cs, "run_command", map[string]any{"command": "sleep 1; echo slept"})
+	if res.IsError || !strings.Contains(text(res, 0), "slept") {
+		t.Fatalf("a call longer than the body's timeout: %s", text(res, 0))
 	}
 }
