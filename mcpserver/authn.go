@@ -94,7 +94,7 @@ func (a *authenticator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // when a token was given.
 func (a *authenticator) challenge(w http.ResponseWriter, r *http.Request, code, msg string) {
 	if a.oauth == nil {
-		unauthorized(w, msg)
+		unauthorized(w, code, msg)
 		return
 	}
 	params := []string{fmt.Sprintf("resource_metadata=%q", a.metadataURL(r))}
@@ -106,9 +106,14 @@ func (a *authenticator) challenge(w http.ResponseWriter, r *http.Request, code, 
 }
 
 // unauthorized answers 401 to a request without a static token the server
-// accepts.
-func unauthorized(w http.ResponseWriter, msg string) {
-	w.Header().Set("WWW-Authenticate", `Bearer realm="scrollback"`)
+// accepts; code is RFC 6750's error, "invalid_token" when a token was
+// given, "" when none was.
+func unauthorized(w http.ResponseWriter, code, msg string) {
+	challenge := `Bearer realm="scrollback"`
+	if code != "" {
+		challenge += fmt.Sprintf(", error=%q", code)
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
 	http.Error(w, msg, http.StatusUnauthorized)
 }
 

@@ -448,3 +448,38 @@ func TestHTTPSlowBody(t *testing.T) {
 		t.Fatalf("a call longer than the body's timeout: %s", text(res, 0))
 	}
 }
+
+// TestHTTPTokenChallenge: a 401 says, as RFC 6750 wants, whether a token
+// was missing (no error code) or refused (error="invalid_token"), so a
+// client knows to get another rather than to send one; on the MCP address
+// and on the metrics address alike.
+func TestHTTPTokenChallenge(t *testing.T) {
+	const token = "challenge-token-0123456789"
+	eng, _ := newEngine(t, filepager.Options{})
+	tokens := NewTokenSet([]Token{{Name: "alice", Secret: token}})
+	mcpSrv := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{TokenSet: tokens, Observer: NewObserver(nil)}))
+	t.Cleanup(mcpSrv.Close)
+	opsSrv := httptest.NewServer(OpsHandler(OpsOptions{TokenSet: tokens, Observer: NewObserver(nil), Ready: func(context.Context) error { return nil }}))
+	t.Cleanup(opsSrv.Close)
+	for _, url := range []string{mcpSrv.URL + Path, mcpSrv.URL + "/metrics", opsSrv.URL + "/metrics"} {
+		for _, tc := range []struct {
+			auth, want string
+		}{
+			{"", `Bearer realm="scrollback"`},
+			{"Bearer wrong", `Bearer realm="scrollback", error="invalid_token"`},
+		} {
+			req, _ := http.NewRequest(http.MethodGet, url, nil)
+			if tc.auth != "" {
+				req.Header.Set("Authorization", tc.auth)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized || got != tc.want {
+				t.Errorf("GET %s with %q: %d, WWW-Authenticate %q; want 401, %q", url, tc.auth, resp.StatusCode, got, tc.want)
+			}
+		}
+	}
+}

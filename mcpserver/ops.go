@@ -511,11 +511,11 @@ func OpsHandler(opts OpsOptions) http.Handler {
 			metrics = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				token, ok := bearer(r)
 				if !ok {
-					unauthorized(w, "scrollback: /metrics requires \"Authorization: Bearer TOKEN\" (one of --token-file's)")
+					unauthorized(w, "", "scrollback: /metrics requires \"Authorization: Bearer TOKEN\" (one of --token-file's)")
 					return
 				}
 				if _, ok := tokens.lookup(token); !ok {
-					unauthorized(w, "scrollback: the bearer token is not one this server accepts")
+					unauthorized(w, "invalid_token", "scrollback: the bearer token is not one this server accepts")
 					return
 				}
 				inner.ServeHTTP(w, r)
