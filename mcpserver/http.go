@@ -177,7 +177,9 @@ func checkLoopback(ctx context.Context, host string) error {
 // principal's default session, made on first use and found again by every
 // later request, on any server sharing the store. With tokens configured,
 // a request without a valid bearer token gets 401 and touches nothing
-// (the health checks need none).
+// (the health checks need none). Without tokens (nor OAuth), a request
+// whose Host is not a loopback name gets 403 on every path: a guard
+// against DNS rebinding.
 func NewHTTPHandler(eng *scrollback.Engine, opts HTTPOptions) http.Handler {
 	return NewSessionHandler(eng, opts, func(b *Binding) *mcp.Server { return newServer(b, opts.Options) })
 }
@@ -230,30 +232,30 @@ func NewSessionHandler(eng *scrollback.Engine, opts HTTPOptions, newServer func(
 		return hs.srv
 	}
 	sdk := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Logger:         opts.Logger,
-		SessionTimeout: idle,
-		// Hosts are checked before (see loopbackHost), only when no token
-		// guards the server: the SDK's check would refuse a reverse proxy
-		// on the same host that passes on the public Host.
-		DisableLocalhostProtection:   true,
+		Logger:                       opts.Logger,
+		SessionTimeout:               idle,
 		MaxRequestBodyBytes:          maxBody,
 		PropagateRequestCancellation: true,
 		JSONResponse:                 opts.JSONResponse,
+		// Hosts are checked before, and only when no token guards the
+		// server (see loopbackHost): the SDK's check would refuse a
+		// reverse proxy on the same host that passes on the public Host.
+		DisableLocalhostProtection: true,
 	})
 	// Protocol 2026-07-28 has no MCP session: each request is served on
 	// its own, by the SDK's stateless handler, and acts on its
 	// principal's default scrollback session (or the one its
 	// Scrollback-Session header names).
 	stateless := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
-		Logger:    opts.Logger,
-		Stateless: true,
-		// Hosts are checked before (see loopbackHost), only when no token
-		// guards the server: the SDK's check would refuse a reverse proxy
-		// on the same host that passes on the public Host.
-		DisableLocalhostProtection:   true,
+		Logger:                       opts.Logger,
+		Stateless:                    true,
 		MaxRequestBodyBytes:          maxBody,
 		PropagateRequestCancellation: true,
 		JSONResponse:                 opts.JSONResponse,
+		// Hosts are checked before, and only when no token guards the
+		// server (see loopbackHost): the SDK's check would refuse a
+		// reverse proxy on the same host that passes on the public Host.
+		DisableLocalhostProtection: true,
 	})
 
 	ready := opts.Ready
