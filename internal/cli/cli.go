@@ -79,6 +79,18 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
+// statusError is a failure printed as any other but ending with its own
+// exit code: run's failures before its command starts exit 125, as
+// timeout(1) and env(1) do, so that a script can tell them from the
+// command's own exit 1.
+type statusError struct {
+	code int
+	err  error
+}
+
+func (e statusError) Error() string { return e.err.Error() }
+func (e statusError) Unwrap() error { return e.err }
+
 // usageError is a mistake in how scrollback itself was called: exit 2.
 type usageError struct{ msg string }
 
@@ -136,12 +148,17 @@ func Main(ctx context.Context, args []string, io IO) int {
 			fmt.Fprintf(io.Stderr, "scrollback %s: %s\nusage: scrollback %s\n", c.name, ue.msg, c.usage)
 			return 2
 		default:
+			code := 1
+			var se statusError
+			if errors.As(err, &se) {
+				code = se.code
+			}
 			if wantsJSON(cmd) {
 				printJSONError(io.Stdout, scrollback.ErrorKind(err), errorText(c.name, err))
-				return 1
+				return code
 			}
 			fmt.Fprintf(io.Stderr, "scrollback %s: %s\n", c.name, errorText(c.name, err))
-			return 1
+			return code
 		}
 	}
 	if strings.HasPrefix(args[0], "-") && len(args[0]) > 1 {

@@ -45,7 +45,9 @@ gives); 128+N when signal N killed it, or when scrollback got signal N
 command's process group, as a terminal would, ends what is left of it 2s
 later, and saves what it wrote. A timeout, a signal or an interruption is
 said on stderr in one line, with --json too (stdout then holds only the
-JSON).
+JSON). When scrollback fails before the command starts (a --cwd that is not
+a directory, an --stdin it cannot read), it says why and exits 125, as
+timeout(1) does.
 
 When the database cannot take the copy (locked past its busy timeout,
 full, read-only, not opened), the command still runs and exits with its
@@ -156,7 +158,7 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	if c.stdin != "" {
 		data, err := readStdin(c.stdin, c.io.Stdin)
 		if err != nil {
-			return err
+			return notStarted(err)
 		}
 		in.Stdin = data
 	} else {
@@ -191,7 +193,7 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	eng := scrollback.New(st, opts)
 	sess, err := c.openSession(ctx, eng, false)
 	if err != nil {
-		return err
+		return notStarted(err)
 	}
 	res, err := sess.RunCommand(ctx, in)
 	if err != nil && res.Recovery == "" {
@@ -201,7 +203,7 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 			fmt.Fprintf(c.io.Stderr, "scrollback run: interrupted by %s before the command started; exit status %d\n", signalName(sig), code)
 			return exitError{code}
 		}
-		return err
+		return notStarted(err)
 	}
 	// The command ran. An error now means scrollback was interrupted
 	// (ctx ended) and stopped it: that is said below, and the result is
@@ -240,6 +242,15 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	}
 	return exitError{code}
 }
+
+// runNotStarted is run's exit status when it fails before its command
+// starts (a --cwd that is not a directory, an unreadable --stdin, a
+// session it cannot open): 125, as timeout(1) and env(1) give for their
+// own failures, apart from the command's statuses (126 and 127 stay a
+// program that cannot run or is not found, as a shell gives them).
+const runNotStarted = 125
+
+func notStarted(err error) error { return statusError{runNotStarted, err} }
 
 // shellLine joins args into one command line for goos's shell that runs
 // them as the same words: each quoted for a POSIX shell where it needs it

@@ -5,6 +5,8 @@ package cli
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -149,4 +151,42 @@ func parseDur(t *testing.T, s string) time.Duration {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// TestRunNotStartedExits125: when run fails before its command starts, it
+// exits 125 (as timeout(1) and env(1) do), with and without --json, so a
+// script tells it from the command's own exit 1; a program not found or
+// not executable keeps a shell's 127 and 126, and the command's own
+// status is passed on.
+func TestRunNotStartedExits125(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"SCROLLBACK_DB": filepath.Join(dir, "db"), "PATH": os.Getenv("PATH")}
+	noexec := filepath.Join(dir, "noexec.sh")
+	if err := os.WriteFile(noexec, []byte("echo hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+		said string // in its output or on stderr
+	}{
+		{"a --cwd that does not exist", []string{"run", "--cwd", filepath.Join(dir, "nowhere"), "--", "echo", "hi"}, 125, "working directory"},
+		{"--json too", []string{"run", "--json", "--cwd", filepath.Join(dir, "nowhere"), "--", "echo", "hi"}, 125, ""},
+		{"an --stdin that cannot be read", []string{"run", "--stdin", filepath.Join(dir, "none.txt"), "--", "cat"}, 125, "--stdin"},
+		{"a program not found", []string{"run", "--", "scrollback-no-such-program", "x"}, 127, "not found"},
+		{"a program that cannot run", []string{"run", "--", noexec, "x"}, 126, "not executable"},
+		{"the command's own 1", []string{"run", "--", "false"}, 1, ""},
+		{"the command's own 125", []string{"run", "--", "sh", "-c", "exit 125"}, 125, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := cliRun(t, env, tt.args...)
+			if code != tt.code || !strings.Contains(stdout+stderr, tt.said) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d and a message with %q", code, stdout, stderr, tt.code, tt.said)
+			}
+			if slices.Contains(tt.args, "--json") && !strings.Contains(stdout, `"error"`) {
+				t.Errorf("--json stdout %q, want the error object", stdout)
+			}
+		})
+	}
 }
