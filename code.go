@@ -104,8 +104,12 @@ func wholeCopies(value []byte, refs []codemode.Ref) []present.WholeCopy {
 }
 
 // copyCap is the most bytes one retained copy of a nested result holds.
-func (s *Session) copyCap() int {
-	if c := s.e.opts.Capture.Copy; c > 0 && c < CopyCap {
+func (s *Session) copyCap() int { return s.e.opts.CopyLimit() }
+
+// CopyLimit is the most bytes one retained copy holds under these options:
+// Capture.Copy when it is set below the contract's CopyCap, else CopyCap.
+func (o Options) CopyLimit() int {
+	if c := o.Capture.Copy; c > 0 && c < CopyCap {
 		return int(c)
 	}
 	return CopyCap

@@ -510,12 +510,7 @@ func (p *Proxy) budget(tool string) int {
 }
 
 // copyCap is the most bytes one retained copy holds.
-func (p *Proxy) copyCap() int {
-	if c := p.eng.Options().Capture.Copy; c > 0 && c < scrollback.CopyCap {
-		return int(c)
-	}
-	return scrollback.CopyCap
-}
+func (p *Proxy) copyCap() int { return p.eng.Options().CopyLimit() }
 
 // binaryMax is the most base64 (images, audio, blobs) one upstream message
 // carries; a binary string that does not fit is replaced by a note.
