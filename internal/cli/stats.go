@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/scrollback-dev/scrollback/store"
@@ -12,7 +14,7 @@ import (
 func init() {
 	register(commandInfo{name: "stats", order: 75,
 		usage:   "stats [--session ID] [--json]",
-		summary: "show what the database holds: sessions, copies, logical and stored bytes, pending copies, compression, file size, free space, evictions, retention deletions and the last failed save",
+		summary: "show which database it is and what it holds: sessions, copies, logical and stored bytes, pending copies, compression, file size, free space, evictions, retention deletions and the last failed save",
 		about: "Numbers are for the whole database unless --session names one session. Stored bytes are what the copies take\n" +
 			"after compression; the quotas (--session-quota, --db-cap) count them. Free space is the database's free pages and\n" +
 			"its file system's free bytes (SQLite, where the platform says); the last failed save says when, where and why.",
@@ -78,6 +80,9 @@ func (c *statsCmd) Run(ctx context.Context, args []string) error {
 		return FormatSize(n)
 	}
 	tw := tabwriter.NewWriter(c.io.Stdout, 0, 4, 2, ' ', 0)
+	if target, err := c.dbTarget(); err == nil {
+		fmt.Fprintf(tw, "database\t%s\n", shownTarget(target))
+	}
 	if s.Session != "" {
 		fmt.Fprintf(tw, "session\t%s\n", s.Session)
 	} else {
@@ -115,4 +120,17 @@ func (c *statsCmd) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(tw, "background VACUUM\tcannot run: %s\n", vacuum)
 	}
 	return tw.Flush()
+}
+
+// shownTarget is the database as stats names it: a path as it is, a
+// postgres:// URL without its password.
+func shownTarget(target string) string {
+	if !strings.HasPrefix(target, "postgres://") && !strings.HasPrefix(target, "postgresql://") {
+		return target
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return "a PostgreSQL database (its URL does not parse)"
+	}
+	return u.Redacted()
 }

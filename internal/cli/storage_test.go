@@ -590,3 +590,17 @@ func TestStatsPending(t *testing.T) {
 		t.Errorf("stats --json: exit %d, %s; want pendingCopies and pendingStoredBytes", code, out)
 	}
 }
+
+// stats names its database; a PostgreSQL URL's password is never shown.
+func TestShownTarget(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"/home/u/.local/state/scrollback/scrollback.db", "/home/u/.local/state/scrollback/scrollback.db"},
+		{"postgres://sb:s3cret@db.example:5432/scrollback?sslmode=require", "postgres://sb:xxxxx@db.example:5432/scrollback?sslmode=require"},
+		{"postgresql://sb@db.example/scrollback", "postgresql://sb@db.example/scrollback"},
+		{"postgres://sb:s3cret@[::1", "a PostgreSQL database (its URL does not parse)"},
+	} {
+		if got := shownTarget(tt.in); got != tt.want || strings.Contains(got, "s3cret") {
+			t.Errorf("shownTarget(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
