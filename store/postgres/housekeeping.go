@@ -35,17 +35,11 @@ var readFlushEvery = time.Minute
 // markRead notes that a copy was read now, and writes the noted reads
 // down in the background once they have waited readFlushEvery.
 func (db *DB) markRead(session, id string) {
-	at := time.Now()
-	db.reads.Note(session, id, at)
-	if db.reads.Due(at, readFlushEvery) {
-		db.flushing.Add(1)
-		go func() {
-			defer db.flushing.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			db.flushReads(ctx) // best effort, as at Close
-		}()
-	}
+	db.reads.Mark(session, id, readFlushEvery, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		db.flushReads(ctx) // best effort, as at Close
+	})
 }
 
 // flushReads writes the noted reads down: each copy's last read, then

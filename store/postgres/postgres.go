@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -49,10 +48,6 @@ type DB struct {
 
 	// fails keeps the latest failed save until it is written down.
 	fails failures
-
-	// flushing counts the writes of noted reads under way in the
-	// background (markRead); Close waits for them.
-	flushing sync.WaitGroup
 }
 
 var _ store.Store = (*DB)(nil)
@@ -120,7 +115,7 @@ func (db *DB) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	db.writeFailure(ctx)
 	cancel()
-	db.flushing.Wait()
+	db.reads.Wait()
 	db.vac.close()
 	if db.reads.Pending() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -35,19 +35,12 @@ func (d *DB) markRead(session, id string) {
 	if d.readOnly {
 		return
 	}
-	at := time.Now()
-	d.reads.Note(session, id, at)
-	if d.reads.Due(at, readFlushEvery) {
-		d.flushing.Add(1)
-		go func() {
-			defer d.flushing.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), d.busyTimeout+5*time.Second)
-			defer cancel()
-			// Best effort, as at Close: a lost read time only makes that
-			// copy a little more likely to be evicted.
-			d.write(ctx, "record reads", func(tx *sql.Tx) error { return d.flushReads(ctx, tx) })
-		}()
-	}
+	d.reads.Mark(session, id, readFlushEvery, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), d.busyTimeout+5*time.Second)
+		defer cancel()
+		// Best effort, as at Close.
+		d.write(ctx, "record reads", func(tx *sql.Tx) error { return d.flushReads(ctx, tx) })
+	})
 }
 
 // flushReads writes the noted reads down in tx: each copy's last read

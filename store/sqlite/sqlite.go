@@ -29,7 +29,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"time"
 
 	"modernc.org/sqlite"
@@ -147,10 +146,6 @@ type DB struct {
 
 	// fails keeps the latest failed save until it is written down.
 	fails failures
-
-	// flushing counts the writes of noted reads under way in the
-	// background (markRead); Close waits for them.
-	flushing sync.WaitGroup
 }
 
 var _ store.Store = (*DB)(nil)
@@ -388,7 +383,7 @@ func (d *DB) Path() string { return d.path }
 // Close writes down the reads not yet recorded (see SetLimits) and closes
 // the database.
 func (d *DB) Close() error {
-	d.flushing.Wait()
+	d.reads.Wait()
 	if !d.readOnly && d.reads.Pending() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		// Best effort: losing a read time only makes that copy a little

@@ -19,6 +19,10 @@ type Log struct {
 	reads   map[string]mark // by copy id
 	since   time.Time       // when the first of reads was noted
 	claimed bool            // Due said so since the last Take
+
+	// flushing counts the flushes Mark started and that have not ended;
+	// Wait waits for them.
+	flushing sync.WaitGroup
 }
 
 type mark struct {
@@ -44,6 +48,28 @@ func (l *Log) Note(session, id string, at time.Time) {
 		l.reads[id] = mark{session: session, at: at}
 	}
 }
+
+// Mark notes that copy id of session was read now and, once the reads
+// noted have waited every for a write to carry them (see Due), runs flush
+// in a goroutine of its own to write them down. Flush should Take the
+// reads and write them, best effort: a lost read time only makes that
+// copy a little more likely to be evicted. Wait waits for the flushes
+// under way.
+func (l *Log) Mark(session, id string, every time.Duration, flush func()) {
+	at := time.Now()
+	l.Note(session, id, at)
+	if l.Due(at, every) {
+		l.flushing.Add(1)
+		go func() {
+			defer l.flushing.Done()
+			flush()
+		}()
+	}
+}
+
+// Wait waits for the flushes Mark started to end: a backend calls it in
+// Close, before it writes down what is still noted.
+func (l *Log) Wait() { l.flushing.Wait() }
 
 // Pending reports whether reads were noted since the last Take.
 func (l *Log) Pending() bool {

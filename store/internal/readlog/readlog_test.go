@@ -111,3 +111,39 @@ func TestDue(t *testing.T) {
 		t.Error("after Take, Due does not count from the next read")
 	}
 }
+
+// Mark runs flush once the noted reads are due, once until they are
+// taken, and Wait returns only after the flush it started has ended.
+func TestMark(t *testing.T) {
+	var l Log
+	flushes := 0
+	release := make(chan struct{})
+	var mu sync.Mutex
+	flush := func() {
+		<-release
+		mu.Lock()
+		flushes++
+		mu.Unlock()
+		l.Take()
+	}
+	l.Mark("ses_a", "out_1", time.Hour, flush)
+	l.Mark("ses_a", "out_2", 0, flush) // due: the first read has waited 0
+	l.Mark("ses_a", "out_3", 0, flush) // already claimed: no second flush
+	waited := make(chan struct{})
+	go func() { l.Wait(); close(waited) }()
+	select {
+	case <-waited:
+		t.Fatal("Wait returned while a flush was under way")
+	case <-time.After(10 * time.Millisecond):
+	}
+	close(release)
+	<-waited
+	mu.Lock()
+	defer mu.Unlock()
+	if flushes != 1 {
+		t.Errorf("%d flushes, want 1", flushes)
+	}
+	if l.Pending() {
+		t.Error("reads left after the flush took them")
+	}
+}
