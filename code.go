@@ -118,7 +118,7 @@ func (o Options) CopyLimit() int {
 // saveNested is the bridge's save: a nested result becomes a copy of this
 // session.
 func (s *Session) saveNested(ctx context.Context, c codemode.Copy) (string, error) {
-	info, err := s.e.store.SaveCopy(ctx, s.info.ID, store.CopyMeta{Tool: c.Tool, Source: nestedSource(c), Complete: c.Complete}, bytes.NewReader(c.Text))
+	info, err := s.saveCopy(ctx, store.CopyMeta{Tool: c.Tool, Source: nestedSource(c), Complete: c.Complete}, c.Text)
 	if err != nil {
 		return "", err
 	}

@@ -460,7 +460,7 @@ func (s *Session) save(ctx context.Context, r retainRequest, meta store.CopyMeta
 		}
 		r.pending.Abort(ctx)
 	}
-	return s.e.store.SaveCopy(ctx, s.info.ID, meta, bytes.NewReader(r.data))
+	return s.saveCopy(ctx, meta, r.data)
 }
 
 // shrink keeps a caller's head or tail request within a smaller budget.

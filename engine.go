@@ -1,9 +1,12 @@
 package scrollback
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/scrollback-dev/scrollback/capture"
@@ -186,7 +189,7 @@ func (e *Engine) DefaultSession(ctx context.Context, owner string) (*Session, er
 	if err != nil {
 		return nil, &Error{Op: "session", Err: err, Msg: "cannot open the default session: " + err.Error()}
 	}
-	return &Session{e: e, info: s}, nil
+	return &Session{e: e, info: s, dflt: true}, nil
 }
 
 // ListSessions returns owner's sessions, oldest first, with their copy
@@ -242,8 +245,20 @@ func sessionError(op, id string, err error) error {
 // it. Every retained copy a Session makes belongs to it, and it reads only
 // its own copies. It is safe for concurrent use, and needs no closing: the
 // session lives in the store until Engine.DeleteSession or retention.
+//
+// A session deleted while a handle is still in use (by `scrollback session
+// rm` or retention in another process, say) is not revived: its copies are
+// gone for good, and reading them gets the not_found error. The handle's
+// next save notices and moves the handle to a fresh session of the same
+// owner (the owner's new default session, for a handle got from
+// DefaultSession), saves the copy there, and from then on ID and Info
+// report the new session: a long-running server keeps its recovery
+// instead of failing every later save.
 type Session struct {
 	e    *Engine
+	dflt bool // got from DefaultSession: a replacement is the owner's next default
+
+	mu   sync.Mutex // guards info, which a save replaces (see renew)
 	info store.Session
 }
 
@@ -257,16 +272,62 @@ func (s *Session) usable(op string) error {
 	return nil
 }
 
-// ID returns the session's id.
-func (s *Session) ID() string { return s.info.ID }
+// ID returns the session's id: another one from the save that found the
+// session deleted on (see Session).
+func (s *Session) ID() string { return s.Info().ID }
 
 // Owner returns the principal that owns the session.
-func (s *Session) Owner() string { return s.info.Owner }
+func (s *Session) Owner() string { return s.Info().Owner }
 
 // Info returns what the store knew of the session when this handle was
-// made: its Copies, Bytes and LastUsedAt are not updated as the session is
-// used (Engine.ListSessions and Session.Copies read them afresh).
-func (s *Session) Info() store.Session { return s.info }
+// made (or moved to a fresh session: see Session): its Copies, Bytes and
+// LastUsedAt are not updated as the session is used (Engine.ListSessions
+// and Session.Copies read them afresh).
+func (s *Session) Info() store.Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.info
+}
+
+// saveCopy saves a retained copy in this session. When the store says the
+// session is gone (deleted under this handle), it moves the handle to a
+// fresh session and saves the copy there instead.
+func (s *Session) saveCopy(ctx context.Context, meta store.CopyMeta, data []byte) (store.CopyInfo, error) {
+	id := s.ID()
+	info, err := s.e.store.SaveCopy(ctx, id, meta, bytes.NewReader(data))
+	if !errors.Is(err, store.ErrSessionNotFound) {
+		return info, err
+	}
+	next, rerr := s.renew(ctx, id)
+	if rerr != nil {
+		return store.CopyInfo{}, fmt.Errorf("%s: %w", present.SessionGone(id), rerr)
+	}
+	return s.e.store.SaveCopy(ctx, next, meta, bytes.NewReader(data))
+}
+
+// renew moves the handle from session gone, found deleted, to a fresh
+// session of the same owner, and returns the id it is on. Concurrent
+// saves that found gone deleted share one fresh session: the first makes
+// it, the others find the handle already moved.
+func (s *Session) renew(ctx context.Context, gone string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.info.ID != gone {
+		return s.info.ID, nil
+	}
+	var next store.Session
+	var err error
+	if s.dflt {
+		next, err = s.e.store.DefaultSession(ctx, s.info.Owner)
+	} else {
+		next, err = s.e.store.CreateSession(ctx, s.info.Owner)
+	}
+	if err != nil {
+		return "", err
+	}
+	s.info = next
+	return next.ID, nil
+}
 
 // Engine returns the engine the session belongs to.
 func (s *Session) Engine() *Engine { return s.e }
@@ -276,9 +337,10 @@ func (s *Session) Copies(ctx context.Context) ([]store.CopyInfo, error) {
 	if err := s.usable("ls"); err != nil {
 		return nil, err
 	}
-	cs, err := s.e.store.ListCopies(ctx, s.info.ID)
+	id := s.ID()
+	cs, err := s.e.store.ListCopies(ctx, id)
 	if err != nil {
-		return nil, sessionError("ls", s.info.ID, err)
+		return nil, sessionError("ls", id, err)
 	}
 	return cs, nil
 }

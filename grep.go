@@ -153,7 +153,7 @@ func (s *Session) GrepToolOutput(ctx context.Context, in GrepInput) (GrepResult,
 	if err := s.checkOffset(ctx, op, in.ID, info.TotalBytes, in.Offset); err != nil {
 		return GrepResult{}, err
 	}
-	res, err := grep.Search(store.ReaderAt(ctx, s.e.store, s.info.ID, in.ID), info.TotalBytes, re, grep.Options{
+	res, err := grep.Search(store.ReaderAt(ctx, s.e.store, s.ID(), in.ID), info.TotalBytes, re, grep.Options{
 		Offset:    in.Offset,
 		Context:   in.Context,
 		Max:       most,
@@ -212,7 +212,7 @@ func (s *Session) checkOffset(ctx context.Context, op, id string, total, off int
 	start, end := max(off-3, 0), min(off+3, total)
 	var arr [6]byte
 	buf := arr[:end-start]
-	if n, err := s.e.store.ReadCopyAt(ctx, s.info.ID, id, buf, start); err != nil && !(errors.Is(err, io.EOF) && int64(n) == end-start) {
+	if n, err := s.e.store.ReadCopyAt(ctx, s.ID(), id, buf, start); err != nil && !(errors.Is(err, io.EOF) && int64(n) == end-start) {
 		return s.readError(op, id, err)
 	}
 	if inside, before, after := utf8x.Inside(buf, int(off-start)); inside {

@@ -82,10 +82,10 @@ func (s *Session) QueryToolOutput(ctx context.Context, in QueryInput) (QueryResu
 	if err != nil {
 		return QueryResult{}, err
 	}
-	key := queryKey{session: s.info.ID, id: in.ID, filter: in.Filter}
+	key := queryKey{session: s.ID(), id: in.ID, filter: in.Filter}
 	res, ok := s.e.queries.get(key)
 	if !ok {
-		r, err := jsonq.Run(ctx, f, store.ReaderAt(ctx, s.e.store, s.info.ID, in.ID), info.TotalBytes, jsonq.Options{
+		r, err := jsonq.Run(ctx, f, store.ReaderAt(ctx, s.e.store, s.ID(), in.ID), info.TotalBytes, jsonq.Options{
 			Timeout:   s.e.opts.QueryTimeout,
 			MaxOutput: s.e.opts.QueryMaxOutput,
 			MaxMemory: s.e.opts.QueryMaxMemory,

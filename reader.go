@@ -63,7 +63,7 @@ func (s *Session) ReadToolOutput(ctx context.Context, in ReadInput) (Page, error
 	arr := pageBufs.Get().(*[PageLimit + 6]byte)
 	defer pageBufs.Put(arr)
 	buf := arr[:max(off-start, 0)+int64(limit)+3]
-	info, n, err := s.e.store.StatReadCopyAt(ctx, s.info.ID, in.ID, buf, start)
+	info, n, err := s.e.store.StatReadCopyAt(ctx, s.ID(), in.ID, buf, start)
 	if info.ID == "" { // the copy was not found, or the store failed
 		if err == nil {
 			err = store.ErrCopyNotFound // a store that broke its contract
@@ -121,7 +121,7 @@ func (s *Session) stat(ctx context.Context, op, id string) (store.CopyInfo, erro
 	if err := requireID(op, id); err != nil {
 		return store.CopyInfo{}, err
 	}
-	info, err := s.e.store.StatCopy(ctx, s.info.ID, id)
+	info, err := s.e.store.StatCopy(ctx, s.ID(), id)
 	if err != nil {
 		return store.CopyInfo{}, s.readError(op, id, err)
 	}
@@ -188,7 +188,7 @@ func (s *Session) CatRange(ctx context.Context, op, id string, from, to int64, w
 	buf := make([]byte, min(store.ChunkSize, max(to-from, 1)))
 	for off := from; off < to; {
 		p := buf[:min(int64(len(buf)), to-off)]
-		n, err := s.e.store.ReadCopyAt(ctx, s.info.ID, id, p, off)
+		n, err := s.e.store.ReadCopyAt(ctx, s.ID(), id, p, off)
 		if n > 0 {
 			if _, werr := w.Write(p[:n]); werr != nil {
 				return info, &Error{Op: op, Err: werr, Msg: "writing the copy: " + werr.Error()}

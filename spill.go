@@ -39,7 +39,7 @@ func (s *Session) startSpill(ctx context.Context, cp *capture.Capture) *spill {
 	if !ok {
 		return nil
 	}
-	sp := &spill{ctx: context.WithoutCancel(ctx), cp: cp, st: st, session: s.info.ID,
+	sp := &spill{ctx: context.WithoutCancel(ctx), cp: cp, st: st, session: s.ID(),
 		settled: cp.Watch(store.ChunkSize), stop: make(chan struct{}), done: make(chan struct{})}
 	go sp.loop()
 	return sp

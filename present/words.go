@@ -28,6 +28,13 @@ func NotSaved(reason string) string {
 	return "the retained copy could not be saved: " + reason
 }
 
+// SessionGone says that session id was deleted while in use and that no
+// fresh session could be made to save into instead: a save's failure,
+// which NotSaved wraps, followed by why.
+func SessionGone(id string) string {
+	return "session " + id + " was deleted while in use, and a fresh session to save into could not be made"
+}
+
 // Evicted says that the copy id was evicted under a storage quota at at,
 // and what to do (EvictedHint): the store's message for reading such a
 // copy.

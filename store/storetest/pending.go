@@ -94,16 +94,33 @@ func testPendingAbort(t *testing.T, s store.Store, st store.Streamer) {
 	if err != nil || len(list) != 0 {
 		t.Errorf("ListCopies after Abort = %v, %v; want none", list, err)
 	}
-	// A pending copy in a session deleted meanwhile cannot be finished.
+	// A pending copy in a session deleted meanwhile cannot be finished,
+	// and trying does not revive the session: a save into it says it is
+	// gone, which is how a scrollback.Session notices it must move to a
+	// fresh one.
 	p, err = st.BeginCopy(ctxT(t), sess.ID)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Append(ctxT(t), content(5, store.ChunkSize)); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.DeleteSession(ctxT(t), alice, sess.ID); err != nil {
 		t.Fatal(err)
 	}
+	if err := p.Append(ctxT(t), content(6, store.ChunkSize)); err == nil {
+		t.Errorf("Append to a copy whose session was deleted succeeded")
+	}
 	if _, err := p.Finish(ctxT(t), store.CopyMeta{}, bytes.NewReader([]byte("x"))); err == nil {
 		t.Errorf("Finish of a copy whose session was deleted succeeded")
+	}
+	p.Abort(ctxT(t))
+	_, err = s.SaveCopy(ctxT(t), sess.ID, store.CopyMeta{}, bytes.NewReader([]byte("x")))
+	wantErr(t, "SaveCopy(session deleted under a pending copy)", err, store.ErrSessionNotFound)
+	_, err = s.GetSession(ctxT(t), alice, sess.ID)
+	wantErr(t, "GetSession(deleted under a pending copy)", err, store.ErrSessionNotFound)
+	if ss, err := s.ListSessions(ctxT(t), alice); err != nil || len(ss) != 0 {
+		t.Errorf("ListSessions after the session was deleted under a pending copy = %+v, %v; want none", ss, err)
 	}
 }
 
