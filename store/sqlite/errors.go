@@ -90,6 +90,9 @@ func wrap(op, path string, err error) error {
 	if errors.As(err, &ld) {
 		return &Error{Op: op, Path: path, Err: &classified{Kind: ErrFull, Cause: err}, Hint: fullHint}
 	}
+	if errors.Is(err, errForeign) {
+		return &Error{Op: op, Path: path, Err: err, Hint: "point --db (or SCROLLBACK_DB) at a scrollback database, or at a new file"}
+	}
 	if errors.Is(err, ErrNewerSchema) {
 		return &Error{Op: op, Path: path, Err: err, Hint: "upgrade scrollback, or point --db at another database"}
 	}

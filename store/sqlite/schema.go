@@ -3,7 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // migrations is the ordered schema history. migrations[i] takes the schema
@@ -149,17 +152,61 @@ func migrate(ctx context.Context, db *sql.DB) error {
 // checkSchema verifies, for a read-only database, that the schema is one this
 // program can read.
 func checkSchema(ctx context.Context, db *sql.DB) error {
-	var version int
-	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+	version, err := schemaVersion(ctx, db)
+	if err != nil {
 		return err
 	}
-	switch {
-	case version > len(migrations):
-		return fmt.Errorf("%w: schema version %d, this program knows up to %d", ErrNewerSchema, version, len(migrations))
-	case version < len(migrations):
+	if version < len(migrations) {
 		return fmt.Errorf("%w: schema version %d is older than %d and cannot be upgraded read-only", ErrReadOnly, version, len(migrations))
 	}
 	return nil
+}
+
+// errForeign: the file is an SQLite database of another program.
+var errForeign = errors.New("not a scrollback database")
+
+// schemaVersion returns the schema version of the database, without
+// writing anything: an error wrapping ErrNewerSchema for a version this
+// program does not know, or errForeign for another program's database (a
+// mistyped --db), so that Open refuses both before it changes the file.
+// A scrollback database has no tables at version 0 (the first migration
+// makes them and sets the version in one transaction), and has its
+// sessions and copies tables from version 1 on.
+func schemaVersion(ctx context.Context, db *sql.DB) (int, error) {
+	// One statement, one snapshot: a process making the schema meanwhile
+	// commits its tables and its version at once.
+	rows, err := db.QueryContext(ctx, `SELECT v.user_version, s.name FROM pragma_user_version AS v
+LEFT JOIN sqlite_schema AS s ON s.type = 'table' AND s.name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY s.name`)
+	if err != nil {
+		return 0, err
+	}
+	var version int
+	var tables []string
+	for rows.Next() {
+		var name sql.NullString
+		if err := rows.Scan(&version, &name); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		if name.Valid {
+			tables = append(tables, name.String)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	ours := slices.Contains(tables, "sessions") && slices.Contains(tables, "copies")
+	switch {
+	case version == 0 && len(tables) > 0, version > 0 && !ours:
+		if len(tables) > 5 {
+			tables = append(tables[:5], "...")
+		}
+		return 0, fmt.Errorf("%w: it holds another program's tables (%s)", errForeign, strings.Join(tables, ", "))
+	case version > len(migrations):
+		return 0, fmt.Errorf("%w: schema version %d, this program knows up to %d", ErrNewerSchema, version, len(migrations))
+	}
+	return version, nil
 }
 
 // incrementalVacuum turns on incremental auto-vacuum, which lets

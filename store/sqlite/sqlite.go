@@ -341,6 +341,11 @@ func (d *DB) init(busyTimeout time.Duration) error {
 		if d.readOnly {
 			return checkSchema(ctx, d.db)
 		}
+		// Before anything is written: a database this program cannot use
+		// is left as it was.
+		if _, err := schemaVersion(ctx, d.db); err != nil {
+			return err
+		}
 		if err := incrementalVacuum(ctx, d.db); err != nil {
 			return err
 		}
