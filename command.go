@@ -134,7 +134,7 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 	if err != nil && res.Duration == 0 {
 		// Not started: a bad working directory or environment, or the
 		// caller went away first.
-		if p, _ := sp.end(); p != nil {
+		if p, _, _ := sp.end(); p != nil {
 			p.Abort(context.WithoutCancel(ctx))
 		}
 		var rerr *runner.Error
@@ -144,7 +144,7 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 		return RunCommandResult{}, &Error{Op: op, Err: err, Msg: err.Error()}
 	}
 	got := cp.Result()
-	pending, spilled := sp.end()
+	pending, spilled, spillErr := sp.end()
 	out := RunCommandResult{
 		ExitCode:    res.ExitCode,
 		Signal:      res.Signal,
@@ -173,6 +173,7 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 		stderr:   failedStderr(res, got.StderrTail),
 		pending:  pending,
 		spilled:  spilled,
+		spillErr: spillErr,
 	})
 	out.ShownText, out.ShownCopy = shown.ShownText, shown.ShownCopy
 	if err != nil {
@@ -372,6 +373,8 @@ type retainRequest struct {
 	// saving finishes it, and a result that fits aborts it.
 	pending store.PendingCopy
 	spilled int
+	// spillErr is why spilling failed, when it did: nothing is pending.
+	spillErr error
 }
 
 func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
@@ -451,14 +454,22 @@ func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
 
 // save stores r.data as a retained copy: by finishing the pending copy
 // that already holds its head, when there is one, else (or should that
-// fail) in one SaveCopy.
+// fail) in one SaveCopy. A save that found the database locked past its
+// busy timeout is not tried again: the result would wait as long again
+// (and again for each try) before saying the same.
 func (s *Session) save(ctx context.Context, r retainRequest, meta store.CopyMeta) (store.CopyInfo, error) {
+	if errors.Is(r.spillErr, store.ErrBusy) {
+		return store.CopyInfo{}, r.spillErr
+	}
 	if r.pending != nil {
 		info, err := r.pending.Finish(ctx, meta, bytes.NewReader(r.data[r.spilled:]))
 		if err == nil {
 			return info, nil
 		}
-		r.pending.Abort(ctx)
+		abort(ctx, r.pending, err)
+		if errors.Is(err, store.ErrBusy) {
+			return store.CopyInfo{}, err
+		}
 	}
 	return s.saveCopy(ctx, meta, r.data)
 }

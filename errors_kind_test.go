@@ -42,7 +42,7 @@ func TestSentinelsAcrossPackages(t *testing.T) {
 		{store.ErrEvicted, scrollback.ErrEvicted, scrollback.KindEvicted},
 		{store.ErrFull, scrollback.ErrUnavailable, scrollback.KindUnavailable},
 		{store.ErrNewerSchema, scrollback.ErrUnavailable, scrollback.KindUnavailable},
-		{sqlite.ErrBusy, nil, scrollback.KindArgument}, // bare: only an *sqlite.Error is a failure of the store
+		{sqlite.ErrBusy, scrollback.ErrUnavailable, scrollback.KindUnavailable},
 		{scrollback.ErrNoOutput, scrollback.ErrNotFound, scrollback.KindNotFound},
 		{scrollback.ErrNoSession, scrollback.ErrNotFound, scrollback.KindNotFound},
 		{scrollback.ErrLimit, scrollback.ErrArgument, scrollback.KindArgument},

@@ -2,6 +2,7 @@ package scrollback
 
 import (
 	"context"
+	"errors"
 
 	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/store"
@@ -81,18 +82,31 @@ func (sp *spill) step() {
 
 // end stops spilling and returns the pending copy and how many leading
 // bytes of the copy it holds: nil, 0 when nothing was spilled, or when
-// spilling failed (what it stored is then deleted).
-func (sp *spill) end() (store.PendingCopy, int) {
+// spilling failed (what it stored is then deleted, and err says why).
+func (sp *spill) end() (_ store.PendingCopy, written int, err error) {
 	if sp == nil {
-		return nil, 0
+		return nil, 0, nil
 	}
 	close(sp.stop)
 	<-sp.done
 	if sp.err != nil {
 		if sp.pending != nil {
-			sp.pending.Abort(sp.ctx)
+			abort(sp.ctx, sp.pending, sp.err)
 		}
-		return nil, 0
+		return nil, 0, sp.err
 	}
-	return sp.pending, sp.written
+	return sp.pending, sp.written, nil
+}
+
+// abort deletes a pending copy whose save failed with err. When err says
+// the database is locked, deleting it would wait for the lock as long
+// again while the caller waits for its result: it is deleted in the
+// background instead (or, should the process end first, by a later
+// process, as a killed process's pending copy is).
+func abort(ctx context.Context, p store.PendingCopy, err error) {
+	if errors.Is(err, store.ErrBusy) {
+		go p.Abort(ctx)
+		return
+	}
+	p.Abort(ctx)
 }

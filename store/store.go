@@ -61,6 +61,12 @@ var (
 	// out. Matches ErrUnavailable too.
 	ErrFull = errkind.New("store: database or disk is full", errkind.Unavailable)
 
+	// ErrBusy: another connection or process held the database's write
+	// lock past the backend's busy timeout. Matches ErrUnavailable too. A
+	// caller gains nothing by retrying at once: it would wait as long
+	// again.
+	ErrBusy = errkind.New("store: database is locked", errkind.Unavailable)
+
 	// ErrNewerSchema: the database was written by a newer scrollback.
 	// Matches ErrUnavailable too.
 	ErrNewerSchema = errkind.New("store: database schema is newer than this program", errkind.Unavailable)

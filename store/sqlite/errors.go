@@ -22,8 +22,8 @@ var (
 	ErrFull = store.ErrFull
 
 	// ErrBusy: another connection or process held the database lock for
-	// longer than the busy timeout.
-	ErrBusy = errors.New("sqlite: database is locked")
+	// longer than the busy timeout; the same value as store.ErrBusy.
+	ErrBusy = store.ErrBusy
 
 	// ErrNewerSchema: the database was written by a newer scrollback; the
 	// same value as store.ErrNewerSchema.

@@ -9,3 +9,10 @@ func SetReadFlushEvery(d time.Duration) (restore func()) {
 	readFlushEvery = d
 	return func() { readFlushEvery = old }
 }
+
+// OnWrite calls f with the op of each write transaction begun, until the
+// returned restore is called.
+func OnWrite(f func(op string)) (restore func()) {
+	testHookWrite.Store(&f)
+	return func() { testHookWrite.Store(nil) }
+}

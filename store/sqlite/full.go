@@ -18,6 +18,7 @@ type failures struct {
 	mu      sync.Mutex
 	last    *store.SaveFailure
 	written bool // last is in the save_failures table
+	busy    bool // last failed for the write lock, which may still be held
 }
 
 // saveFailed is what a save (SaveCopy, or a pending copy's BeginCopy,
@@ -45,10 +46,16 @@ func (d *DB) saveFailed(ctx context.Context, session string, pk int64, err error
 	ctx = context.WithoutCancel(ctx)
 	f := &store.SaveFailure{At: time.Now().UTC(), Session: session, Error: err.Error(), Full: errors.Is(err, ErrFull)}
 	d.fails.mu.Lock()
-	d.fails.last, d.fails.written = f, false
+	d.fails.last, d.fails.written, d.fails.busy = f, false, errors.Is(err, ErrBusy)
 	d.fails.mu.Unlock()
 	if f.Full {
 		gone = d.giveBack(ctx, pk, f) && pk != 0
+	}
+	if errors.Is(err, ErrBusy) {
+		// Another process holds the write lock: writing the failure down
+		// would wait for it another busy timeout, and fail the same way,
+		// while the caller waits for its result. Close tries, briefly.
+		return gone
 	}
 	d.writeFailure(ctx)
 	return gone

@@ -29,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -397,8 +398,16 @@ func (d *DB) Close() error {
 		cancel()
 	}
 	// A failed save that could not be written down when it failed: one
-	// more try, so that the stats of later processes know of it.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// more try, so that the stats of later processes know of it; a short
+	// one when it failed for a lock that may still be held, so that
+	// `scrollback run` does not wait for it long after its result.
+	wait := 5 * time.Second
+	d.fails.mu.Lock()
+	if d.fails.busy {
+		wait = time.Second
+	}
+	d.fails.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	d.writeFailure(ctx)
 	cancel()
 	d.readers.close()
@@ -438,9 +447,16 @@ func (d *DB) boundLog() {
 	d.checkpoint(ctx, conn) // best effort: a later one does it otherwise
 }
 
+// testHookWrite, when set (by tests), is called with the op of each write
+// transaction before it starts.
+var testHookWrite atomic.Pointer[func(op string)]
+
 // write runs fn in a BEGIN IMMEDIATE transaction and commits it. Errors from
 // fn are returned as they are; database errors are wrapped for op.
 func (d *DB) write(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	if hook := testHookWrite.Load(); hook != nil {
+		(*hook)(op)
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("sqlite: %s: %w", op, err)
 	}
