@@ -62,12 +62,7 @@ func TestSaveWhileLockedNotRetried(t *testing.T) {
 	for _, finishOnly := range []bool{false, true} {
 		t.Run(fmt.Sprintf("finishOnly=%v", finishOnly), func(t *testing.T) {
 			ctx := context.Background()
-			st, err := sqlite.Open(filepath.Join(t.TempDir(), "scrollback.db"), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			l := &lockedStore{DB: st, finishOnly: finishOnly}
+			l := &lockedStore{DB: openSQLite(t, filepath.Join(t.TempDir(), "scrollback.db")), finishOnly: finishOnly}
 			sess, err := scrollback.New(l, scrollback.Options{}).NewSession(ctx, "me")
 			if err != nil {
 				t.Fatal(err)

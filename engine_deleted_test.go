@@ -13,6 +13,17 @@ import (
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
+// openSQLite opens the database at path, closed when the test ends.
+func openSQLite(t testing.TB, path string) *sqlite.DB {
+	t.Helper()
+	st, err := sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 // TestSessionDeletedUnderHandle: a session deleted while a handle still
 // uses it (`scrollback session rm` or retention in another process) is
 // never revived, and the handle's next save moves it to a fresh session
@@ -21,19 +32,9 @@ import (
 func TestSessionDeletedUnderHandle(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "scrollback.db")
-	st, err := sqlite.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	eng := scrollback.New(st, scrollback.Options{})
+	eng := scrollback.New(openSQLite(t, path), scrollback.Options{})
 	// Another process, on the same file, deletes the session.
-	other, err := sqlite.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	otherEng := scrollback.New(other, scrollback.Options{})
+	otherEng := scrollback.New(openSQLite(t, path), scrollback.Options{})
 
 	a, err := eng.NewSession(ctx, "alice")
 	if err != nil {
@@ -106,11 +107,7 @@ func TestSessionDeletedUnderHandle(t *testing.T) {
 // process then finds.
 func TestDefaultSessionDeletedUnderHandle(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "scrollback.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openSQLite(t, filepath.Join(t.TempDir(), "scrollback.db"))
 	eng := scrollback.New(st, scrollback.Options{})
 	d, err := eng.DefaultSession(ctx, scrollback.LocalOwner)
 	if err != nil {
@@ -145,11 +142,7 @@ func (noNewSessions) CreateSession(context.Context, string) (store.Session, erro
 // stays where it was (the next save tries again).
 func TestSessionDeletedNoFresh(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "scrollback.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openSQLite(t, filepath.Join(t.TempDir(), "scrollback.db"))
 	made, err := st.CreateSession(ctx, "alice")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,32 @@ import (
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
+// holdWriteLock takes the write lock of the database at path, as another
+// process would, until the returned release is called (more than once is
+// fine).
+func holdWriteLock(t *testing.T, path string) (release func()) {
+	t.Helper()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := raw.Conn(t.Context())
+	if err != nil {
+		raw.Close()
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		conn.Close()
+		raw.Close()
+		t.Fatal(err)
+	}
+	return sync.OnceFunc(func() {
+		conn.ExecContext(context.Background(), "ROLLBACK")
+		conn.Close()
+		raw.Close()
+	})
+}
+
 // TestSaveWhileLocked: a save that finds another process holding the write
 // lock past the busy timeout fails with ErrBusy (store.ErrBusy, so the
 // engine knows not to retry) after one wait. It used to then try to write
@@ -28,19 +54,8 @@ func TestSaveWhileLocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	conn, err := raw.Conn(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	release := holdWriteLock(t, path)
+	defer release()
 	var mu sync.Mutex
 	var ops []string
 	defer sqlite.OnWrite(func(op string) {
@@ -62,9 +77,7 @@ func TestSaveWhileLocked(t *testing.T) {
 	if err != nil || st.LastSaveFailure == nil || !strings.Contains(st.LastSaveFailure.Error, "database is locked") {
 		t.Errorf("Stats after the failed save: %+v, %v; want the failure", st.LastSaveFailure, err)
 	}
-	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	db.Close()
 	db = open(t, path, nil)
 	if st, err := db.Stats(t.Context(), ""); err != nil || st.LastSaveFailure == nil {

@@ -924,20 +924,7 @@ func TestOpenWhileLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	conn, err := raw.Conn(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
-	defer conn.ExecContext(context.Background(), "ROLLBACK")
+	defer holdWriteLock(t, path)()
 	db, err = sqlite.Open(path, &sqlite.Options{BusyTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("Open while another connection holds the write lock: %v", err)
