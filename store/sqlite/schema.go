@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // migrations is the ordered schema history. migrations[i] takes the schema
@@ -234,6 +236,15 @@ func incrementalVacuum(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	if _, err := conn.ExecContext(ctx, "VACUUM"); err != nil {
+		var se sqliteError
+		if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL {
+			// The VACUUM needs as much free space again as the database:
+			// without it the database still works, only deleted sessions'
+			// pages stay free in the file. A later open tries again; what
+			// the failed VACUUM wrote to the log is given back now.
+			conn.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+			return nil
+		}
 		return fmt.Errorf("vacuum to enable incremental auto-vacuum: %w", err)
 	}
 	return nil
