@@ -362,18 +362,7 @@ func TestReadOnlyFileSystem(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "--bind", src, dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot bind-mount (%v: %s)", err, bytes.TrimSpace(out))
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-	if out, err := exec.Command("mount", "-o", "remount,ro,bind", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot make the bind mount read-only (%v: %s)", err, bytes.TrimSpace(out))
-	}
+	dir := readOnlyMount(t, src)
 	for _, name := range []string{"ro.db", "new.db"} {
 		path := filepath.Join(dir, name)
 		db, err := sqlite.Open(path, nil)
@@ -428,18 +417,7 @@ func TestReadOnlyOpenOnReadOnlyFileSystem(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(src, "log.db-wal")); err != nil || fi.Size() == 0 {
 		t.Fatalf("log.db left no log to read (%v)", err)
 	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "--bind", src, dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot bind-mount (%v: %s)", err, bytes.TrimSpace(out))
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-	if out, err := exec.Command("mount", "-o", "remount,ro,bind", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot make the bind mount read-only (%v: %s)", err, bytes.TrimSpace(out))
-	}
+	dir := readOnlyMount(t, src)
 	for name, id := range saved {
 		path := filepath.Join(dir, name)
 		db, err := sqlite.Open(path, &sqlite.Options{ReadOnly: true})
@@ -994,4 +972,24 @@ func TestDiskFullLeftLog(t *testing.T) {
 			os.Remove(path)
 		})
 	}
+}
+
+// readOnlyMount mounts src read-only (a bind mount) at a new directory,
+// unmounted when the test ends, and returns that directory; the test is
+// skipped where it cannot mount.
+func readOnlyMount(t *testing.T, src string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "--bind", src, dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot bind-mount (%v: %s)", err, bytes.TrimSpace(out))
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	if out, err := exec.Command("mount", "-o", "remount,ro,bind", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot make the bind mount read-only (%v: %s)", err, bytes.TrimSpace(out))
+	}
+	return dir
 }
