@@ -88,9 +88,10 @@ type keptStore struct {
 
 	// What the last failed save left: the file that holds the output, or
 	// why none could be written.
-	path    string
-	size    int64
-	keepErr error
+	path     string
+	size     int64
+	complete bool // the file holds the whole output, not a head and tail past the copy cap
+	keepErr  error
 }
 
 // keepUnsaved wraps st, keeping what it implements of store.Streamer, the
@@ -170,6 +171,7 @@ func (k *keptStore) SaveCopy(ctx context.Context, session string, meta store.Cop
 		return info, err
 	}
 	k.path, k.size, k.keepErr = keepInFile(k.dir, rs)
+	k.complete = meta.Complete
 	return info, err
 }
 
@@ -196,8 +198,10 @@ func keepInFile(dir string, r io.Reader) (string, int64, error) {
 // failed.
 func (k *keptStore) note() string {
 	switch {
-	case k.path != "":
+	case k.path != "" && k.complete:
 		return fmt.Sprintf("the whole output (%d bytes) is kept in %s instead", k.size, k.path)
+	case k.path != "":
+		return fmt.Sprintf("the copy of the output (%d bytes: its head and tail around the gap the footer describes) is kept in %s instead", k.size, k.path)
 	case k.keepErr != nil:
 		return fmt.Sprintf("it could not be kept in a file either (%v): the bytes the preview does not show are lost; run the command again once the database can be written", k.keepErr)
 	}

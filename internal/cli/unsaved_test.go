@@ -138,3 +138,19 @@ func TestKeptStoreSaysItWaits(t *testing.T) {
 		t.Errorf("the output was not kept in a file (%v)", kept.keepErr)
 	}
 }
+
+// TestKeptStoreNoteSaysWhatItHolds: the kept file holds the whole output
+// only when the copy was complete; past the copy cap it is the head and
+// tail, and the note does not call it the whole output.
+func TestKeptStoreNoteSaysWhatItHolds(t *testing.T) {
+	for _, complete := range []bool{true, false} {
+		_, kept := keepUnsaved(unsavedStore{errLocked}, t.TempDir(), io.Discard)
+		if _, err := kept.SaveCopy(t.Context(), "s", store.CopyMeta{Complete: complete}, strings.NewReader("head\n[gap]\ntail\n")); err == nil {
+			t.Fatal("the save did not fail")
+		}
+		note := kept.note()
+		if whole := strings.Contains(note, "the whole output"); whole != complete || !strings.Contains(note, kept.path) || !strings.Contains(note, "(16 bytes") {
+			t.Errorf("complete=%v: note %q", complete, note)
+		}
+	}
+}
