@@ -376,30 +376,46 @@ func ageSessions(t *testing.T, path string, d time.Duration, ids ...string) {
 	}
 }
 
-// With a period shorter than two hours, the sessions clients hold are
-// marked used every half period (so that another instance's pass spares
-// them too), while retention itself still runs once an hour, each pass
-// after a mark; a pass whose mark failed is skipped, not run blind.
-func TestStartRetentionMarksLiveSessions(t *testing.T) {
+// warmEncoder saves one copy in a throwaway database, so that the
+// compressor's one-time set-up runs outside a synctest bubble.
+func warmEncoder(t *testing.T) {
+	t.Helper()
 	warm, err := sqlite.Open(filepath.Join(t.TempDir(), "warm.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ws, _ := warm.CreateSession(t.Context(), "me")
-	warm.SaveCopy(t.Context(), ws.ID, store.CopyMeta{}, strings.NewReader("hi\n")) // the encoder, outside the bubble
+	warm.SaveCopy(t.Context(), ws.ID, store.CopyMeta{}, strings.NewReader("hi\n"))
 	warm.Close()
+}
+
+// heldSessionStore opens a database (closed when the test ends) with one
+// session, the one a connected client holds, behind a countingStore whose
+// marks are not held back.
+func heldSessionStore(t *testing.T) (*sqlite.DB, *countingStore, store.Session) {
+	t.Helper()
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "r.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	held, err := db.CreateSession(t.Context(), "me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &countingStore{DB: db, hold: make(chan struct{})}
+	close(c.hold)
+	return db, c, held
+}
+
+// With a period shorter than two hours, the sessions clients hold are
+// marked used every half period (so that another instance's pass spares
+// them too), while retention itself still runs once an hour, each pass
+// after a mark; a pass whose mark failed is skipped, not run blind.
+func TestStartRetentionMarksLiveSessions(t *testing.T) {
+	warmEncoder(t)
 	synctest.Test(t, func(t *testing.T) {
-		db, err := sqlite.Open(filepath.Join(t.TempDir(), "r.db"), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		held, err := db.CreateSession(t.Context(), "me")
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := &countingStore{DB: db, hold: make(chan struct{})}
-		close(c.hold)
+		db, c, held := heldSessionStore(t)
 		var log syncBuffer
 		stop := startRetention(t.Context(), c, time.Hour, log.say, func() []string { return []string{held.ID} })
 		for _, step := range []struct {
@@ -519,25 +535,9 @@ func TestMCPHTTPRetentionKeepsHeldSession(t *testing.T) {
 // `scrollback gc` or another instance with a period of its own (of two
 // hours or more) spares a connected client however long it stays idle.
 func TestStartRetentionZeroMarksLiveSessions(t *testing.T) {
-	warm, err := sqlite.Open(filepath.Join(t.TempDir(), "warm.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, _ := warm.CreateSession(t.Context(), "me")
-	warm.SaveCopy(t.Context(), ws.ID, store.CopyMeta{}, strings.NewReader("hi\n")) // the encoder, outside the bubble
-	warm.Close()
+	warmEncoder(t)
 	synctest.Test(t, func(t *testing.T) {
-		db, err := sqlite.Open(filepath.Join(t.TempDir(), "r.db"), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		held, err := db.CreateSession(t.Context(), "me")
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := &countingStore{DB: db, hold: make(chan struct{})}
-		close(c.hold)
+		db, c, held := heldSessionStore(t)
 		var log syncBuffer
 		stop := startRetention(t.Context(), c, 0, log.say, func() []string { return []string{held.ID} })
 		for _, step := range []struct {
