@@ -98,21 +98,10 @@ func TestAbandonedPendingDeleted(t *testing.T) {
 	db := open(t, path, nil)
 	ctx := t.Context()
 	sess, _ := db.CreateSession(ctx, "me")
-	for range 2 {
-		p, err := db.BeginCopy(ctx, sess.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := p.Append(ctx, payload(1, store.ChunkSize)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	leavePending(t, db, sess.ID)
+	leavePending(t, db, sess.ID)
 	db.Close()
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
+	raw := rawDB(t, path)
 	if _, err := raw.Exec(`UPDATE copies SET last_read_at = ? WHERE pk = (SELECT min(pk) FROM copies)`,
 		time.Now().Add(-store.StalePending-time.Minute).UnixNano()); err != nil {
 		t.Fatal(err)
@@ -211,19 +200,9 @@ func TestClockSetBack(t *testing.T) {
 	if _, err := db.SaveCopy(ctx, sess.ID, store.CopyMeta{}, strings.NewReader("kept\n")); err != nil {
 		t.Fatal(err)
 	}
-	p, err := db.BeginCopy(ctx, sess.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Append(ctx, payload(1, store.ChunkSize)); err != nil {
-		t.Fatal(err)
-	}
+	leavePending(t, db, sess.ID)
 	db.Close()
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
+	raw := rawDB(t, path)
 	future := time.Now().AddDate(1, 0, 0).UnixNano()
 	if _, err := raw.Exec(`UPDATE copies SET last_read_at = ?`, future); err != nil {
 		t.Fatal(err)
@@ -244,5 +223,18 @@ func TestClockSetBack(t *testing.T) {
 	n, err := db.DeleteIdle(ctx, time.Now().Add(time.Hour))
 	if err != nil || n != 1 {
 		t.Errorf("DeleteIdle(an hour from now) of a session last used a year from now: %d, %v; want it deleted (1)", n, err)
+	}
+}
+
+// leavePending begins a copy in session and appends one chunk to it,
+// leaving it pending, as a process killed mid-save does.
+func leavePending(t *testing.T, db *sqlite.DB, session string) {
+	t.Helper()
+	p, err := db.BeginCopy(t.Context(), session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Append(t.Context(), payload(1, store.ChunkSize)); err != nil {
+		t.Fatal(err)
 	}
 }

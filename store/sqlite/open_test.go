@@ -15,14 +15,23 @@ import (
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
-// rawPragma returns an integer pragma of the file at path, read without
-// this package.
-func rawPragma(t *testing.T, path, pragma string) int {
+// rawDB opens the file at path with the SQLite driver alone, not this
+// package, closed when the test ends.
+func rawDB(t *testing.T, path string) *sql.DB {
 	t.Helper()
 	raw, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { raw.Close() })
+	return raw
+}
+
+// rawPragma returns an integer pragma of the file at path, read without
+// this package.
+func rawPragma(t *testing.T, path, pragma string) int {
+	t.Helper()
+	raw := rawDB(t, path)
 	defer raw.Close()
 	var v int
 	if err := raw.QueryRow("PRAGMA " + pragma).Scan(&v); err != nil {
@@ -34,10 +43,7 @@ func rawPragma(t *testing.T, path, pragma string) int {
 // rawExec runs statements on the file at path without this package.
 func rawExec(t *testing.T, path string, stmts ...string) {
 	t.Helper()
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := rawDB(t, path)
 	defer raw.Close()
 	for _, s := range stmts {
 		if _, err := raw.Exec(s); err != nil {
@@ -79,11 +85,7 @@ func TestForeignDatabaseRefused(t *testing.T) {
 	if got := rawPragma(t, path, "auto_vacuum"); got != 0 {
 		t.Errorf("Open of another program's database changed its auto_vacuum to %d", got)
 	}
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
+	raw := rawDB(t, path)
 	var n int
 	if err := raw.QueryRow("SELECT count(*) FROM sqlite_schema WHERE name != 'notes'").Scan(&n); err != nil || n != 0 {
 		t.Errorf("Open added %d objects to another program's database (%v)", n, err)
