@@ -18,8 +18,9 @@ import (
 	"github.com/scrollback-dev/scrollback/filepager"
 )
 
-// connectAt connects a client to srv that asks for protocol version.
-func connectAt(t *testing.T, srv *mcp.Server, version string) *mcp.ClientSession {
+// connectAt connects a client to srv that asks for protocol version (""
+// for the SDK's latest).
+func connectAt(t testing.TB, srv *mcp.Server, version string) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()

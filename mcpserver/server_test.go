@@ -40,19 +40,7 @@ func newEngine(t testing.TB, fo filepager.Options) (*scrollback.Engine, string) 
 // client session.
 func connect(t testing.TB, srv *mcp.Server) *mcp.ClientSession {
 	t.Helper()
-	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return connectAt(t, srv, "")
 }
 
 // newClient is a server over a new session of a fresh engine, and a client
