@@ -84,8 +84,8 @@ func TestResourceLinkByVersion(t *testing.T) {
 // session's; the server does not claim list-changed notifications it
 // never sends.
 func TestListOutputResources(t *testing.T) {
-	defer func(n int) { listPageSize = n }(listPageSize)
-	listPageSize = 2
+	defer func(n int) { CopiesPageSize = n }(CopiesPageSize)
+	CopiesPageSize = 2
 	ctx := context.Background()
 	cs, _, _ := newClient(t)
 	if caps := cs.InitializeResult().Capabilities.Resources; caps == nil || caps.ListChanged {

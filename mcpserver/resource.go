@@ -145,11 +145,8 @@ func AddOutputResources(srv *mcp.Server, b *Binding) {
 	})
 }
 
-// listPageSize bounds the resources of one resources/list page.
-var listPageSize = 200
-
 // listOutputResources returns the middleware that answers resources/list
-// with the retained copies of b's session, oldest first, listPageSize to a
+// with the retained copies of b's session, oldest first, CopiesPageSize to a
 // page: a client that attaches resources (rather than expanding
 // templates) finds every copy there, one whose call was cancelled before
 // its result arrived included. A binding that has made no session yet
@@ -175,9 +172,12 @@ func listOutputResources(b *Binding) mcp.Middleware {
 			}
 			from := 0
 			if lr.Params != nil && lr.Params.Cursor != "" {
-				n, err := strconv.Atoi(strings.TrimPrefix(lr.Params.Cursor, listCursor))
-				if err != nil || n < 0 || !strings.HasPrefix(lr.Params.Cursor, listCursor) {
-					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("resources/list: invalid cursor %s; pass the nextCursor of the previous page, or none for the first", quote(lr.Params.Cursor))}
+				n, ok, err := ParseCopiesCursor(lr.Params.Cursor)
+				if !ok && err == nil {
+					err = invalidCursor(lr.Params.Cursor) // no other cursor is ours
+				}
+				if err != nil {
+					return nil, err
 				}
 				from = n
 			}
@@ -206,25 +206,56 @@ func listOutputResources(b *Binding) mcp.Middleware {
 			if err != nil {
 				return nil, resourceError("", err)
 			}
-			if from > len(copies) {
-				from = len(copies)
-			}
-			copies = copies[from:]
-			if len(copies) > listPageSize {
-				copies = copies[:listPageSize]
-				out.NextCursor = listCursor + strconv.Itoa(from+listPageSize)
-			}
-			for _, c := range copies {
-				out.Resources = append(out.Resources, outputResource(c))
-			}
+			page, next := CopiesPage(copies, from)
+			out.Resources, out.NextCursor = append(out.Resources, page...), next
 			return out, nil
 		}
 	}
 }
 
-// listCursor starts every resources/list cursor: the index of the copy
-// the page starts at follows.
-const listCursor = "copies:"
+// copiesCursor starts the cursor of every resources/list page of retained
+// copies: the index of the copy the page starts at follows. The SDK's own
+// cursors (base64) never hold a colon.
+const copiesCursor = "copies:"
+
+// CopiesPageSize is the most retained copies one resources/list page
+// lists.
+var CopiesPageSize = 200
+
+// ParseCopiesCursor reads a resources/list cursor as one CopiesPage gave:
+// the index of the copy its page starts at. ok is false for a cursor that
+// is not one ("", or another list's); one that starts as one but holds no
+// index is the invalid-params error that says what to pass.
+func ParseCopiesCursor(cursor string) (from int, ok bool, err error) {
+	rest, ok := strings.CutPrefix(cursor, copiesCursor)
+	if !ok {
+		return 0, false, nil
+	}
+	n, aerr := strconv.Atoi(rest)
+	if aerr != nil || n < 0 {
+		return 0, true, invalidCursor(cursor)
+	}
+	return n, true, nil
+}
+
+func invalidCursor(cursor string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("resources/list: invalid cursor %s; pass the nextCursor of the previous page, or none for the first", quote(cursor))}
+}
+
+// CopiesPage returns the resources/list entries of copies from index from
+// on, at most CopiesPageSize of them, and the cursor of the page after
+// them ("" when none follows).
+func CopiesPage(copies []store.CopyInfo, from int) (page []*mcp.Resource, next string) {
+	copies = copies[min(from, len(copies)):]
+	if len(copies) > CopiesPageSize {
+		copies = copies[:CopiesPageSize]
+		next = copiesCursor + strconv.Itoa(from+CopiesPageSize)
+	}
+	for _, c := range copies {
+		page = append(page, outputResource(c))
+	}
+	return page, next
+}
 
 // outputResource is the resources/list entry of copy c: its URI and id
 // (the resource_link's), what made it, and its size.
@@ -288,7 +319,3 @@ func resourceError(uri string, err error) error {
 	data, _ := json.Marshal(map[string]string{"uri": uri, MetaErrorKind: kind})
 	return &jsonrpc.Error{Code: code, Message: err.Error(), Data: data}
 }
-
-// OutputResource is the resources/list entry of copy c, as this package's
-// servers list it (the proxy lists its copies so too).
-func OutputResource(c store.CopyInfo) *mcp.Resource { return outputResource(c) }

@@ -2,9 +2,6 @@ package proxy
 
 import (
 	"context"
-	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -12,29 +9,21 @@ import (
 	"github.com/scrollback-dev/scrollback/mcpserver"
 )
 
-// copiesPageSize bounds the retained copies of one resources/list page.
-var copiesPageSize = 200
-
-// copiesCursor starts the cursor of a resources/list page of retained
-// copies: the index of the copy the page starts at follows. The SDK's own
-// cursors (base64) never hold a colon.
-const copiesCursor = "copies:"
-
 // listResources answers resources/list as scrollback mcp does, with the
 // upstream's resources first: the SDK's pages of them (every page of the
 // upstream's list, in its order), then the session's retained copies,
-// oldest first, copiesPageSize to a page, the first of them on the
+// oldest first, mcpserver.CopiesPageSize to a page, the first of them on the
 // upstream's last page. A client that attaches resources rather than
 // expanding templates so finds every copy. The list names the principal's
 // copies: cacheScope private.
 func (s *server) listResources(ctx context.Context, next mcp.MethodHandler, lr *mcp.ListResourcesRequest) (mcp.Result, error) {
 	from, copiesOnly := 0, false
 	if lr.Params != nil {
-		if rest, ok := strings.CutPrefix(lr.Params.Cursor, copiesCursor); ok {
-			n, err := strconv.Atoi(rest)
-			if err != nil || n < 0 {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("resources/list: invalid cursor %s; pass the nextCursor of the previous page, or none for the first", strconv.Quote(cutString(lr.Params.Cursor, 120)))}
-			}
+		n, ok, err := mcpserver.ParseCopiesCursor(lr.Params.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			// The SDK's first page gives the result its shape (what the
 			// client's protocol version expects); its resources go.
 			first := *lr
@@ -71,13 +60,7 @@ func (s *server) listResources(ctx context.Context, next mcp.MethodHandler, lr *
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "resources/list: " + err.Error()}
 	}
-	copies = copies[min(from, len(copies)):]
-	if len(copies) > copiesPageSize {
-		copies = copies[:copiesPageSize]
-		out.NextCursor = copiesCursor + strconv.Itoa(from+copiesPageSize)
-	}
-	for _, c := range copies {
-		out.Resources = append(out.Resources, mcpserver.OutputResource(c))
-	}
+	page, cursor := mcpserver.CopiesPage(copies, from)
+	out.Resources, out.NextCursor = append(out.Resources, page...), cursor
 	return out, nil
 }

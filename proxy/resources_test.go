@@ -35,8 +35,8 @@ func pagedUpstream(n int) *mcp.Server {
 // them, paged with a cursor of their own; the list and the copies' text
 // are cacheScope private, since the copies are the principal's.
 func TestResourcesListHoldsCopies(t *testing.T) {
-	defer func(n int) { copiesPageSize = n }(copiesPageSize)
-	copiesPageSize = 2
+	defer func(n int) { mcpserver.CopiesPageSize = n }(mcpserver.CopiesPageSize)
+	mcpserver.CopiesPageSize = 2
 	_, _, cs := start(t, Upstream{Dial: dialServer(pagedUpstream(5))}, Options{Budget: 1000}, nil)
 	ctx := context.Background()
 
