@@ -426,7 +426,8 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, method := messageHead(body)
-	if v := metaVersion(body); v >= StatelessVersion && r.Header.Get("Mcp-Protocol-Version") == "" {
+	version := metaVersion(body) // "" when _meta names none
+	if v := version; v >= StatelessVersion && r.Header.Get("Mcp-Protocol-Version") == "" {
 		// The SDK would take it for protocol 2025-03-26 and refuse that
 		// version, though it supports it, naming neither the version sent
 		// nor the header missing.
@@ -453,7 +454,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.stateless.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), httpSessionKey{}, hs)))
 		return
 	}
-	if len(id) > 0 && string(id) != "null" && !sessionless(method) && metaVersion(body) == "" {
+	if len(id) > 0 && string(id) != "null" && !sessionless(method) && version == "" {
 		// The SDK would answer in a session made for this one request,
 		// never initialized: 200 with an error of code 0, "invalid during
 		// session initialization". The specification asks for 400.
