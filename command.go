@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"al.essio.dev/pkg/shellescape"
@@ -50,6 +52,15 @@ type RunCommandInput struct {
 	// `scrollback run` passes its own stdin on this way when it is a pipe
 	// or a file. run_command over MCP takes only Stdin.
 	StdinFile *os.File `json:"-"`
+
+	// Output, for Go callers only, also receives the command's output
+	// as it comes, stdout and stderr each in order (their writes
+	// interleaved as they arrive, one at a time), whatever the caps
+	// retain: to show a command's progress while it runs, as
+	// `scrollback run` does on a terminal. A write to it holds up the
+	// command's output, so it should return quickly; its errors are
+	// ignored, and the capture goes on.
+	Output io.Writer `json:"-"`
 }
 
 // PreviewShape lets the caller choose what a preview that does not fit
@@ -120,6 +131,7 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 	}
 	cp := capture.New(s.e.opts.Capture)
 	sp := s.startSpill(ctx, cp)
+	var tapMu sync.Mutex
 	res, err := runner.Run(ctx, runner.Command{
 		Command:   in.Command,
 		Args:      in.Args,
@@ -128,8 +140,8 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 		Stdin:     in.Stdin,
 		StdinFile: in.StdinFile,
 		Timeout:   timeout,
-		Stdout:    cp.Stdout(),
-		Stderr:    cp.Stderr(),
+		Stdout:    tap(cp.Stdout(), in.Output, &tapMu),
+		Stderr:    tap(cp.Stderr(), in.Output, &tapMu),
 	})
 	if err != nil && res.Duration == 0 {
 		// Not started: a bad working directory or environment, or the
@@ -533,4 +545,27 @@ func gapLines(g *preview.Gap) int64 {
 		return 0
 	}
 	return g.Lines
+}
+
+// tap returns w, writing each p to out as well when out is not nil. mu
+// serialises the writes to out of stdout's tap and stderr's. out's errors
+// are ignored: a progress display that fails must not cost the capture.
+func tap(w, out io.Writer, mu *sync.Mutex) io.Writer {
+	if out == nil {
+		return w
+	}
+	return tapWriter{w, out, mu}
+}
+
+type tapWriter struct {
+	w, out io.Writer
+	mu     *sync.Mutex
+}
+
+func (t tapWriter) Write(p []byte) (int, error) {
+	n, err := t.w.Write(p)
+	t.mu.Lock()
+	t.out.Write(p[:n])
+	t.mu.Unlock()
+	return n, err
 }

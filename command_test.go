@@ -687,3 +687,44 @@ func TestTimeoutTooLarge(t *testing.T) {
 		t.Errorf("the largest timeout: %v", err)
 	}
 }
+
+// TestRunCommandOutput: Input.Output receives the command's whole output
+// as it comes, past the copy cap too, each stream in its order, while the
+// result and the retained copy are what they would be without it.
+func TestRunCommandOutput(t *testing.T) {
+	sess := newSession(t, scrollback.Options{})
+	var out bytes.Buffer
+	res, err := sess.RunCommand(context.Background(), scrollback.RunCommandInput{
+		Command: "seq 1 2000000; echo ERR-LINE >&2",
+		Output:  &out,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := seqText(1, 2000000)
+	if res.StdoutBytes != int64(len(want)) || res.StderrBytes != int64(len("ERR-LINE\n")) {
+		t.Fatalf("stdout %d stderr %d bytes", res.StdoutBytes, res.StderrBytes)
+	}
+	got := out.Bytes()
+	if int64(len(got)) != res.StdoutBytes+res.StderrBytes {
+		t.Fatalf("Output got %d bytes, the command wrote %d", len(got), res.StdoutBytes+res.StderrBytes)
+	}
+	if i := bytes.Index(got, []byte("ERR-LINE\n")); i < 0 {
+		t.Fatal("Output lost stderr")
+	} else if stdout := append(got[:i:i], got[i+len("ERR-LINE\n"):]...); string(stdout) != want {
+		t.Fatal("Output's stdout is not the command's, in order")
+	}
+	if res.Complete || res.OutputID == "" || res.TotalBytes > scrollback.CopyCap {
+		t.Errorf("the copy: complete %v id %q %d bytes", res.Complete, res.OutputID, res.TotalBytes)
+	}
+}
+
+// seqText is what seq from to prints.
+func seqText(from, to int) string {
+	var b strings.Builder
+	for i := from; i <= to; i++ {
+		b.WriteString(strconv.Itoa(i))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
