@@ -20,7 +20,7 @@ import (
 
 func init() {
 	register(commandInfo{name: "run", order: 10,
-		usage:   "run [--session ID] [--timeout DUR] [--cwd DIR] [--env K=V] [--stdin FILE] [--head-bytes N] [--tail-bytes N] [--shell] [--json] -- PROGRAM ARG... | -- 'COMMAND LINE'",
+		usage:   "run [--session ID] [--timeout DUR] [--cwd DIR] [--env K=V] [--stdin FILE] [--head-bytes N] [--tail-bytes N] [--shell] [--no-progress] [--json] -- PROGRAM ARG... | -- 'COMMAND LINE'",
 		summary: "run a command; print its preview and exit with its exit code",
 		about: `Two or more arguments after -- run as they are, as exec would: the first
 names the program (found on PATH), and every argument reaches it whole,
@@ -30,6 +30,11 @@ command line, run by /bin/sh -c, so pipelines, redirections, globs and
 variables work: quote it whole. --shell runs several arguments through
 /bin/sh -c too, each quoted so that the shell sees the same words (for a
 builtin such as exit or cd).
+
+While the command runs, its output is captured, not shown: when stderr is
+a terminal, one status line there says how long it has run, how much it has
+written and its latest line (after a second; erased before the preview is
+printed; --no-progress turns it off).
 
 The command's standard input is scrollback's when that is a pipe or a file
 (echo x | scrollback run -- cat prints x), else empty: a terminal is not
@@ -79,6 +84,8 @@ type runCmd struct {
 	stdin   string
 	env     envFlag
 	shell   bool
+	// noProgress turns off the status line a terminal gets (progress).
+	noProgress bool
 	// unsavedDir is where an output the database did not take is kept
 	// ("": the temporary directory; see keptStore).
 	unsavedDir string
@@ -112,6 +119,7 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	// gets its room first, head and tail share the rest 3:2.
 	head := fs.Int("head-bytes", -1, fmt.Sprintf("when the output does not fit, show `N` bytes of its start, 0 for none (default %d beside a short footer: 3/5 of what the footer leaves of %d bytes; with --tail-bytes, what that leaves of their share)", preview.ShownHead, scrollback.ShownBudget))
 	tail := fs.Int("tail-bytes", -1, fmt.Sprintf("when the output does not fit, show `N` bytes of its end, 0 for none (default %d beside a short footer: 2/5 of what the footer leaves of %d bytes; with --head-bytes, what that leaves of their share)", preview.ShownTail, scrollback.ShownBudget))
+	fs.BoolVar(&c.noProgress, "no-progress", false, "do not show the status line (time, bytes, lines, the latest line) that a terminal's stderr gets while the command runs (default: shown when stderr is a terminal)")
 	fs.BoolVar(&c.shell, "shell", false, "run two or more arguments as one /bin/sh -c command line, each quoted for the shell (default: run them as they are, without a shell; one argument is always a shell command line)")
 	pos, err := c.parse(args)
 	if err != nil {
@@ -185,7 +193,12 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 		st = unsavedStore{err}
 	}
 	defer st.Close()
-	st, kept := keepUnsaved(st, c.unsavedDir, c.io.Stderr)
+	var prog *progress
+	if !c.noProgress {
+		prog = newProgress(c.io.Stderr, c.io.Getenv)
+	}
+	defer prog.stop()
+	st, kept := keepUnsaved(st, c.unsavedDir, prog.before(c.io.Stderr))
 	// The process ends with the command: its capture buffer may take
 	// huge pages (capture.Limits.HugePages).
 	opts := c.engineOptions()
@@ -195,7 +208,12 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return notStarted(err)
 	}
+	if prog != nil {
+		in.Output = prog
+		prog.run()
+	}
 	res, err := sess.RunCommand(ctx, in)
+	prog.stop()
 	if err != nil && res.Recovery == "" {
 		if sig, ok := interruptedBy(ctx); ok && osSignalNumber(sig) != 0 {
 			// Interrupted before the command started: nothing ran.
