@@ -29,6 +29,10 @@ var (
 	// ErrFull: the disk, a quota or the server's resources ran out; the
 	// same value as store.ErrFull, which every backend shares.
 	ErrFull = store.ErrFull
+
+	// ErrBusy: a statement waited for a lock past lock_timeout; the same
+	// value as store.ErrBusy.
+	ErrBusy = store.ErrBusy
 )
 
 // Error is a failure of the database itself (not of a lookup: those are the
@@ -38,7 +42,7 @@ var (
 type Error struct {
 	Op     string // what was being done: "open", "save copy", ...
 	Server string // host:port/database
-	Err    error  // the cause; errors.Is matches ErrUnavailable, ErrNewerSchema, ErrFull
+	Err    error  // the cause; errors.Is matches ErrUnavailable, ErrNewerSchema, ErrFull, ErrBusy
 	Hint   string // what the user can do about it, or ""
 }
 
@@ -90,6 +94,9 @@ func classify(op, server string, err error) *Error {
 			out.Hint = "the server refused the user or password: check them in the URL (or ~/.pgpass) and the server's pg_hba.conf"
 		case pe.Code == "42501": // insufficient_privilege
 			out.Hint = "the user may not create or change tables here: grant it CREATE on the database's schema, or use another user"
+		case pe.Code == "55P03": // lock_not_available: waited past lock_timeout
+			out.Err = &classified{Kind: store.ErrBusy, Cause: err}
+			out.Hint = "another connection held a lock past lock_timeout (10 s unless the URL sets it): an instance may be stuck in a save, or a long transaction running; it fails the same way until that ends"
 		case pe.Code == "53300": // too_many_connections
 			out.Err = &classified{Kind: ErrUnavailable, Cause: err}
 			out.Hint = "the server has no free connections: lower pool_max_conns in the URL or raise the server's max_connections"

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/scrollback-dev/scrollback/store"
 )
 
@@ -422,4 +423,51 @@ func (l *latencies) report(b *testing.B) {
 	b.ReportMetric(q(0.5), "p50-µs")
 	b.ReportMetric(q(0.9), "p90-µs")
 	b.ReportMetric(q(0.99), "p99-µs")
+}
+
+// TestLockHeldElsewhere: a save that waits for a lock another connection
+// holds (here the session's eviction lock, as a save stuck on a lost
+// network would hold it) fails after lock_timeout with ErrBusy, a hint and
+// nothing saved, instead of waiting for as long as the lock is held; it
+// succeeds once the lock is let go. Without lock_timeout in the URL, the
+// pool's connections wait 10 s.
+func TestLockHeldElsewhere(t *testing.T) {
+	ctx := t.Context()
+	u := newDatabase(t, "lock_timeout", "300ms")
+	db := openTest(t, u)
+	var got string
+	if err := db.pool.QueryRow(ctx, "SHOW lock_timeout").Scan(&got); err != nil || got != "300ms" {
+		t.Fatalf("lock_timeout from the URL: %q, %v", got, err)
+	}
+	s := mustSession(t, db, "alice")
+
+	holder, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(ctx)
+	if _, err := holder.Exec(ctx, "SELECT pg_advisory_lock($1::int, hashtext($2))", int32(sessionEvictLock), s.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.SaveCopy(ctx, s.ID, store.CopyMeta{Source: "blocked"}, strings.NewReader("some output"))
+	if !errors.Is(err, store.ErrBusy) || !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("save under a held lock: %v; want store.ErrBusy", err)
+	}
+	if !strings.Contains(err.Error(), "lock_timeout") {
+		t.Errorf("the error does not say what to look at: %v", err)
+	}
+	if list, err := db.ListCopies(ctx, s.ID); err != nil || len(list) != 0 {
+		t.Errorf("after the failed save: %d copies, %v", len(list), err)
+	}
+	if _, err := holder.Exec(ctx, "SELECT pg_advisory_unlock_all()"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SaveCopy(ctx, s.ID, store.CopyMeta{Source: "free"}, strings.NewReader("some output")); err != nil {
+		t.Fatalf("save once the lock is let go: %v", err)
+	}
+
+	plain := openTest(t, newDatabase(t))
+	if err := plain.pool.QueryRow(ctx, "SHOW lock_timeout").Scan(&got); err != nil || got != "10s" {
+		t.Errorf("default lock_timeout: %q, %v; want 10s", got, err)
+	}
 }

@@ -56,9 +56,19 @@ var _ store.Store = (*DB)(nil)
 // connect_timeout, so that an unreachable host fails in seconds, not minutes.
 const defaultConnectTimeout = 10 * time.Second
 
+// defaultLockTimeout is PostgreSQL's lock_timeout on the pool's
+// connections when the URL sets none: a statement that waits longer for a
+// lock fails with store.ErrBusy, as a SQLite database locked past its busy
+// timeout does. Without it a save could wait for hours: for an instance
+// that lost its network in the middle of a save, whose locks the server
+// keeps until TCP gives up on the connection, and the engine saves without
+// the caller's cancellation (a result is saved whole or not at all).
+const defaultLockTimeout = "10s"
+
 // Open connects to the database at url (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?PARAMS],
 // or any other form pgx accepts, including pool_max_conns and the other
-// pool_* parameters), checks that the server answers and applies the
+// pool_* parameters, and any server setting: lock_timeout=30s replaces the
+// default of 10 s, lock_timeout=0 waits for ever), checks that the server answers and applies the
 // schema migrations this program knows. A server that cannot be reached
 // gives an *Error whose cause matches ErrUnavailable and whose message
 // names the server and what to check.
@@ -70,6 +80,9 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 && !strings.Contains(url, "connect_timeout") {
 		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
+	}
+	if _, ok := cfg.ConnConfig.RuntimeParams["lock_timeout"]; !ok {
+		cfg.ConnConfig.RuntimeParams["lock_timeout"] = defaultLockTimeout
 	}
 	server := fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

@@ -143,6 +143,11 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 // the first versions only, to make a database as an older release did.
 func migrateWith(ctx context.Context, pool *pgxpool.Pool, migrations []string) error {
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		// An instance starting beside one that migrates waits for it
+		// however long the migration takes: lock_timeout is for saves.
+		if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = 0"); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrationLock)); err != nil {
 			return err
 		}
