@@ -429,45 +429,77 @@ func (l *latencies) report(b *testing.B) {
 // holds (here the session's eviction lock, as a save stuck on a lost
 // network would hold it) fails after lock_timeout with ErrBusy, a hint and
 // nothing saved, instead of waiting for as long as the lock is held; it
-// succeeds once the lock is let go. Without lock_timeout in the URL, the
-// pool's connections wait 10 s.
+// succeeds once the lock is let go. So does deleting a session whose row
+// is held. The timeout is the default (set in each write transaction, as
+// PgBouncer allows) or the URL's lock_timeout.
 func TestLockHeldElsewhere(t *testing.T) {
-	ctx := t.Context()
-	u := newDatabase(t, "lock_timeout", "300ms")
-	db := openTest(t, u)
-	var got string
-	if err := db.pool.QueryRow(ctx, "SHOW lock_timeout").Scan(&got); err != nil || got != "300ms" {
-		t.Fatalf("lock_timeout from the URL: %q, %v", got, err)
-	}
-	s := mustSession(t, db, "alice")
+	for _, tc := range []struct {
+		name   string
+		params []string
+	}{
+		{"default", nil},
+		{"from the URL", []string{"lock_timeout", "300ms"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.params == nil {
+				old := defaultLockTimeout
+				defaultLockTimeout = "300ms"
+				t.Cleanup(func() { defaultLockTimeout = old })
+			}
+			ctx := t.Context()
+			u := newDatabase(t, tc.params...)
+			db := openTest(t, u)
+			s := mustSession(t, db, "alice")
 
-	holder, err := pgx.Connect(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close(ctx)
-	if _, err := holder.Exec(ctx, "SELECT pg_advisory_lock($1::int, hashtext($2))", int32(sessionEvictLock), s.ID); err != nil {
-		t.Fatal(err)
-	}
-	_, err = db.SaveCopy(ctx, s.ID, store.CopyMeta{Source: "blocked"}, strings.NewReader("some output"))
-	if !errors.Is(err, store.ErrBusy) || !errors.Is(err, store.ErrUnavailable) {
-		t.Fatalf("save under a held lock: %v; want store.ErrBusy", err)
-	}
-	if !strings.Contains(err.Error(), "lock_timeout") {
-		t.Errorf("the error does not say what to look at: %v", err)
-	}
-	if list, err := db.ListCopies(ctx, s.ID); err != nil || len(list) != 0 {
-		t.Errorf("after the failed save: %d copies, %v", len(list), err)
-	}
-	if _, err := holder.Exec(ctx, "SELECT pg_advisory_unlock_all()"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.SaveCopy(ctx, s.ID, store.CopyMeta{Source: "free"}, strings.NewReader("some output")); err != nil {
-		t.Fatalf("save once the lock is let go: %v", err)
-	}
+			holder, err := pgx.Connect(ctx, u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer holder.Close(ctx)
+			if _, err := holder.Exec(ctx, "SELECT pg_advisory_lock($1::int, hashtext($2))", int32(sessionEvictLock), s.ID); err != nil {
+				t.Fatal(err)
+			}
+			_, err = db.SaveCopy(ctx, s.ID, store.CopyMeta{Source: "blocked"}, strings.NewReader("some output"))
+			if !errors.Is(err, store.ErrBusy) || !errors.Is(err, store.ErrUnavailable) {
+				t.Fatalf("save under a held lock: %v; want store.ErrBusy", err)
+			}
+			if !strings.Contains(err.Error(), "lock_timeout") {
+				t.Errorf("the error does not say what to look at: %v", err)
+			}
+			if list, err := db.ListCopies(ctx, s.ID); err != nil || len(list) != 0 {
+				t.Errorf("after the failed save: %d copies, %v", len(list), err)
+			}
+			if _, err := holder.Exec(ctx, "SELECT pg_advisory_unlock_all()"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.SaveCopy(ctx, s.ID, store.CopyMeta{Source: "free"}, strings.NewReader("some output")); err != nil {
+				t.Fatalf("save once the lock is let go: %v", err)
+			}
 
-	plain := openTest(t, newDatabase(t))
-	if err := plain.pool.QueryRow(ctx, "SHOW lock_timeout").Scan(&got); err != nil || got != "10s" {
-		t.Errorf("default lock_timeout: %q, %v; want 10s", got, err)
+			// A session row held as an UPDATE holds it (another
+			// instance's last use, stuck): the save goes in, and its
+			// last use, written after the commit, gives up.
+			tx, err := holder.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			if _, err := tx.Exec(ctx, "SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE", s.ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.SaveCopy(ctx, s.ID, store.CopyMeta{Source: "row held"}, strings.NewReader("some output")); err != nil {
+				t.Fatalf("save while the session's row is held: %v", err)
+			}
+			if _, err := tx.Exec(ctx, "SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE", s.ID); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.DeleteSession(ctx, "alice", s.ID); !errors.Is(err, store.ErrBusy) {
+				t.Fatalf("delete of a held session: %v; want store.ErrBusy", err)
+			}
+			tx.Rollback(ctx)
+			if err := db.DeleteSession(ctx, "alice", s.ID); err != nil {
+				t.Fatalf("delete once the row is let go: %v", err)
+			}
+		})
 	}
 }

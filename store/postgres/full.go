@@ -45,7 +45,7 @@ func (db *DB) saveFailed(ctx context.Context, session string, pk int64, err erro
 	db.fails.mu.Unlock()
 	if f.Full {
 		if pk != 0 {
-			_, derr := db.pool.Exec(ctx, "DELETE FROM copies WHERE pk = $1 AND pending", pk)
+			_, derr := db.exec(ctx, "DELETE FROM copies WHERE pk = $1 AND pending", pk)
 			gone = derr == nil
 		}
 		db.vac.urgent()
@@ -62,7 +62,7 @@ func (db *DB) writeFailure(ctx context.Context) {
 	if f == nil || written {
 		return
 	}
-	_, err := db.pool.Exec(ctx, `
+	_, err := db.exec(ctx, `
 INSERT INTO save_failures (id, at, session, error, "full") VALUES (1, $1, $2, $3, $4)
 ON CONFLICT (id) DO UPDATE SET at = excluded.at, session = excluded.session, error = excluded.error, "full" = excluded."full"`,
 		f.At, f.Session, f.Error, f.Full)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/internal/readlog"
 )
@@ -52,13 +51,16 @@ func (db *DB) flushReads(ctx context.Context) error {
 		return nil
 	}
 	ids, ats := split(copies)
-	if _, err := db.pool.Exec(ctx, `
+	if err := db.quick(ctx, func(ctx context.Context) error {
+		_, err := db.pool.Exec(ctx, `
 UPDATE copies c SET last_read_at = greatest(c.last_read_at, v.at)
-FROM unnest($1::text[], $2::timestamptz[]) AS v(id, at) WHERE c.id = v.id`, ids, ats); err != nil {
+FROM unnest($1::text[], $2::timestamptz[]) AS v(id, at) WHERE c.id = v.id`, ids, ats)
+		return err
+	}); err != nil {
 		return err
 	}
 	ids, ats = split(sessions)
-	return markUsed(ctx, db.pool, ids, ats)
+	return db.markUsed(ctx, ids, ats)
 }
 
 // split returns the ids and times of reads, as two arrays for unnest.
@@ -73,11 +75,13 @@ func split(reads []readlog.Read) ([]string, []time.Time) {
 // markUsed moves the sessions' last use forward to the given times, in one
 // statement, in the order given (sorted, so concurrent calls lock rows in
 // the same order).
-func markUsed(ctx context.Context, pool *pgxpool.Pool, sessions []string, ats []time.Time) error {
-	_, err := pool.Exec(ctx, `
+func (db *DB) markUsed(ctx context.Context, sessions []string, ats []time.Time) error {
+	return db.quick(ctx, func(ctx context.Context) error {
+		_, err := db.pool.Exec(ctx, `
 UPDATE sessions s SET last_used_at = greatest(s.last_used_at, v.at)
 FROM unnest($1::text[], $2::timestamptz[]) AS v(id, at) WHERE s.id = v.id`, sessions, ats)
-	return err
+		return err
+	})
 }
 
 // setBackFuture sets use and read times more than store.ClockSlack ahead
@@ -254,7 +258,7 @@ func (db *DB) MarkUsed(ctx context.Context, sessions []string) error {
 	for i := range ats {
 		ats[i] = now
 	}
-	return db.wrap("mark sessions used", markUsed(ctx, db.pool, ids, ats))
+	return db.wrap("mark sessions used", db.markUsed(ctx, ids, ats))
 }
 
 // CountIdle reports what DeleteIdle would delete now (see
@@ -289,7 +293,7 @@ func (db *DB) DeleteIdle(ctx context.Context, cutoff time.Time) (int, error) {
 		return 0, db.wrap("delete idle sessions", err)
 	}
 	var n int64
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, db.pool, db.tx, func(tx pgx.Tx) error {
 		if err := setBackFuture(ctx, tx); err != nil {
 			return err
 		}

@@ -26,7 +26,7 @@ func (db *DB) BeginCopy(ctx context.Context, session string) (store.PendingCopy,
 		return nil, store.ErrSessionNotFound
 	}
 	p := &pendingCopy{db: db, info: store.CopyInfo{ID: db.newID(store.CopyPrefix), Session: session}, w: chunkWriter{raw: db.raw}}
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) (err error) {
+	err := pgx.BeginTxFunc(ctx, db.pool, db.tx, func(tx pgx.Tx) (err error) {
 		p.w.pk, err = insertCopy(ctx, tx, &p.info, true)
 		return err
 	})
@@ -69,7 +69,7 @@ func (p *pendingCopy) Append(ctx context.Context, b []byte) error {
 		p.db.vac.waitBriefly(ctx) // before the first chunk, as SaveCopy does
 	}
 	w := p.w // on failure nothing of this append counts
-	err := pgx.BeginFunc(ctx, p.db.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, p.db.pool, p.db.tx, func(tx pgx.Tx) error {
 		if err := p.touch(ctx, tx); err != nil {
 			return err
 		}
@@ -114,7 +114,7 @@ func (p *pendingCopy) Finish(ctx context.Context, meta store.CopyMeta, r io.Read
 
 // finish is Finish's transaction.
 func (p *pendingCopy) finish(ctx context.Context, info store.CopyInfo, r io.Reader) (store.CopyInfo, error) {
-	tx, err := p.db.pool.Begin(ctx)
+	tx, err := p.db.pool.BeginTx(ctx, p.db.tx)
 	if err != nil {
 		return store.CopyInfo{}, p.db.wrap("save copy", err)
 	}
@@ -134,7 +134,7 @@ func (p *pendingCopy) Abort(ctx context.Context) error {
 		return nil
 	}
 	p.done = true
-	tag, err := p.db.pool.Exec(ctx, "DELETE FROM copies WHERE pk = $1 AND pending", p.w.pk)
+	tag, err := p.db.exec(ctx, "DELETE FROM copies WHERE pk = $1 AND pending", p.w.pk)
 	if err == nil && tag.RowsAffected() > 0 && p.w.tally.Chunks > 0 {
 		p.db.vac.soon()
 	}

@@ -37,6 +37,10 @@ type DB struct {
 	// limits are the quotas SaveCopy enforces (SetLimits).
 	limits store.Limits
 
+	// tx begins each write transaction: with lock_timeout set to
+	// defaultLockTimeout, unless the URL sets one for the connections.
+	tx pgx.TxOptions
+
 	// reads records which copies were read, and when, until the next
 	// write transaction (a save, DeleteIdle, Close) stores it, so that a
 	// page read stays one read-only query.
@@ -56,14 +60,14 @@ var _ store.Store = (*DB)(nil)
 // connect_timeout, so that an unreachable host fails in seconds, not minutes.
 const defaultConnectTimeout = 10 * time.Second
 
-// defaultLockTimeout is PostgreSQL's lock_timeout on the pool's
-// connections when the URL sets none: a statement that waits longer for a
+// defaultLockTimeout is PostgreSQL's lock_timeout in the write
+// transactions when the URL sets none: a statement that waits longer for a
 // lock fails with store.ErrBusy, as a SQLite database locked past its busy
 // timeout does. Without it a save could wait for hours: for an instance
 // that lost its network in the middle of a save, whose locks the server
 // keeps until TCP gives up on the connection, and the engine saves without
 // the caller's cancellation (a result is saved whole or not at all).
-const defaultLockTimeout = "10s"
+var defaultLockTimeout = "10s" // a variable for the tests only
 
 // Open connects to the database at url (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?PARAMS],
 // or any other form pgx accepts, including pool_max_conns and the other
@@ -81,9 +85,6 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 && !strings.Contains(url, "connect_timeout") {
 		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
 	}
-	if _, ok := cfg.ConnConfig.RuntimeParams["lock_timeout"]; !ok {
-		cfg.ConnConfig.RuntimeParams["lock_timeout"] = defaultLockTimeout
-	}
 	server := fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -91,6 +92,11 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	}
 	db := &DB{pool: pool, server: server, newID: store.NewID,
 		limits: store.DefaultLimits()}
+	if _, ok := cfg.ConnConfig.RuntimeParams["lock_timeout"]; !ok {
+		// Set in each write transaction, not as a startup parameter of
+		// the connection, which PgBouncer refuses.
+		db.tx.BeginQuery = "BEGIN; SET LOCAL lock_timeout = '" + defaultLockTimeout + "'"
+	}
 	db.vac.init(db.vacuum)
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
@@ -116,6 +122,38 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	}
 	db.vac.block(blocked)
 	return db, nil
+}
+
+// exec runs one writing statement as its own transaction, begun as db.tx
+// begins one: with the lock_timeout that a statement of the pool alone
+// would not have.
+func (db *DB) exec(ctx context.Context, sql string, args ...any) (tag pgconn.CommandTag, err error) {
+	if db.tx.BeginQuery == "" {
+		return db.pool.Exec(ctx, sql, args...)
+	}
+	err = pgx.BeginTxFunc(ctx, db.pool, db.tx, func(tx pgx.Tx) error {
+		tag, err = tx.Exec(ctx, sql, args...)
+		return err
+	})
+	return tag, err
+}
+
+// quick runs fn, one small writing statement of bookkeeping (a last
+// read, a last use), under a deadline of the default lock_timeout instead
+// of in a transaction of its own: the same bound on waiting for a lock
+// held elsewhere without two more round trips to the server for each
+// save. With the URL's lock_timeout the statement has it already.
+func (db *DB) quick(ctx context.Context, fn func(context.Context) error) error {
+	if db.tx.BeginQuery == "" {
+		return fn(ctx)
+	}
+	d, err := time.ParseDuration(defaultLockTimeout)
+	if err != nil {
+		return fn(ctx)
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return fn(ctx)
 }
 
 // Close writes down the reads not yet recorded (see SetLimits) and closes
@@ -204,7 +242,7 @@ GROUP BY s.id`
 			return store.Session{}, db.wrap("default session", err)
 		}
 		won := false
-		err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		err = pgx.BeginTxFunc(ctx, db.pool, db.tx, func(tx pgx.Tx) error {
 			id := db.newID(store.SessionPrefix)
 			if _, err := tx.Exec(ctx, "INSERT INTO sessions (id, owner) VALUES ($1, $2)", id, []byte(owner)); err != nil {
 				return err
@@ -285,7 +323,7 @@ func (db *DB) DeleteSession(ctx context.Context, owner, id string) error {
 	if !store.ValidID(store.SessionPrefix, id) {
 		return store.ErrSessionNotFound
 	}
-	tag, err := db.pool.Exec(ctx, "DELETE FROM sessions WHERE id = $1 AND owner = $2", id, []byte(owner))
+	tag, err := db.exec(ctx, "DELETE FROM sessions WHERE id = $1 AND owner = $2", id, []byte(owner))
 	if err != nil {
 		return db.wrap("delete session", err)
 	}
@@ -329,7 +367,7 @@ func (db *DB) SaveCopy(ctx context.Context, session string, meta store.CopyMeta,
 
 // saveCopy is SaveCopy's transaction.
 func (db *DB) saveCopy(ctx context.Context, info store.CopyInfo, r io.Reader) (store.CopyInfo, error) {
-	tx, err := db.pool.Begin(ctx)
+	tx, err := db.pool.BeginTx(ctx, db.tx)
 	if err != nil {
 		return store.CopyInfo{}, db.wrap("save copy", err)
 	}
@@ -376,7 +414,7 @@ func (db *DB) finishTx(ctx context.Context, tx pgx.Tx, w *chunkWriter, r io.Read
 	// The session's last use, after the commit: a save holds no session
 	// row, so concurrent saves and reads cannot deadlock over them. A
 	// failure here only leaves the last use a save behind.
-	markUsed(ctx, db.pool, []string{info.Session}, []time.Time{info.CreatedAt})
+	db.markUsed(ctx, []string{info.Session}, []time.Time{info.CreatedAt})
 	return nil
 }
 
