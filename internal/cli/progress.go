@@ -304,7 +304,7 @@ func cutColumns(s string, cols int) string {
 		switch {
 		case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r):
 			w = 0
-		case width.LookupRune(r).Kind() == width.EastAsianWide || width.LookupRune(r).Kind() == width.EastAsianFullwidth:
+		case wide(r):
 			w = 2
 		}
 		if used+w > cols {
@@ -313,4 +313,10 @@ func cutColumns(s string, cols int) string {
 		used += w
 	}
 	return s
+}
+
+// wide reports whether r takes two terminal columns.
+func wide(r rune) bool {
+	k := width.LookupRune(r).Kind()
+	return k == width.EastAsianWide || k == width.EastAsianFullwidth
 }
