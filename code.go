@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 	"time"
 
@@ -149,37 +148,33 @@ func (s *Session) CodeTools() []codemode.Tool { return codeTools(s) }
 // CodeDescription returns the description of the run_code tool: what a
 // script can do (present.RunCodeDoc) and, generated from the tools'
 // schemas, a TypeScript declaration of the tools it can call (the
-// session's tools plus extra): their types, not their prose, which a
-// client lists with the tools themselves.
+// session's tools plus extra): their result types, not their prose or
+// their inputs, which a client lists with the tools themselves, sent with
+// every request; a line after the declaration says so. Declaring the
+// inputs again cost 650 bytes a request for scrollback's own tools alone.
 //
 // The extra tools (the proxy's upstream tools, each listed beside run_code
-// with its own input schema) are declared whole while the declaration fits
-// MaxCodeDeclaration. Past it they lose their input types first (input:
-// any, a line after the declaration saying where their inputs are given:
-// the same schemas, listed with the tools), then, if that is not enough,
-// their result types, so that an upstream of many tools does not double
-// what is sent with every request.
+// with its own input schema) keep their result types while the declaration
+// fits MaxCodeDeclaration; past it they lose them, so that an upstream of
+// many tools does not double what is sent with every request.
 func CodeDescription(extra ...codemode.Tool) string {
-	own := codeTools(nil)
-	decl := codemode.Describe(append(own, extra...))
-	if len(decl) > MaxCodeDeclaration && len(extra) > 0 {
-		lean := slices.Clone(extra)
-		for i := range lean {
-			lean[i].InputSchema = nil
-		}
-		if decl = codemode.Describe(append(own, lean...)); len(decl) > MaxCodeDeclaration {
-			for i := range lean {
-				lean[i].OutputSchema = nil
-			}
-			decl = codemode.Describe(append(own, lean...))
-		}
-		decl += present.CodeInputsListed + "\n"
+	tools := append(codeTools(nil), extra...)
+	for i := range tools {
+		tools[i].InputSchema = nil
 	}
-	return present.RunCodeDoc + "\n\n" + decl
+	decl := codemode.Describe(tools)
+	if len(decl) > MaxCodeDeclaration && len(extra) > 0 {
+		own := len(tools) - len(extra)
+		for i := own; i < len(tools); i++ {
+			tools[i].OutputSchema = nil
+		}
+		decl = codemode.Describe(tools)
+	}
+	return present.RunCodeDoc + "\n\n" + decl + present.CodeInputsListed + "\n"
 }
 
 // MaxCodeDeclaration is the size of run_code's declaration past which the
-// upstream tools lose their types (CodeDescription): 4 KiB.
+// upstream tools lose their result types (CodeDescription): 4 KiB.
 const MaxCodeDeclaration = 4 << 10
 
 // codeTools lists the session's tools; with s nil, without Call (for

@@ -57,6 +57,6 @@ const (
 	RunCodeDoc = `Run TypeScript or JavaScript: the body of an async function that calls tools.NAME(input) and returns a value, e.g. return (await tools.run_command({command: "ls"})).preview. console.log goes to logs; no file, network or process access. A nested result over 24 KiB is kept first; retained lists each copy ("output": a tool's whole output, "result": what the script got): search them before saying something is absent.`
 )
 
-// CodeInputsListed follows run_code's declaration when the upstream tools'
-// types did not fit it: where their inputs are given instead.
-const CodeInputsListed = "// Tools declared with input: any take the input their own schema in the tool list gives."
+// CodeInputsListed follows run_code's declaration, whose tools are
+// declared with input: any: where their inputs are given instead.
+const CodeInputsListed = "// input: what the tool's own schema in the tool list takes."
