@@ -70,14 +70,19 @@ const out = resolve(opts.out);
 const version = opts.version;
 const launcher = JSON.parse(readFileSync(join(here, 'scrollback', 'package.json'), 'utf8'));
 
-// The GoReleaser binaries by platform, from dist/artifacts.json.
+// The GoReleaser binaries by platform, from dist/artifacts.json: only the
+// build with id scrollback (.goreleaser.yaml), not scrollback-eval's, whose
+// name starts the same way. Paths are relative to where goreleaser ran,
+// which is where this runs.
 let artifacts = {};
 if (opts.dist) {
   const list = JSON.parse(readFileSync(join(opts.dist, 'artifacts.json'), 'utf8'));
   for (const a of list) {
-    if (a.type === 'Binary' && a.name.startsWith('scrollback')) {
-      artifacts[`${a.goos}/${a.goarch}`] = resolve(a.path);
-    }
+    const id = a.extra && a.extra.ID;
+    if (a.type !== 'Binary' || id !== 'scrollback') continue;
+    const key = `${a.goos}/${a.goarch}`;
+    if (artifacts[key]) usage(`${opts.dist}/artifacts.json has two scrollback binaries for ${key}: ${artifacts[key]} and ${a.path}`);
+    artifacts[key] = resolve(a.path);
   }
 }
 
