@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -292,4 +294,21 @@ func badFlag(name, what, example string, got any) error {
 		return usagef("%s wants %s, got %v", dashed(name), what, got)
 	}
 	return usagef("%s wants %s such as %s, got %v", dashed(name), what, example, got)
+}
+
+// checkDir is the usage error for a flag naming a directory, such as
+// mcp's --root and proxy's --cwd, when dir does not exist or is not a
+// directory: checked before serving, so that the mistake shows at start
+// and not in the first tool call.
+func checkDir(name, dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return usagef("%s %s: no such directory", dashed(name), dir)
+	case err != nil:
+		return usagef("%s %s: %v", dashed(name), dir, errors.Unwrap(err))
+	case !fi.IsDir():
+		return usagef("%s %s: not a directory", dashed(name), dir)
+	}
+	return nil
 }

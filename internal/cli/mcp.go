@@ -52,6 +52,11 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	if c.http != "" && c.session != "" {
 		return usagef("--session applies to stdio only: over HTTP a client resumes a session with the %s header", mcpserver.SessionHeader)
 	}
+	if c.root != "" {
+		if err := checkDir("root", c.root); err != nil {
+			return err
+		}
+	}
 	fo := fileOptions(c.io.Getenv)
 	fo.Root = c.root
 	sb, stop, err := c.start(ctx, fo)

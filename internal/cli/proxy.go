@@ -144,6 +144,11 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	if err := c.checkFlags(fs); err != nil {
 		return err
 	}
+	if c.cwd != "" {
+		if err := checkDir("cwd", c.cwd); err != nil {
+			return err
+		}
+	}
 	sb, stop, err := c.start(ctx, fileOptions(c.io.Getenv))
 	if err != nil {
 		return err
