@@ -59,12 +59,29 @@ func (b *base) flags(name string, session, jsonFlag bool) *flag.FlagSet {
 
 // plainFlags makes the flag set of a subcommand that opens no database:
 // --json only, so that --db, --session and the quota flags, which it
-// would ignore, are refused as flags it does not know.
+// would ignore, are refused as flags it does not know (unknownFlagText
+// says why).
 func (b *base) plainFlags(name string) *flag.FlagSet {
-	fs := newFlagSet(name)
+	fs := b.noDBFlags(name)
 	fs.BoolVar(&b.json, "json", false, "print the result as JSON, a failure as {\"error\": {\"kind\", \"message\"}} (default text)")
-	b.fs = fs
 	return fs
+}
+
+// noDBFlags makes an empty flag set, for a subcommand that opens no
+// database and prints no JSON (wrap).
+func (b *base) noDBFlags(name string) *flag.FlagSet {
+	b.fs = newFlagSet(name)
+	return b.fs
+}
+
+// isDBFlag says whether name is one of the flags that choose or bound the
+// database (--db, --session, the quotas, --retention), which a subcommand
+// that opens none refuses.
+func isDBFlag(name string) bool {
+	var b base
+	fs := b.flags("", true, false)
+	b.addRetentionFlag(fs)
+	return fs.Lookup(name) != nil
 }
 
 // parse parses flags that may stand before, between or after the positional

@@ -218,6 +218,8 @@ func unknownFlagText(fs *flag.FlagSet, flagArg string, pos []string) string {
 	}
 	c, ok := lookup(fs.Name())
 	switch {
+	case fs.Lookup("db") == nil && isDBFlag(strings.TrimLeft(flagArg, "-")):
+		msg += fmt.Sprintf(": %s opens no database, so it takes none of --db, --session and the quota flags", fs.Name())
 	case ok && len(pos) > 0 && strings.Contains(c.usage, "-- "):
 		msg += fmt.Sprintf("; a flag meant for the command goes after --, e.g. scrollback %s -- ls -la", c.name)
 	case ok && len(pos) > 0:

@@ -34,7 +34,9 @@ type wrapCmd struct {
 }
 
 func (c *wrapCmd) Run(ctx context.Context, args []string) error {
-	fs := c.flags("wrap", false, false)
+	// wrap opens no database: --db and the quota flags, which it would
+	// ignore, are refused.
+	fs := c.noDBFlags("wrap")
 	fs.BoolVar(&c.dryRun, "dry-run", false, "print the changes as a unified diff and write nothing (default: write them, after a backup)")
 	fs.BoolVar(&c.unwrap, "unwrap", false, "restore the servers wrapped before (default: wrap)")
 	fs.StringVar(&c.command, "command", "", "how the client should start scrollback: a `PATH`, or a name on the client's PATH (default: the absolute path of this scrollback, since clients such as Claude Desktop do not search the login shell's PATH)")
