@@ -108,7 +108,8 @@ func Main(ctx context.Context, args []string, io IO) int {
 		return codemode.ServeWorker()
 	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		if len(args) > 1 && args[1] != "help" {
+		// help's own -h or --help is the usage, as any command's is.
+		if len(args) > 1 && args[1] != "help" && args[1] != "-h" && args[1] != "-help" && args[1] != "--help" {
 			c, ok := lookup(args[1])
 			if !ok {
 				unknownCommand(io.Stderr, "scrollback help", args[1])
