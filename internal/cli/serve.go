@@ -104,7 +104,7 @@ var idleConnTimeout = 2 * time.Minute
 // addFlags puts the HTTP serving flags on fs.
 func (h *httpServing) addFlags(fs *flag.FlagSet, example string) {
 	fs.StringVar(&h.http, "http", "", "serve streamable HTTP at /mcp on `ADDR`, e.g. "+example+" (port 0 picks one; default none: stdio)")
-	fs.StringVar(&h.tokenFile, "token-file", "", "with --http, require a bearer token from `FILE`: one a line, \"alice: TOKEN\" or a bare TOKEN; re-read on SIGHUP (default $SCROLLBACK_TOKEN)")
+	fs.StringVar(&h.tokenFile, "token-file", "", "with --http, require a bearer token from `FILE`: one a line, \"alice: TOKEN\" or a bare TOKEN; re-read on SIGHUP (default: $SCROLLBACK_TOKEN, the token itself, else none)")
 	fs.DurationVar(&h.idle, "idle-timeout", mcpserver.DefaultIdleTimeout, fmt.Sprintf("with --http, close MCP sessions idle for `DUR` (their copies stay; default %s)", mcpserver.DefaultIdleTimeout))
 	fs.StringVar(&h.metrics, "metrics", "", "with --http, also serve /metrics (behind the token when one is configured), /healthz and /readyz on `ADDR`, e.g. 127.0.0.1:9090 (default none)")
 	fs.StringVar(&h.logFormat, "log-format", "text", "log one line per tool call to stderr as `FORMAT` text or json (default text)")
