@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -142,8 +143,8 @@ func TestNPMLauncherPlatforms(t *testing.T) {
 	if err := os.WriteFile(script, launcherJS, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh to stand in for the binaries")
+	if _, err := exec.LookPath("sh"); err != nil || runtime.GOOS == "windows" {
+		t.Skip("no sh scripts to stand in for the binaries")
 	}
 	for _, p := range published {
 		t.Run(p.npm, func(t *testing.T) {
