@@ -316,9 +316,11 @@ type RetainInput struct {
 // Save failures are reported in the result (Recovery "unavailable"), never as
 // an error: the result is still shown.
 //
-// Data longer than the copy cap (8 MiB) is cut as run_command's output is:
-// the copy keeps its head and tail around a marker line, and is
-// incomplete.
+// Data that fits the budget is shown whole, whatever its size. Data that
+// does not, and is longer than the copy cap (8 MiB), is cut as
+// run_command's output is: the copy keeps its head and tail around a
+// marker line, and is incomplete; the preview is cut even when that copy
+// would fit the budget.
 func (s *Session) Retain(ctx context.Context, in RetainInput) Shown {
 	if err := s.usable("retain"); err != nil {
 		// Nothing can be saved: the result is shown within the default
@@ -344,7 +346,11 @@ func (s *Session) Retain(ctx context.Context, in RetainInput) Shown {
 	// copy exists.
 	budget = max(budget, MinShownBytes)
 	data, complete, gap := in.Data, in.Complete, in.Gap
-	if c := s.copyCap(); len(data) > c {
+	// A result that fits its budget is shown whole, whatever the copy cap:
+	// no copy is made of it. Only one that does not is cut to the cap.
+	over := false
+	if c := s.copyCap(); len(data) > c && !preview.Fits(data, budget) {
+		over = true
 		cp := capture.New(capture.Limits{Stdout: int64(len(data)), Copy: int64(c)})
 		cp.Stdout().Write(data)
 		got := cp.Result()
@@ -354,7 +360,7 @@ func (s *Session) Retain(ctx context.Context, in RetainInput) Shown {
 		}
 	}
 	return s.retain(ctx, retainRequest{tool: in.Tool, source: in.Source, data: data, complete: complete, budget: budget,
-		gap: gap, status: in.Status, whole: in.Whole})
+		over: over, gap: gap, status: in.Status, whole: in.Whole})
 }
 
 // History shows an ordinary tool result entering a conversation history:
@@ -375,11 +381,15 @@ type retainRequest struct {
 	data         []byte
 	complete     bool
 	budget       int
-	status       string
-	gap          *preview.Gap
-	whole        []present.WholeCopy
-	head, tail   int    // preview.Options.HeadBytes and TailBytes
-	stderr       []byte // the stderr tail of a failed command, for an error-first preview
+	// over says the result did not fit its budget, though data, cut to
+	// the copy cap, may: it is retained and previewed all the same, not
+	// shown as if it were the whole result.
+	over       bool
+	status     string
+	gap        *preview.Gap
+	whole      []present.WholeCopy
+	head, tail int    // preview.Options.HeadBytes and TailBytes
+	stderr     []byte // the stderr tail of a failed command, for an error-first preview
 
 	// pending, when not nil, already holds data[:spilled] (see spill):
 	// saving finishes it, and a result that fits aborts it.
@@ -391,7 +401,7 @@ type retainRequest struct {
 
 func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
 	sh := Shown{ShownCopy: ShownCopy{TotalBytes: int64(len(r.data)), Complete: r.complete, Recovery: RecoveryNotNeeded}}
-	if preview.Fits(r.data, r.budget) {
+	if !r.over && preview.Fits(r.data, r.budget) {
 		if r.pending != nil {
 			r.pending.Abort(context.WithoutCancel(ctx))
 		}
@@ -418,6 +428,9 @@ func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
 	// the head can end: reading 8 MiB byte by byte costs about as much as
 	// saving it.
 	opts := preview.Options{Budget: r.budget, Shown: s.e.opts.ShownBytes, HeadBytes: r.head, TailBytes: r.tail}
+	if r.over && preview.Fits(r.data, r.budget) {
+		opts.Budget = len(r.data) - 1 // cut, not shown whole: it lacks what the cap dropped
+	}
 	errs := make(chan *present.ErrorScan, 1)
 	go func() { errs <- present.ScanErrors(r.data, preview.HeadFrom(opts)) }()
 	// The copy is saved even when the caller has gone away meanwhile (a
@@ -437,7 +450,7 @@ func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
 		sh.Recovery = RecoveryUnavailable
 		sh.RecoveryError = present.NotSaved(err.Error())
 		f.Unavailable = err.Error()
-		opts.Shown = r.budget
+		opts.Shown = opts.Budget
 	} else {
 		sh.Recovery = RecoveryAvailable
 		sh.OutputID = info.ID

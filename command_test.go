@@ -20,6 +20,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/preview"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
@@ -727,4 +728,56 @@ func seqText(from, to int) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// A budget larger than the copy cap: a result that fits the budget is
+// shown whole, as promised, whatever the cap (before, it was cut to the
+// cap first and shown cut, with no copy and truncated false); one that
+// does not fit is retained, the copy holding what the cap allows, and
+// the result says it is truncated and incomplete (before, the cut copy
+// fit the budget and was shown as if whole, with no copy).
+func TestRetainBudgetOverTheCopyCap(t *testing.T) {
+	const cap = 1 << 20
+	sess := newSession(t, scrollback.Options{HistoryBudget: 2 * cap, Capture: capture.Limits{Copy: cap}})
+	ctx := context.Background()
+	text := func(n int) []byte {
+		var b strings.Builder
+		for i := 0; b.Len() < n; i++ {
+			fmt.Fprintf(&b, "record %d\n", i)
+		}
+		return []byte(b.String())
+	}
+	for _, tc := range []struct {
+		name string
+		sh   func(data []byte) scrollback.Shown
+	}{
+		{"History", func(data []byte) scrollback.Shown { return sess.History(ctx, "export", "all", data) }},
+		{"Retain", func(data []byte) scrollback.Shown {
+			return sess.Retain(ctx, scrollback.RetainInput{Tool: "export", Data: data, Complete: true, Budget: 2 * cap})
+		}},
+	} {
+		t.Run(tc.name+"/fits", func(t *testing.T) {
+			data := text(cap * 3 / 2)
+			sh := tc.sh(data)
+			if sh.Preview != string(data) || sh.Truncated || !sh.Complete || sh.OutputID != "" || sh.TotalBytes != int64(len(data)) {
+				t.Errorf("a result of %d bytes within the budget: preview %d bytes, truncated %v complete %v id %q totalBytes %d; want it whole",
+					len(data), len(sh.Preview), sh.Truncated, sh.Complete, sh.OutputID, sh.TotalBytes)
+			}
+		})
+		t.Run(tc.name+"/over", func(t *testing.T) {
+			data := text(3 * cap)
+			sh := tc.sh(data)
+			if !sh.Truncated || sh.Complete || sh.OutputID == "" || sh.Recovery != scrollback.RecoveryAvailable || sh.TotalBytes > cap {
+				t.Fatalf("a result of %d bytes over the budget: truncated %v complete %v id %q recovery %q totalBytes %d; want a truncated preview of an incomplete copy of at most %d bytes",
+					len(data), sh.Truncated, sh.Complete, sh.OutputID, sh.Recovery, sh.TotalBytes, cap)
+			}
+			raw, _, last := readAll(t, sess, sh.OutputID)
+			if last.Complete || int64(len(raw)) != sh.TotalBytes || !bytes.HasPrefix(raw, data[:100]) || !bytes.HasSuffix(raw, data[len(data)-100:]) {
+				t.Errorf("copy of %d bytes, complete %v: want the head and the tail", len(raw), last.Complete)
+			}
+			if len(sh.Preview) > scrollback.ShownBudget || !strings.Contains(sh.Preview, sh.OutputID) || !strings.Contains(sh.Preview, "incomplete") {
+				t.Errorf("the preview (%d bytes) does not lead to the incomplete copy:\n%s", len(sh.Preview), sh.Preview)
+			}
+		})
+	}
 }
