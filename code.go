@@ -142,8 +142,14 @@ func firstLine(code string) string {
 }
 
 // CodeTools returns the session's tools as Code Mode tools, in the order
-// the contract lists them.
-func (s *Session) CodeTools() []codemode.Tool { return codeTools(s) }
+// the contract lists them. On a Session no Engine made, every tool's Call
+// returns the same error as the Session's own methods.
+func (s *Session) CodeTools() []codemode.Tool {
+	if s == nil {
+		s = new(Session) // codeTools(nil) would leave Call nil
+	}
+	return codeTools(s)
+}
 
 // CodeDescription returns the description of the run_code tool: what a
 // script can do (present.RunCodeDoc) and, generated from the tools'

@@ -147,11 +147,22 @@ func (e *Engine) usable(op string, needStore bool) error {
 	return nil
 }
 
-// Store returns the engine's store.
-func (e *Engine) Store() store.Store { return e.store }
+// Store returns the engine's store; nil for a nil Engine.
+func (e *Engine) Store() store.Store {
+	if e == nil {
+		return nil
+	}
+	return e.store
+}
 
-// Options returns the options in force, defaults filled in.
-func (e *Engine) Options() Options { return e.opts }
+// Options returns the options in force, defaults filled in; the zero
+// Options for a nil Engine.
+func (e *Engine) Options() Options {
+	if e == nil {
+		return Options{}
+	}
+	return e.opts
+}
 
 // Session returns a handle on session id owned by owner, or an *Error
 // wrapping ErrNoSession when there is none (another owner's session reads
@@ -282,8 +293,11 @@ func (s *Session) Owner() string { return s.Info().Owner }
 // Info returns what the store knew of the session when this handle was
 // made (or moved to a fresh session: see Session): its Copies, Bytes and
 // LastUsedAt are not updated as the session is used (Engine.ListSessions
-// and Session.Copies read them afresh).
+// and Session.Copies read them afresh). A nil Session has the zero Info.
 func (s *Session) Info() store.Session {
+	if s == nil {
+		return store.Session{}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.info
@@ -329,8 +343,14 @@ func (s *Session) renew(ctx context.Context, gone string) (string, error) {
 	return next.ID, nil
 }
 
-// Engine returns the engine the session belongs to.
-func (s *Session) Engine() *Engine { return s.e }
+// Engine returns the engine the session belongs to; nil for a Session no
+// Engine made.
+func (s *Session) Engine() *Engine {
+	if s == nil {
+		return nil
+	}
+	return s.e
+}
 
 // Copies lists the session's retained copies, oldest first.
 func (s *Session) Copies(ctx context.Context) ([]store.CopyInfo, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -259,4 +260,134 @@ func seq(from, to int) string {
 		fmt.Fprintln(&b, n)
 	}
 	return b.String()
+}
+
+// TestNilReceivers calls every exported method of *Engine and *Session on
+// a nil pointer and on a zero value: none panics. The calls that act
+// return an *Error of kind unavailable; the pure accessors return their
+// zero value (CodeTools lists the tools, whose Call returns that error).
+// A method added without a case here fails the test.
+func TestNilReceivers(t *testing.T) {
+	ctx := context.Background()
+	big := []byte(strings.Repeat("row\n", 20000))
+	type call func(e *scrollback.Engine, s *scrollback.Session) error
+	acts := map[string]call{
+		"Engine.Session": func(e *scrollback.Engine, _ *scrollback.Session) error {
+			_, err := e.Session(ctx, "o", "s_x")
+			return err
+		},
+		"Engine.NewSession": func(e *scrollback.Engine, _ *scrollback.Session) error { _, err := e.NewSession(ctx, "o"); return err },
+		"Engine.DefaultSession": func(e *scrollback.Engine, _ *scrollback.Session) error {
+			_, err := e.DefaultSession(ctx, "o")
+			return err
+		},
+		"Engine.ListSessions": func(e *scrollback.Engine, _ *scrollback.Session) error {
+			_, err := e.ListSessions(ctx, "o")
+			return err
+		},
+		"Engine.ForkSession": func(e *scrollback.Engine, _ *scrollback.Session) error {
+			_, err := e.ForkSession(ctx, "o", "s_x")
+			return err
+		},
+		"Engine.DeleteSession": func(e *scrollback.Engine, _ *scrollback.Session) error { return e.DeleteSession(ctx, "o", "s_x") },
+		"Engine.ReadFile": func(e *scrollback.Engine, _ *scrollback.Session) error {
+			_, err := e.ReadFile(ctx, scrollback.ReadFileInput{Path: "doc.go"})
+			return err
+		},
+		"Session.RunCommand": func(_ *scrollback.Engine, s *scrollback.Session) error {
+			_, err := s.RunCommand(ctx, scrollback.RunCommandInput{Command: "true"})
+			return err
+		},
+		"Session.RunCode": func(_ *scrollback.Engine, s *scrollback.Session) error {
+			_, err := s.RunCode(ctx, scrollback.RunCodeInput{Code: "return 1"})
+			return err
+		},
+		"Session.ReadToolOutput": func(_ *scrollback.Engine, s *scrollback.Session) error {
+			_, err := s.ReadToolOutput(ctx, scrollback.ReadInput{ID: "out_x"})
+			return err
+		},
+		"Session.GrepToolOutput": func(_ *scrollback.Engine, s *scrollback.Session) error {
+			_, err := s.GrepToolOutput(ctx, scrollback.GrepInput{ID: "out_x", Pattern: "x"})
+			return err
+		},
+		"Session.QueryToolOutput": func(_ *scrollback.Engine, s *scrollback.Session) error {
+			_, err := s.QueryToolOutput(ctx, scrollback.QueryInput{ID: "out_x", Filter: "."})
+			return err
+		},
+		"Session.ReadFile": func(_ *scrollback.Engine, s *scrollback.Session) error {
+			_, err := s.ReadFile(ctx, scrollback.ReadFileInput{Path: "doc.go"})
+			return err
+		},
+		"Session.Copies": func(_ *scrollback.Engine, s *scrollback.Session) error { _, err := s.Copies(ctx); return err },
+		"Session.Cat": func(_ *scrollback.Engine, s *scrollback.Session) error {
+			_, err := s.Cat(ctx, "out_x", io.Discard)
+			return err
+		},
+		"Session.CatRange": func(_ *scrollback.Engine, s *scrollback.Session) error {
+			_, err := s.CatRange(ctx, "cat", "out_x", 0, -1, io.Discard)
+			return err
+		},
+		"Session.CodeTools": func(_ *scrollback.Engine, s *scrollback.Session) error {
+			tools := s.CodeTools()
+			if len(tools) == 0 {
+				return errors.New("no tools listed")
+			}
+			for _, tool := range tools {
+				if tool.Call == nil {
+					return fmt.Errorf("%s has no Call", tool.Name)
+				}
+				if _, err := tool.Call(ctx, []byte(`{}`)); !errors.Is(err, scrollback.ErrUnavailable) {
+					return fmt.Errorf("%s: %v", tool.Name, err)
+				}
+			}
+			return &scrollback.Error{Err: scrollback.ErrUnavailable}
+		},
+	}
+	// Accessors and the calls that report in their result.
+	pure := map[string]call{
+		"Engine.Store":   func(e *scrollback.Engine, _ *scrollback.Session) error { return zeroOr(e.Store() == nil) },
+		"Engine.Options": func(e *scrollback.Engine, _ *scrollback.Session) error { e.Options(); return nil },
+		"Session.ID":     func(_ *scrollback.Engine, s *scrollback.Session) error { return zeroOr(s.ID() == "") },
+		"Session.Owner":  func(_ *scrollback.Engine, s *scrollback.Session) error { return zeroOr(s.Owner() == "") },
+		"Session.Info":   func(_ *scrollback.Engine, s *scrollback.Session) error { return zeroOr(s.Info().ID == "") },
+		"Session.Engine": func(_ *scrollback.Engine, s *scrollback.Session) error { return zeroOr(s.Engine() == nil) },
+		"Session.Retain": func(_ *scrollback.Engine, s *scrollback.Session) error {
+			return zeroOr(s.Retain(ctx, scrollback.RetainInput{Tool: "t", Data: big}).Recovery == scrollback.RecoveryUnavailable)
+		},
+		"Session.History": func(_ *scrollback.Engine, s *scrollback.Session) error {
+			return zeroOr(s.History(ctx, "t", "", big).Recovery == scrollback.RecoveryUnavailable)
+		},
+	}
+	for _, typ := range []reflect.Type{reflect.TypeFor[*scrollback.Engine](), reflect.TypeFor[*scrollback.Session]()} {
+		for m := range typ.Methods() {
+			name := typ.Elem().Name() + "." + m.Name
+			if acts[name] == nil && pure[name] == nil {
+				t.Errorf("%s has no case in TestNilReceivers", name)
+			}
+		}
+	}
+	for _, r := range []struct {
+		name string
+		e    *scrollback.Engine
+		s    *scrollback.Session
+	}{{"nil", nil, nil}, {"zero", new(scrollback.Engine), new(scrollback.Session)}} {
+		for name, f := range acts {
+			err := noPanic(t, r.name+" "+name, func() error { return f(r.e, r.s) })
+			if !errors.Is(err, scrollback.ErrUnavailable) {
+				t.Errorf("%s on a %s receiver: %v; want an error of kind unavailable", name, r.name, err)
+			}
+		}
+		for name, f := range pure {
+			if err := noPanic(t, r.name+" "+name, func() error { return f(r.e, r.s) }); err != nil {
+				t.Errorf("%s on a %s receiver: %v", name, r.name, err)
+			}
+		}
+	}
+}
+
+func zeroOr(ok bool) error {
+	if !ok {
+		return errors.New("not the zero value")
+	}
+	return nil
 }
