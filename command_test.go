@@ -781,3 +781,16 @@ func TestRetainBudgetOverTheCopyCap(t *testing.T) {
 		})
 	}
 }
+
+// A negative DefaultTimeout means no default timeout, as 0 does: before,
+// it killed every command that gave no timeout_ms at once.
+func TestNegativeDefaultTimeout(t *testing.T) {
+	sess := newSession(t, scrollback.Options{DefaultTimeout: -time.Second})
+	if d := sess.Engine().Options().DefaultTimeout; d != 0 {
+		t.Errorf("Options().DefaultTimeout = %v; want 0, the timeout in force (none)", d)
+	}
+	res, err := sess.RunCommand(context.Background(), scrollback.RunCommandInput{Command: "echo hi"})
+	if err != nil || res.TimedOut || res.ExitCode == nil || *res.ExitCode != 0 || res.Preview != "hi\n" {
+		t.Errorf("RunCommand = timed out %v exit %v preview %q, %v; want hi and exit 0", res.TimedOut, res.ExitCode, res.Preview, err)
+	}
+}

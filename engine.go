@@ -43,7 +43,8 @@ type Options struct {
 	Surface       present.Surface // how footers name the calls that continue: MCP tools (the zero value) or CLI commands
 	Capture       capture.Limits  // stdout, stderr and copy caps; zero fields = 8 MiB each, 2 MiB tail
 	File          filepager.Options
-	// DefaultTimeout applies to commands that give no timeout; 0 = none.
+	// DefaultTimeout applies to commands that give no timeout; 0 or
+	// less = none (New reports a negative one as 0).
 	DefaultTimeout time.Duration
 	// QueryTimeout stops a query_tool_output filter; 0 = QueryTimeout (5 s).
 	QueryTimeout time.Duration
@@ -101,6 +102,7 @@ func New(st store.Store, opts Options) *Engine {
 		opts.File.MaxLines = filepager.DefaultMaxLines
 	}
 	opts.Capture = captureDefaults(opts.Capture)
+	opts.DefaultTimeout = max(opts.DefaultTimeout, 0)
 	if opts.QueryTimeout <= 0 {
 		opts.QueryTimeout = QueryTimeout
 	}
