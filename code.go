@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"time"
@@ -208,10 +209,8 @@ func codeTool[In, Out any](s *Session, name string, method func(*Session, contex
 	}
 	t.Call = func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 		var in In
-		dec := json.NewDecoder(bytes.NewReader(args))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&in); err != nil {
-			return nil, errorf(name, ErrArgument, "the arguments are: "+fieldNames[In](), "bad arguments: %s", argumentError(err))
+		if err := decodeArgs(name, args, &in, fieldNames[In]()); err != nil {
+			return nil, err
 		}
 		out, err := method(s, ctx, in)
 		if err != nil {
@@ -247,6 +246,31 @@ func (s *Session) runCommandInRun(ctx context.Context, in RunCommandInput) (RunC
 		}
 	}
 	return s.RunCommand(ctx, in)
+}
+
+// decodeArgs decodes a tool's arguments, which must be one JSON object
+// and nothing after it, into v: anything else would run the tool with
+// arguments other than the caller's (null as none, the second of two
+// objects dropped). names lists the arguments, for the hint.
+func decodeArgs(tool string, args json.RawMessage, v any, names string) error {
+	hint := "pass the arguments as one JSON object; they are: " + names
+	switch a := bytes.TrimSpace(args); {
+	case len(a) == 0:
+		return errorf(tool, ErrArgument, hint, "bad arguments: nothing was given, not an object")
+	case a[0] != '{':
+		return errorf(tool, ErrArgument, hint, "bad arguments: %s is not an object", quoteArg(string(a)))
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errorf(tool, ErrArgument, "the arguments are: "+names, "bad arguments: %s", argumentError(err))
+	}
+	end := dec.InputOffset()
+	if _, err := dec.Token(); err != io.EOF {
+		return errorf(tool, ErrArgument, "pass one JSON object and nothing after it",
+			"bad arguments: more follows the object, which ends at byte %d: %s", end, quoteArg(string(bytes.TrimSpace(args[end:]))))
+	}
+	return nil
 }
 
 // argumentError says what is wrong with a tool's arguments in the

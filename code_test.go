@@ -480,3 +480,32 @@ func testRunCodeLogsRetained(t *testing.T, sess *scrollback.Session) {
 		})
 	}
 }
+
+// CodeTools' Call takes one JSON object: anything else (null, an array, a
+// string, nothing) and anything after the object is an argument error,
+// not dropped. Before, null ran the tool with no arguments and trailing
+// data was ignored.
+func TestCodeToolsCallArguments(t *testing.T) {
+	sess := newSession(t, scrollback.Options{})
+	var read codemode.Tool
+	for _, tool := range sess.CodeTools() {
+		if tool.Name == "read_file" {
+			read = tool
+		}
+	}
+	ctx := context.Background()
+	if _, err := read.Call(ctx, []byte(` {"path": "doc.go", "limit": 1} `)); err != nil {
+		t.Fatalf("an object with spaces around it: %v", err)
+	}
+	for _, args := range []string{
+		`null`, `[]`, `"doc.go"`, `1`, ``, ` `,
+		`{"path": "doc.go"} {"path": "/etc/shadow"}`,
+		`{"path": "doc.go"}x`,
+		`{"path": "doc.go"}]`,
+	} {
+		_, err := read.Call(ctx, []byte(args))
+		if !errors.Is(err, scrollback.ErrArgument) || !strings.Contains(err.Error(), "object") {
+			t.Errorf("Call(%q) = %v; want an argument error that asks for one object", args, err)
+		}
+	}
+}
