@@ -428,3 +428,35 @@ func FuzzCatRange(f *testing.F) {
 		}
 	})
 }
+
+// An output_id given as its resource URI (scrollback://output/ID, as a
+// resource_link names it) is an argument error whose hint names the bare
+// id, for every call that reads a copy: before, it was "no retained
+// output with that id", which sent the caller looking for another id.
+func TestReadResourceURI(t *testing.T) {
+	sess := newSession(t, scrollback.Options{})
+	ctx := context.Background()
+	sh := sess.History(ctx, "t", "", []byte(strings.Repeat("row\n", 20000)))
+	if sh.OutputID == "" {
+		t.Fatal("no copy retained")
+	}
+	for _, uri := range []string{"scrollback://output/" + sh.OutputID, "scrollback://output/" + sh.OutputID + "#bytes=0-10"} {
+		for name, call := range map[string]func(id string) error{
+			"ReadToolOutput": func(id string) error { _, err := sess.ReadToolOutput(ctx, scrollback.ReadInput{ID: id}); return err },
+			"GrepToolOutput": func(id string) error {
+				_, err := sess.GrepToolOutput(ctx, scrollback.GrepInput{ID: id, Pattern: "row"})
+				return err
+			},
+			"QueryToolOutput": func(id string) error {
+				_, err := sess.QueryToolOutput(ctx, scrollback.QueryInput{ID: id, Filter: "."})
+				return err
+			},
+			"Cat": func(id string) error { _, err := sess.Cat(ctx, id, io.Discard); return err },
+		} {
+			err := call(uri)
+			if !errors.Is(err, scrollback.ErrArgument) || !strings.Contains(err.Error(), `"`+sh.OutputID+`"`) {
+				t.Errorf("%s(%q) = %v; want an argument error naming the bare id %q", name, uri, err, sh.OutputID)
+			}
+		}
+	}
+}
