@@ -153,6 +153,9 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 		if errors.As(err, &rerr) {
 			return RunCommandResult{}, &Error{Op: op, Err: ErrArgument, Msg: strings.TrimPrefix(rerr.Error(), "runner: ")}
 		}
+		if why := callEnded(err); why != "" {
+			return RunCommandResult{}, &Error{Op: op, Err: err, Msg: present.CommandNotStarted(why)}
+		}
 		return RunCommandResult{}, &Error{Op: op, Err: err, Msg: err.Error()}
 	}
 	got := cp.Result()
@@ -191,9 +194,25 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 	if err != nil {
 		// The command ran but the caller went away (ctx cancelled): the
 		// result is still whole, and so is its copy, if one was made.
-		return out, &Error{Op: op, Err: err, Msg: err.Error()}
+		msg := err.Error()
+		if why := callEnded(err); why != "" {
+			msg = present.CommandStopped(why, out.DurationMS, out.OutputID, out.TotalBytes, out.Recovery != RecoveryUnavailable)
+		}
+		return out, &Error{Op: op, Err: err, Msg: msg}
 	}
 	return out, nil
+}
+
+// callEnded says why a call's context ended, when err is that: "" for
+// any other error.
+func callEnded(err error) string {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return present.CallCancelled
+	case errors.Is(err, context.DeadlineExceeded):
+		return present.CallDeadline
+	}
+	return ""
 }
 
 // maxTimeoutMS is the longest timeout_ms a time.Duration holds (about 292

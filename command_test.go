@@ -794,3 +794,53 @@ func TestNegativeDefaultTimeout(t *testing.T) {
 		t.Errorf("RunCommand = timed out %v exit %v preview %q, %v; want hi and exit 0", res.TimedOut, res.ExitCode, res.Preview, err)
 	}
 }
+
+// A run_command call whose context ends says so in run_command's terms:
+// whether the command ran, how it was stopped and where its output is
+// (retained as an id, in the result, or nowhere), not a bare "context
+// canceled"; errors.Is still finds the context's error.
+func TestRunCommandContextEndedWording(t *testing.T) {
+	sess := newSession(t, scrollback.Options{})
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel2()
+	for _, tc := range []struct {
+		name    string
+		ctx     func() (context.Context, context.CancelFunc)
+		command string
+		is      error
+		want    []string
+	}{
+		{"cancelled before start", func() (context.Context, context.CancelFunc) { return cancelled, func() {} }, "echo hi",
+			context.Canceled, []string{"not started", "cancelled"}},
+		{"deadline before start", func() (context.Context, context.CancelFunc) { return expired, func() {} }, "echo hi",
+			context.DeadlineExceeded, []string{"not started", "deadline"}},
+		{"deadline while running, small output", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 300*time.Millisecond)
+		}, "echo hi; sleep 60", context.DeadlineExceeded, []string{"stopped", "deadline", "in the result"}},
+		{"deadline while running, output retained", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 500*time.Millisecond)
+		}, "seq 1 100000; sleep 60", context.DeadlineExceeded, []string{"stopped", "deadline", "retained as out_"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			_, err := sess.RunCommand(ctx, scrollback.RunCommandInput{Command: tc.command})
+			if !errors.Is(err, tc.is) {
+				t.Fatalf("error %v; want one wrapping %v", err, tc.is)
+			}
+			msg := err.Error()
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("%q does not say %q", msg, w)
+				}
+			}
+			for _, raw := range []string{"context canceled", "context deadline exceeded", "runner:"} {
+				if strings.Contains(msg, raw) {
+					t.Errorf("%q says %q, not in run_command's terms", msg, raw)
+				}
+			}
+		})
+	}
+}

@@ -211,3 +211,32 @@ func BinaryDropped(what, mime string, decoded, base64, limit int64) string {
 		" bytes of base64) was too large for the proxy to carry: one message may carry at most " + itoa(limit) +
 		" bytes of base64, so it was left out. Ask the server for a smaller one.]"
 }
+
+// Why a run_command call ended before its command did: its context was
+// cancelled, or its deadline passed.
+const (
+	CallCancelled = "the call was cancelled"
+	CallDeadline  = "the call's deadline passed"
+)
+
+// CommandNotStarted is run_command's error when its call ended (why,
+// CallCancelled or CallDeadline) before the command started.
+func CommandNotStarted(why string) string {
+	return "the command was not started: " + why
+}
+
+// CommandStopped is run_command's error when its call ended (why) while
+// the command ran, stopped after ms milliseconds: where its output up to
+// then is. id is its retained copy of total bytes, "" when none was made;
+// saved is false when one could not be (the result's recovery_error says
+// why).
+func CommandStopped(why string, ms int64, id string, total int64, saved bool) string {
+	s := "the command was stopped after " + strconv.FormatInt(ms, 10) + " ms: " + why + "; its output up to then "
+	switch {
+	case !saved:
+		return s + "could not be retained (see recovery_error), and the result shows what fits"
+	case id != "":
+		return s + "is retained as " + id + " (" + strconv.FormatInt(total, 10) + " bytes)"
+	}
+	return s + "is in the result (" + strconv.FormatInt(total, 10) + " bytes)"
+}
