@@ -115,23 +115,13 @@ func New(st store.Store, opts Options) *Engine {
 	return &Engine{store: st, opts: opts, files: filepager.New(opts.File), queries: &queryCache{max: QueryCacheBytes}}
 }
 
-// captureDefaults fills in the caps Options documents, as capture.New
-// would, so that Options reports the caps in force.
+// captureDefaults fills in the caps Options documents and clamps them, as
+// capture.New does, so that Options reports the caps in force.
 func captureDefaults(l capture.Limits) capture.Limits {
-	if l.Stdout <= 0 {
-		l.Stdout = capture.DefaultStream
-	}
-	if l.Stderr <= 0 {
-		l.Stderr = capture.DefaultStream
-	}
 	if l.Copy <= 0 {
 		l.Copy = CopyCap
 	}
-	l.Copy = max(l.Copy, capture.MinCopy)
-	if l.Tail <= 0 {
-		l.Tail = l.Copy / 4
-	}
-	return l
+	return l.InForce()
 }
 
 // usable returns the *Error a call of op gets when e cannot make it: e was

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
@@ -103,5 +104,29 @@ func TestNewFillsDefaults(t *testing.T) {
 		o.ShownBytes != scrollback.ShownBudget || o.QueryTimeout != scrollback.QueryTimeout || o.QueryMaxOutput != scrollback.QueryMaxOutput ||
 		o.QueryMaxMemory != 512<<20 || o.File.MaxLines != 2000 {
 		t.Errorf("defaults not filled in: %+v", o)
+	}
+}
+
+// TestOptionsReportCapsInForce: Options reports the capture caps a
+// command's capture applies, after New's defaults and capture's clamping,
+// not the values passed in.
+func TestOptionsReportCapsInForce(t *testing.T) {
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "scrollback.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, in := range []capture.Limits{
+		{},
+		{Stdout: -1, Stderr: -5, Copy: -1, Tail: -1},
+		{Copy: 100},
+		{Copy: 1024, Tail: 1 << 20},
+		{Copy: 4096, Tail: 4096},
+		{Stdout: 1000, Stderr: 2000, Copy: 1 << 20, Tail: 1000},
+	} {
+		got := scrollback.New(st, scrollback.Options{Capture: in}).Options().Capture
+		if want := capture.New(in).Limits(); got != want {
+			t.Errorf("Options{Capture: %+v}.Capture = %+v; the capture applies %+v", in, got, want)
+		}
 	}
 }

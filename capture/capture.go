@@ -98,6 +98,10 @@ type Limits struct {
 	HugePages bool
 }
 
+// InForce returns the caps a Capture made with l applies (New, Limits):
+// defaults filled in, caps clamped to workable values.
+func (l Limits) InForce() Limits { return l.normalize() }
+
 // normalize fills in defaults and clamps the caps to workable values.
 func (l Limits) normalize() Limits {
 	if l.Stdout <= 0 {
