@@ -20,8 +20,16 @@ import (
 
 // RunCodeInput is the input of run_code.
 type RunCodeInput struct {
-	Code      string `json:"code"`
-	TimeoutMS int64  `json:"timeout_ms,omitempty" jsonschema:"default 30000"`
+	// Code is the body of an async function, in JavaScript or
+	// TypeScript, that calls the tools as tools.NAME({...}) and returns
+	// the value to show; required (empty or blank is an argument error).
+	Code string `json:"code"`
+
+	// TimeoutMS is how many milliseconds the whole run may take, the
+	// tool calls it makes included; past it the script is stopped and
+	// the result's Error (kind "timeout") says so. 0 = 30000 (codemode.DefaultTimeout);
+	// negative is an argument error.
+	TimeoutMS int64 `json:"timeout_ms,omitempty" jsonschema:"default 30000"`
 }
 
 // RunCodeResult is the result of run_code. Preview through RecoveryError

@@ -30,14 +30,39 @@ const (
 	RecoveryUnavailable = "unavailable" // saving the copy failed: see recovery_error
 )
 
-// RunCommandInput is the input of run_command.
+// RunCommandInput is the input of run_command. The zero value of every
+// field but Command (or Args) is a valid default.
 type RunCommandInput struct {
-	Command   string            `json:"command"`
-	Cwd       string            `json:"cwd,omitempty"`
-	TimeoutMS int64             `json:"timeout_ms,omitempty" jsonschema:"ms before it is killed (0: the default)"`
-	Env       map[string]string `json:"env,omitempty" jsonschema:"added to its environment"`
-	Stdin     string            `json:"stdin,omitempty"`
-	Preview   *PreviewShape     `json:"preview,omitempty" jsonschema:"bytes of head and tail shown if it does not fit"`
+	// Command is the command line to run with /bin/sh -c (cmd.exe /d /s
+	// /c on Windows). Give it or Args, not both; one of them is required.
+	Command string `json:"command"`
+
+	// Cwd is the working directory the command starts in; "" = this
+	// process's own. A directory that does not exist is an argument
+	// error, and the command is not run.
+	Cwd string `json:"cwd,omitempty"`
+
+	// TimeoutMS is how many milliseconds the command may run before its
+	// whole process group is stopped (SIGTERM, then SIGKILL after a
+	// grace period): the result then has TimedOut set, with the output
+	// up to then. 0 = Options.DefaultTimeout (none unless set); negative
+	// is an argument error.
+	TimeoutMS int64 `json:"timeout_ms,omitempty" jsonschema:"ms before it is killed (0: the default)"`
+
+	// Env holds variables added to the environment the command inherits
+	// from this process, replacing any of the same name; nil = the
+	// inherited environment as it is. A name that is empty or holds '='
+	// or NUL, or a value holding NUL, is an argument error.
+	Env map[string]string `json:"env,omitempty" jsonschema:"added to its environment"`
+
+	// Stdin is the text the command reads on its standard input; "" =
+	// an empty standard input (/dev/null), unless StdinFile is given.
+	Stdin string `json:"stdin,omitempty"`
+
+	// Preview chooses how many bytes of head and tail the preview shows
+	// when the output does not fit the preview budget (see
+	// PreviewShape); nil = the default split of Options.ShownBytes.
+	Preview *PreviewShape `json:"preview,omitempty" jsonschema:"bytes of head and tail shown if it does not fit"`
 
 	// Args, for Go callers only, runs a program with exactly these
 	// arguments and no shell, instead of Command (give one or the other):

@@ -1,0 +1,42 @@
+package scrollback_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"strings"
+	"testing"
+)
+
+// TestInputFieldsDocumented: every field of the tool inputs a Go caller
+// fills in has a doc comment (units, default, what the zero value means),
+// so that `go doc` answers what the JSON schema's few words cannot.
+func TestInputFieldsDocumented(t *testing.T) {
+	want := map[string]bool{"RunCommandInput": true, "RunCodeInput": true}
+	fset := token.NewFileSet()
+	for _, file := range []string{"command.go", "code.go"} {
+		f, err := parser.ParseFile(fset, file, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			ts, ok := n.(*ast.TypeSpec)
+			if !ok || !want[ts.Name.Name] {
+				return true
+			}
+			delete(want, ts.Name.Name)
+			for _, field := range ts.Type.(*ast.StructType).Fields.List {
+				doc := strings.TrimSpace(field.Doc.Text() + field.Comment.Text())
+				for _, name := range field.Names {
+					if len(doc) < 20 {
+						t.Errorf("%s.%s has no doc comment saying what it holds and what its zero value means", ts.Name.Name, name.Name)
+					}
+				}
+			}
+			return false
+		})
+	}
+	for name := range want {
+		t.Errorf("type %s not found", name)
+	}
+}
