@@ -206,6 +206,9 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 		// output open: what it wrote later is in no copy.
 		complete: got.Complete && !res.OutputCut,
 		budget:   s.e.opts.PreviewBudget,
+		// A cap cut the output: the copy is not all of it, however
+		// small, so it is not shown as if it were.
+		over:     gap != nil,
 		status:   commandStatus(res, timeout),
 		gap:      gap,
 		head:     head,
@@ -425,8 +428,9 @@ type retainRequest struct {
 	data         []byte
 	complete     bool
 	budget       int
-	// over says the result did not fit its budget, though data, cut to
-	// the copy cap, may: it is retained and previewed all the same, not
+	// over says a cap cut data from a result that is not to be shown
+	// whole (over its budget, or already cut by a capture cap): it is
+	// retained and previewed even when data would fit the budget, not
 	// shown as if it were the whole result.
 	over       bool
 	status     string

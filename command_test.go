@@ -844,3 +844,32 @@ func TestRunCommandContextEndedWording(t *testing.T) {
 		})
 	}
 }
+
+// A preview budget larger than the copy cap: a command whose output
+// crossed the cap is retained, its preview truncated, even though the
+// copy the cap left would fit the budget (before, that copy was shown as
+// the whole output, truncated false, with no output_id).
+func TestRunCommandBudgetOverTheCopyCap(t *testing.T) {
+	const cap = 1 << 20
+	sess := newSession(t, scrollback.Options{PreviewBudget: 2 * cap, Capture: capture.Limits{Copy: cap}})
+	ctx := context.Background()
+	res, err := sess.RunCommand(ctx, scrollback.RunCommandInput{Command: "seq 1 400000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Gap == nil || !res.Truncated || res.Complete || res.OutputID == "" || res.Recovery != scrollback.RecoveryAvailable {
+		t.Fatalf("gap %v truncated %v complete %v id %q recovery %q; want a truncated preview of an incomplete copy", res.Gap, res.Truncated, res.Complete, res.OutputID, res.Recovery)
+	}
+	raw, _, last := readAll(t, sess, res.OutputID)
+	if last.Complete || int64(len(raw)) != res.TotalBytes || res.TotalBytes > cap || !strings.HasPrefix(string(raw), "1\n2\n") || !strings.HasSuffix(string(raw), "\n400000\n") {
+		t.Errorf("copy of %d bytes (totalBytes %d), complete %v: want the head and tail, at most %d bytes", len(raw), res.TotalBytes, last.Complete, cap)
+	}
+	if len(res.Preview) > scrollback.ShownBudget || !strings.Contains(res.Preview, res.OutputID) {
+		t.Errorf("the preview (%d bytes) does not lead to the copy:\n%s", len(res.Preview), res.Preview)
+	}
+	// Within the cap, the output is shown whole as before.
+	small, err := sess.RunCommand(ctx, scrollback.RunCommandInput{Command: "seq 1 100000"})
+	if err != nil || small.Truncated || small.OutputID != "" || !small.Complete || small.Preview != seqText(1, 100000) {
+		t.Errorf("output within the cap and the budget: truncated %v id %q complete %v, %v; want it whole", small.Truncated, small.OutputID, small.Complete, err)
+	}
+}
