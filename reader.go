@@ -130,15 +130,17 @@ func (s *Session) stat(ctx context.Context, op, id string) (store.CopyInfo, erro
 
 // requireID says that a call reading a copy was given no id, or a copy's
 // resource URI (scrollback://output/ID, as a resource_link names it)
-// instead of its id: that one is not looked up, so the hint that names the
-// bare id reveals nothing of other sessions.
+// instead of its id. The URI gets the error of any id not in the session,
+// as the contract wants for every id that cannot be read, with a hint that
+// names the bare id; it is not looked up, so the hint reveals nothing of
+// other sessions.
 func requireID(op, id string) error {
 	if id == "" {
 		return errorf(op, ErrArgument, "pass the output_id from a truncated result", "id is required")
 	}
 	if rest, ok := strings.CutPrefix(id, present.OutputURIPrefix); ok {
 		bare, _, _ := strings.Cut(rest, "#")
-		return errorf(op, ErrArgument, present.BareIDHint(present.Clip(bare, 80)), "id %s %s", quoteArg(id), present.URIAsID)
+		return &Error{Op: op, Err: ErrNoOutput, Msg: ErrNoOutput.Error() + ": " + quoteArg(id), Hint: present.BareIDHint(present.Clip(bare, 80))}
 	}
 	return nil
 }

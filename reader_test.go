@@ -430,9 +430,9 @@ func FuzzCatRange(f *testing.F) {
 }
 
 // An output_id given as its resource URI (scrollback://output/ID, as a
-// resource_link names it) is an argument error whose hint names the bare
-// id, for every call that reads a copy: before, it was "no retained
-// output with that id", which sent the caller looking for another id.
+// resource_link names it) gets the not_found error of any id not in the
+// session, with a hint that names the bare id, for every call that reads
+// a copy: before, the hint sent the caller looking for another id.
 func TestReadResourceURI(t *testing.T) {
 	sess := newSession(t, scrollback.Options{})
 	ctx := context.Background()
@@ -454,8 +454,8 @@ func TestReadResourceURI(t *testing.T) {
 			"Cat": func(id string) error { _, err := sess.Cat(ctx, id, io.Discard); return err },
 		} {
 			err := call(uri)
-			if !errors.Is(err, scrollback.ErrArgument) || !strings.Contains(err.Error(), `"`+sh.OutputID+`"`) {
-				t.Errorf("%s(%q) = %v; want an argument error naming the bare id %q", name, uri, err, sh.OutputID)
+			if !errors.Is(err, scrollback.ErrNoOutput) || !strings.Contains(err.Error(), `bare id, "`+sh.OutputID+`"`) {
+				t.Errorf("%s(%q) = %v; want the not_found error naming the bare id %q", name, uri, err, sh.OutputID)
 			}
 		}
 	}

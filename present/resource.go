@@ -48,9 +48,9 @@ const NothingRetainedHint = "this session has retained nothing yet"
 // that does not end in #allow-incomplete.
 const RefIncomplete = Incomplete + ", so the tool would get less than the whole result; end the reference with #allow-incomplete to pass it anyway"
 
-// URIAsID is the error of a copy's URI given where its output_id is
-// wanted (read_tool_output and the other readers take the bare id).
-const URIAsID = "is a resource URI, not an output_id"
-
-// BareIDHint is the hint of URIAsID: the id the URI names.
-func BareIDHint(id string) string { return `pass the bare id, "` + id + `"` }
+// BareIDHint is the hint of the not_found error for a copy's resource URI
+// given where its output_id is wanted (read_tool_output and the other
+// readers take the bare id): id is the one the URI names.
+func BareIDHint(id string) string {
+	return `that is a resource URI, not an output_id: pass the bare id, "` + id + `"`
+}
