@@ -27,8 +27,8 @@ type RunCodeInput struct {
 
 	// TimeoutMS is how many milliseconds the whole run may take, the
 	// tool calls it makes included; past it the script is stopped and
-	// the result's Error (kind "timeout") says so. 0 = 30000 (codemode.DefaultTimeout);
-	// negative is an argument error.
+	// the result's Error (kind "timeout") says so. 0 = 30000
+	// (codemode.DefaultTimeout); negative is an argument error.
 	TimeoutMS int64 `json:"timeout_ms,omitempty" jsonschema:"default 30000"`
 }
 
