@@ -24,6 +24,7 @@ const (
 	HistoryBudget = preview.HistoryBudget      // 32 KiB: results entering a history are shown whole up to this
 	ShownBudget   = preview.ShownBudget        // 2 KiB: what a result over its budget shows once retained, head, footer and tail
 	MinShownBytes = 512                        // the smallest budget or shown size: room for a head, a tail and the shortest footer; New raises smaller ones to it
+	MaxShownBytes = 8 << 10                    // the most the servers let a result over its budget show once retained (--preview-bytes); a Go caller's ShownBytes may go past it
 	PageLimit     = 4096                       // most bytes one read_tool_output call returns
 	CopyCap       = capture.DefaultCopy        // 8 MiB: the most one retained copy holds
 	FilePageBytes = filepager.DefaultPageBytes // 24 KiB: the most one read_file page holds

@@ -154,6 +154,9 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if *previewBytes < scrollback.MinShownBytes {
 		return usagef("--preview-bytes %d: give at least %d bytes, room for a head, a tail and the footer that leads to the rest", *previewBytes, scrollback.MinShownBytes)
 	}
+	if *previewBytes > scrollback.MaxShownBytes {
+		return usagef("--preview-bytes %d: give at most %d bytes, the most scrollback mcp --preview-bytes takes", *previewBytes, scrollback.MaxShownBytes)
+	}
 	if *runs < 1 || *turns < 1 || *tokens < 1 {
 		return usagef("--runs, --max-turns and --max-tokens must be at least 1")
 	}

@@ -243,10 +243,14 @@ func (p *previewBytes) add(fs *flag.FlagSet) {
 	fs.IntVar(&p.n, "preview-bytes", scrollback.ShownBudget, fmt.Sprintf("show at most `N` bytes (head, footer and tail) of a result too large to show whole, once it is retained (default %d)", scrollback.ShownBudget))
 }
 
-// check refuses a size that leaves no room for a footer.
+// check refuses a size that leaves no room for a footer, or that is over
+// what the contract lets a retained result show.
 func (p *previewBytes) check() error {
 	if p.n < minPreviewBytes {
 		return usagef("--preview-bytes %d: give at least %d bytes, room for a head, a tail and the footer that leads to the rest", p.n, minPreviewBytes)
+	}
+	if p.n > scrollback.MaxShownBytes {
+		return usagef("--preview-bytes %d: give at most %d bytes, what a retained result may show; the rest is read from its copy", p.n, scrollback.MaxShownBytes)
 	}
 	return nil
 }

@@ -11,7 +11,8 @@ import (
 
 // TestMCPPreviewBytes: `scrollback mcp --preview-bytes N` shows at most N
 // bytes of an output it retains, by default 2 KiB; a size with no room for
-// a footer is a usage error.
+// a footer, or over the contract's 8 KiB, is a usage error, for mcp and
+// proxy alike.
 func TestMCPPreviewBytes(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -28,9 +29,16 @@ func TestMCPPreviewBytes(t *testing.T) {
 		}
 		stop()
 	}
-	var stderr bytes.Buffer
-	code := Main(t.Context(), []string{"mcp", "--preview-bytes", "100"}, IO{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &stderr, Getenv: func(string) string { return "" }})
-	if code != 2 || !strings.Contains(stderr.String(), "--preview-bytes 100: give at least 512 bytes") {
-		t.Errorf("--preview-bytes 100: exit %d, stderr %q", code, stderr.String())
+	for _, tc := range []struct{ n, want string }{
+		{"100", "--preview-bytes 100: give at least 512 bytes"},
+		{"8193", "--preview-bytes 8193: give at most 8192 bytes"},
+	} {
+		for _, cmd := range [][]string{{"mcp"}, {"proxy", "--", "true"}} {
+			var stderr bytes.Buffer
+			code := Main(t.Context(), append([]string{cmd[0], "--preview-bytes", tc.n}, cmd[1:]...), IO{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &stderr, Getenv: func(string) string { return "" }})
+			if code != 2 || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("%s --preview-bytes %s: exit %d, stderr %q, want 2 and %q", cmd, tc.n, code, stderr.String(), tc.want)
+			}
+		}
 	}
 }
