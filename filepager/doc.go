@@ -84,8 +84,9 @@
 //   - Options.Deny patterns (filepath.Match on the absolute path, resolved or
 //     as given, or on the base name; a leading "~/" means Options.Home).
 //
-// On macOS and Windows, whose file systems ignore case by default, the rules
-// compare names without case (~/.SSH/ID_RSA is refused like ~/.ssh/id_rsa).
+// The rules compare names without case on every system (~/.SSH/ID_RSA is
+// refused like ~/.ssh/id_rsa): macOS and Windows ignore case by default,
+// and Linux does on case-insensitive mounts such as WSL's /mnt/c.
 //
 // A relative Request.Path is taken relative to Options.Root when it is set,
 // else to the working directory; a leading "~/" means Options.Home.

@@ -445,10 +445,15 @@ func TestSensitivePerPlatform(t *testing.T) {
 		{"windows", `C:\Users\u\_netrc`, ".netrc"},
 		{"windows", `D:\src\app\.env`, ".env"},
 		{"windows", `D:\src\app\.env.example`, ""},
-		// Case: macOS and Windows ignore it, Linux does not.
+		// Case is ignored everywhere: macOS and Windows ignore it by
+		// default, and Linux on a case-insensitive mount (WSL's /mnt/c,
+		// vfat, casefold directories) opens the same file.
 		{"darwin", "/Users/u/.SSH/ID_RSA", ".ssh"},
 		{"windows", `C:\Users\u\.SSH\Id_Rsa`, ".ssh"},
-		{"linux", "/home/u/.SSH/notes", ""},
+		{"linux", "/home/u/.SSH/notes", ".ssh"},
+		{"linux", "/mnt/c/Users/u/.AWS/Credentials", ".aws"},
+		{"linux", "/home/u/app/.ENV", ".env"},
+		{"linux", "/home/u/.ssh/ID_RSA.PUB", ""},
 		{"darwin", "/Users/u/.ssh/ID_RSA.PUB", ""},
 		// macOS keychains and password hashes.
 		{"darwin", "/Users/u/Library/Keychains/login.keychain-db", "keychain"},

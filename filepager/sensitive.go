@@ -16,9 +16,11 @@ func sensitiveReason(p string) string { return sensitiveReasonOn(runtime.GOOS, p
 // read on the system goos (a runtime.GOOS value), or "" when no built-in
 // rule refuses it. The rules are those listed in the package
 // documentation; they look at path components rather than at the home
-// directory alone, so that another user's ~/.ssh is refused too. On macOS
-// and Windows, whose file systems ignore case by default, names are
-// compared without case, so ~/.SSH/ID_RSA is refused like ~/.ssh/id_rsa.
+// directory alone, so that another user's ~/.ssh is refused too. Names are
+// compared without case on every system, so ~/.SSH/ID_RSA is refused like
+// ~/.ssh/id_rsa: macOS and Windows ignore case by default, and so does
+// Linux on a case-insensitive mount (WSL's /mnt/c, vfat, casefold
+// directories), where both names open the same file.
 func sensitiveReasonOn(goos, p string) string {
 	slashed := filepath.ToSlash(p)
 	if goos == "windows" {
@@ -26,9 +28,7 @@ func sensitiveReasonOn(goos, p string) string {
 		// for Windows can be tested anywhere.
 		slashed = strings.ReplaceAll(slashed, `\`, "/")
 	}
-	if caseless(goos) {
-		slashed = strings.ToLower(slashed)
-	}
+	slashed = strings.ToLower(slashed)
 	parts := strings.Split(strings.TrimPrefix(slashed, "/"), "/")
 	if why := platformReason(goos, parts); why != "" {
 		return why
@@ -85,12 +85,6 @@ func sensitiveReasonOn(goos, p string) string {
 	return ""
 }
 
-// caseless reports whether file names on goos are compared without case
-// by default.
-func caseless(goos string) bool {
-	return goos == "darwin" || goos == "ios" || goos == "windows"
-}
-
 // windowsCredentialDirs are the directories under %APPDATA%\Microsoft and
 // %LOCALAPPDATA%\Microsoft that hold credentials and the keys that protect
 // them: Credential Manager, DPAPI master keys, CryptoAPI private keys and
@@ -101,7 +95,7 @@ var windowsCredentialDirs = []string{"credentials", "protect", "crypto", "vault"
 var appData = map[string]string{"roaming": "Roaming", "local": "Local"}
 
 // platformReason applies the rules that belong to one system to the
-// path's components (lower-cased where the system ignores case).
+// path's components, lower-cased.
 func platformReason(goos string, parts []string) string {
 	dirs := parts[:len(parts)-1]
 	switch goos {
