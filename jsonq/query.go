@@ -137,6 +137,11 @@ func deniedCall(v reflect.Value) string {
 		if f, ok := v.Interface().(*gojq.Func); ok && denied[f.Name] {
 			return f.Name
 		}
+		// {$ENV} is object shorthand for {ENV: $ENV}: the variable stands
+		// in the key, not in a Func.
+		if kv, ok := v.Interface().(*gojq.ObjectKeyVal); ok && denied[kv.Key] {
+			return kv.Key
+		}
 		return deniedCall(v.Elem())
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
