@@ -314,8 +314,7 @@ func filterOne(ctx context.Context, f *Filter, v any, out *bytes.Buffer, maxOut 
 			if ctx.Err() != nil {
 				return stopped(ctx, timeout, maxMem)
 			}
-			return &Error{Err: ErrRuntime, Msg: "the filter failed: " + err.Error(),
-				Hint: `guard steps that may not apply, e.g. .items[]? or select(type == "object")`}
+			return raised(err)
 		}
 		if deeper(v, MaxDepth) {
 			return &Error{Err: ErrRuntime, Msg: fmt.Sprintf("a result nests deeper than %d levels", MaxDepth),
@@ -334,6 +333,24 @@ func filterOne(ctx context.Context, f *Filter, v any, out *bytes.Buffer, maxOut 
 		out.WriteByte('\n')
 		res.Results++
 	}
+}
+
+// maxRaised bounds the part of a runtime error's message that gojq wrote:
+// error(.) of an 8 MiB document must not come back as an 8 MiB message.
+const maxRaised = 1 << 10
+
+// raised is the error for err, which the filter raised while running:
+// gojq's message cut to maxRaised bytes (present.Clip, which marks the
+// cut), with a hint that fits where it came from.
+func raised(err error) *Error {
+	hint := `guard steps that may not apply, e.g. .items[]? or select(type == "object")`
+	var ve gojq.ValueError
+	var halt *gojq.HaltError
+	if errors.As(err, &ve) && !errors.As(err, &halt) {
+		// error(...) in the filter: catchable, unlike halt_error.
+		hint = "the filter raised it with error(...); try ... catch handles it, e.g. try (...) catch null"
+	}
+	return &Error{Err: ErrRuntime, Msg: "the filter failed: " + present.Clip(err.Error(), maxRaised), Hint: hint}
 }
 
 func stopped(ctx context.Context, timeout time.Duration, maxMem int64) error {
