@@ -14,9 +14,10 @@
 // the filter runs under a time limit, an output limit and a memory limit
 // (Options), which stop it with ErrTimeLimit, ErrOutputLimit or
 // ErrMemoryLimit. Documents nesting deeper
-// than MaxDepth and number literals longer than MaxNumberLen (or beyond
-// float64's range) are errors that name their offset, never a crash, and so
-// are results nesting deeper than MaxDepth.
+// than MaxDepth and number literals longer than MaxNumberLen are errors
+// that name their offset, never a crash, and so are results nesting deeper
+// than MaxDepth. A number beyond float64's range reads as gojq reads it:
+// the largest float (or 0, when too small).
 //
 // A copy that is not JSON is an error naming the byte offset and line where
 // parsing stopped and the bytes found there. When the copy is incomplete

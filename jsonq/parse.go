@@ -3,7 +3,6 @@ package jsonq
 import (
 	"errors"
 	"io"
-	"math"
 	"math/big"
 	"strconv"
 	"unicode/utf16"
@@ -434,10 +433,10 @@ func (p *parser) number() (any, error) {
 		bi, _ := new(big.Int).SetString(s, 10)
 		return bi, nil
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil && math.IsInf(f, 0) {
-		return nil, &syntaxError{offset: start, msg: "the number " + quoteShort(s) + " is too large for a 64-bit float (at most about 1.8e308)"}
-	}
+	// Out of float64's range, ParseFloat gives ±Inf (too large) or ±0 (too
+	// small), which is what gojq makes of such a literal too (its
+	// parseNumber): ±Inf is written as the largest float, as jq writes it.
+	f, _ := strconv.ParseFloat(s, 64)
 	return f, nil
 }
 
@@ -497,11 +496,4 @@ func describe(c byte) string {
 		return "'" + string(rune(c)) + "'"
 	}
 	return "byte 0x" + strconv.FormatUint(uint64(c)|0x100, 16)[1:]
-}
-
-func quoteShort(s string) string {
-	if len(s) > 40 {
-		return strconv.Quote(s[:37]) + "..."
-	}
-	return strconv.Quote(s)
 }
