@@ -66,6 +66,10 @@ type Pager struct {
 	cache   indexCache
 	scanned atomic.Int64 // bytes read while locating lines, for tests
 	step    int64        // line-index checkpoint spacing: defaultStep; tests shrink it
+
+	// Test seams: called with the resolved path just before the file is
+	// opened, and just after it was opened and its size taken.
+	beforeOpen, opened func(resolved string)
 }
 
 // New returns a Pager with the given options, defaults filled in. Problems
@@ -253,7 +257,8 @@ func (p *Pager) open(path string) (*os.File, fs.FileInfo, string, *Error) {
 			return fail(fmt.Errorf("%w: %s is outside %s", ErrOutsideRoot, shortPath(resolved), p.root), "read files under "+p.root+" only")
 		}
 	}
-	// Stat before opening: opening a FIFO would block.
+	// Stat before opening: a device is not even opened (opening some has
+	// effects), and the type is checked again on what was opened.
 	fi, err := os.Stat(resolved)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -261,21 +266,56 @@ func (p *Pager) open(path string) (*os.File, fs.FileInfo, string, *Error) {
 		}
 		return fail(err, "")
 	}
-	switch {
-	case fi.IsDir():
-		return fail(ErrIsDir, "list it (ls), then read a file in it")
-	case !fi.Mode().IsRegular():
-		return fail(fmt.Errorf("%w: %s", ErrNotRegular, fi.Mode().Type()), "read devices, pipes and sockets with a command (cat, dd) instead")
+	if err := regular(fi); err != nil {
+		return nil, nil, "", err
 	}
-	f, err := os.Open(resolved)
+	if p.beforeOpen != nil {
+		p.beforeOpen(resolved)
+	}
+	f, err := openFile(resolved)
 	if err != nil {
 		return fail(err, "")
 	}
-	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	fi, err = f.Stat()
+	if err == nil {
+		if e := regular(fi); e != nil {
+			f.Close()
+			return nil, nil, "", e
+		}
+		err = blocking(f)
+	}
+	if err != nil {
 		f.Close()
-		return fail(fmt.Errorf("%w: it changed while being opened", ErrNotRegular), "try again")
+		return fail(err, "")
+	}
+	if p.opened != nil {
+		p.opened(resolved)
 	}
 	return f, fi, resolved, nil
+}
+
+// regular refuses what fi describes unless it is a regular file, naming
+// the kind of file it is.
+func regular(fi fs.FileInfo) *Error {
+	m := fi.Mode()
+	var kind string
+	switch {
+	case m.IsRegular():
+		return nil
+	case m.IsDir():
+		return &Error{Op: "open", Err: ErrIsDir, Hint: "list it (ls), then read a file in it"}
+	case m&fs.ModeNamedPipe != 0:
+		kind = "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		kind = "a socket"
+	case m&fs.ModeCharDevice != 0:
+		kind = "a character device"
+	case m&fs.ModeDevice != 0:
+		kind = "a block device"
+	default:
+		kind = "of type " + m.Type().String()
+	}
+	return &Error{Op: "open", Err: fmt.Errorf("%w: it is %s", ErrNotRegular, kind), Hint: "read devices, pipes and sockets with a command (cat, dd) instead"}
 }
 
 // refuse applies the sensitive-file rules and deny patterns to the absolute
