@@ -36,6 +36,7 @@ func TestSentinelsAcrossPackages(t *testing.T) {
 		{filepager.ErrBinary, scrollback.ErrArgument, scrollback.KindArgument},
 		{filepager.ErrIsDir, scrollback.ErrArgument, scrollback.KindArgument},
 		{filepager.ErrOutsideRoot, scrollback.ErrArgument, scrollback.KindArgument},
+		{filepager.ErrLoop, scrollback.ErrArgument, scrollback.KindArgument},
 		{store.ErrOffset, scrollback.ErrOffset, scrollback.KindOffset},
 		{store.ErrCopyNotFound, scrollback.ErrNotFound, scrollback.KindNotFound},
 		{store.ErrSessionNotFound, scrollback.ErrNotFound, scrollback.KindNotFound},

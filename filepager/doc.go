@@ -57,7 +57,8 @@
 // Every error a Read returns is an *Error carrying one of the sentinel errors
 // below and a hint. Refused are: a missing file (ErrNotFound), a directory
 // (ErrIsDir), anything other than a regular file (ErrNotRegular), a path
-// outside Options.Root after resolving symlinks (ErrOutsideRoot), a binary
+// outside Options.Root after resolving symlinks (ErrOutsideRoot, the same
+// whether or not the path exists there), a symlink loop (ErrLoop), a binary
 // file — a NUL byte in its first 8 KiB (ErrBinary) — and sensitive files
 // (ErrSensitive). Sensitive rules are checked on the path as given and again
 // after resolving symlinks, so a link to a secret is refused like the secret:

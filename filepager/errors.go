@@ -30,8 +30,12 @@ var (
 	// directory (a device, a FIFO, a socket).
 	ErrNotRegular = errkind.New("filepager: not a regular file", errkind.Argument)
 
-	// ErrOutsideRoot: the resolved path lies outside Options.Root.
+	// ErrOutsideRoot: the resolved path lies outside Options.Root, whether
+	// or not it exists.
 	ErrOutsideRoot = errkind.New("filepager: path is outside the allowed root", errkind.Argument)
+
+	// ErrLoop: resolving the path's symlinks went round a loop.
+	ErrLoop = errkind.New("filepager: symlink loop", errkind.Argument)
 
 	// ErrSensitive: the path (as given or resolved) is a private key, a
 	// credential file or matches a deny pattern.

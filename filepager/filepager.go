@@ -244,18 +244,13 @@ func (p *Pager) open(path string) (*os.File, fs.FileInfo, string, *Error) {
 	}
 	resolved, err := filepath.EvalSymlinks(given)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fail(ErrNotFound, "check the path; list the directory (ls) to find the name")
-		}
-		return fail(err, "")
+		return nil, nil, "", p.unresolved(given, err)
 	}
 	if err := p.refuse(resolved); err != nil {
 		return fail(err.Err, err.Hint)
 	}
-	if p.root != "" {
-		if rel, err := filepath.Rel(p.root, resolved); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return fail(fmt.Errorf("%w: %s is outside %s", ErrOutsideRoot, shortPath(resolved), p.root), "read files under "+p.root+" only")
-		}
+	if p.root != "" && !p.within(resolved) {
+		return nil, nil, "", p.outside(resolved)
 	}
 	// Stat before opening: a device is not even opened (opening some has
 	// effects), and the type is checked again on what was opened.
