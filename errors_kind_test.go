@@ -37,6 +37,7 @@ func TestSentinelsAcrossPackages(t *testing.T) {
 		{filepager.ErrIsDir, scrollback.ErrArgument, scrollback.KindArgument},
 		{filepager.ErrOutsideRoot, scrollback.ErrArgument, scrollback.KindArgument},
 		{filepager.ErrLoop, scrollback.ErrArgument, scrollback.KindArgument},
+		{filepager.ErrSize, scrollback.ErrArgument, scrollback.KindArgument},
 		{store.ErrOffset, scrollback.ErrOffset, scrollback.KindOffset},
 		{store.ErrCopyNotFound, scrollback.ErrNotFound, scrollback.KindNotFound},
 		{store.ErrSessionNotFound, scrollback.ErrNotFound, scrollback.KindNotFound},

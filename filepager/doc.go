@@ -92,7 +92,9 @@
 // A relative Request.Path is taken relative to Options.Root when it is set,
 // else to the working directory; a leading "~/" means Options.Home.
 //
-// Files whose size the system reports as 0 although they have content (most
-// of /proc and /sys) read as empty: a page is always cut from the size the
-// file had when it was opened.
+// A page is cut from the size the file had when it was opened; a file that
+// turns out shorter while it is read is ErrSize, never a page that looks
+// whole. A file whose size the system reports as 0 although it has content
+// (most of /proc) is read whole, up to 1 MiB (beyond that, ErrSize), and
+// paged from what was read.
 package filepager

@@ -37,6 +37,11 @@ var (
 	// ErrLoop: resolving the path's symlinks went round a loop.
 	ErrLoop = errkind.New("filepager: symlink loop", errkind.Argument)
 
+	// ErrSize: the file is not the size it reports: it changed size while
+	// it was read, or it reports none (a /proc file) and holds more than
+	// such a file may (1 MiB).
+	ErrSize = errkind.New("filepager: the file is not the size it reports", errkind.Argument)
+
 	// ErrSensitive: the path (as given or resolved) is a private key, a
 	// credential file or matches a deny pattern.
 	ErrSensitive = errkind.New("filepager: refusing to read a sensitive file", errkind.Sensitive)

@@ -127,12 +127,29 @@ func (p *Pager) Read(ctx context.Context, req Request) (Page, error) {
 	}
 	defer f.Close()
 	size := fi.Size()
-	if err := sniff(req, f, resolved, size); err != nil {
+	var r io.ReaderAt = f
+	unsized := false
+	if size == 0 {
+		// A /proc or /sys file reports no size yet has content: read it
+		// whole (it is small) and cut the page from that.
+		data, err := io.ReadAll(io.LimitReader(f, maxUnsized+1))
+		if err != nil {
+			return Page{}, fail(req, "read", err, "")
+		}
+		if len(data) > maxUnsized {
+			return Page{}, fail(req, "read", fmt.Errorf("%w: it reports a size of 0 bytes but holds more than %d", ErrSize, maxUnsized),
+				"read it with a command (head, grep) instead")
+		}
+		if len(data) > 0 {
+			r, size, unsized = bytes.NewReader(data), int64(len(data)), true
+		}
+	}
+	if err := sniff(req, r, resolved, size); err != nil {
 		return Page{}, err
 	}
-	sc := p.scanner(ctx, f, resolved, size, fi.ModTime().UnixNano())
+	sc := p.scanner(ctx, r, resolved, size, fi.ModTime().UnixNano(), unsized)
 	defer p.keep(sc)
-	start, line, err := locate(req, f, sc, size)
+	start, line, err := locate(req, r, sc, size)
 	if err != nil {
 		return Page{}, err
 	}
@@ -140,7 +157,7 @@ func (p *Pager) Read(ctx context.Context, req Request) (Page, error) {
 	if limit == 0 {
 		limit = int64(p.opts.MaxLines)
 	}
-	page, perr := p.page(f, start, line, size, limit)
+	page, perr := p.page(r, start, line, size, limit)
 	if perr != nil {
 		return Page{}, fail(req, "read", perr, "")
 	}
@@ -149,7 +166,33 @@ func (p *Pager) Read(ctx context.Context, req Request) (Page, error) {
 
 // fail is the error of a Read of req.
 func fail(req Request, op string, err error, hint string) *Error {
+	if hint == "" && errors.Is(err, ErrSize) {
+		hint = "read it again; if that fails too, read it with a command (cat)"
+	}
 	return &Error{Op: op, Path: req.Path, Err: err, Hint: hint}
+}
+
+// maxUnsized is the most a file that reports a size of 0 may hold: such a
+// file (in /proc or /sys) is read whole into memory.
+const maxUnsized = 1 << 20
+
+// readAt fills b from offset off of a file that had size bytes when it was
+// opened: one that ends before is ErrSize, never a short page.
+func readAt(f io.ReaderAt, b []byte, off, size int64) error {
+	n, err := f.ReadAt(b, off)
+	switch {
+	case n == len(b):
+		return nil
+	case err == nil, err == io.EOF, errors.Is(err, io.ErrUnexpectedEOF):
+		return changed(size)
+	}
+	return err
+}
+
+// changed is the error for a file that had size bytes when it was opened
+// and ended before them when read.
+func changed(size int64) error {
+	return fmt.Errorf("%w: it had %d bytes when opened and fewer when read (it changed, or reports a size it does not have, as /sys files do)", ErrSize, size)
 }
 
 // check refuses a request that cannot be served whatever the file holds,
@@ -174,7 +217,7 @@ func (p *Pager) check(req Request) error {
 // file's first sniffBytes.
 func sniff(req Request, f io.ReaderAt, resolved string, size int64) error {
 	head := make([]byte, min(size, sniffBytes))
-	if n, err := f.ReadAt(head, 0); n < len(head) {
+	if err := readAt(f, head, 0, size); err != nil {
 		return fail(req, "read", err, "")
 	}
 	if i := bytes.IndexByte(head, 0); i >= 0 {
@@ -331,7 +374,7 @@ func checkBoundary(f io.ReaderAt, off, size int64) error {
 	lo := max(off-(utf8.UTFMax-1), 0)
 	hi := min(off+utf8.UTFMax-1, size)
 	w := make([]byte, hi-lo)
-	if n, err := f.ReadAt(w, lo); n < len(w) {
+	if err := readAt(f, w, lo, size); err != nil {
 		return err
 	}
 	if inside, s, e := utf8x.Inside(w, int(off-lo)); inside {
@@ -347,7 +390,7 @@ func lineCount(f io.ReaderAt, ix *lineIndex) (int64, error) {
 	n := ix.total
 	if ix.size > 0 {
 		var last [1]byte
-		if _, err := f.ReadAt(last[:], ix.size-1); err != nil {
+		if err := readAt(f, last[:], ix.size-1, ix.size); err != nil {
 			return 0, err
 		}
 		if last[0] != '\n' {
@@ -364,10 +407,7 @@ func (p *Pager) page(f io.ReaderAt, start, line, size, limit int64) (Page, error
 	// page never covers more than budget raw bytes; UTFMax more tell
 	// whether the last character is whole.
 	buf := make([]byte, min(int64(budget+utf8.UTFMax), size-start))
-	if n, err := f.ReadAt(buf, start); n < len(buf) {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF // the file shrank under us
-		}
+	if err := readAt(f, buf, start, size); err != nil {
 		return Page{}, err
 	}
 	atEOF := start+int64(len(buf)) == size
@@ -444,8 +484,12 @@ func nthNewline(b []byte, n int64) int {
 }
 
 // scanner returns a scanner over f that extends a private copy of the best
-// index known for this file version.
-func (p *Pager) scanner(ctx context.Context, f io.ReaderAt, path string, size, mtime int64) *scanner {
+// index known for this file version; with fresh, a new index that is not
+// kept (for a file whose size and time do not tell its versions apart).
+func (p *Pager) scanner(ctx context.Context, f io.ReaderAt, path string, size, mtime int64, fresh bool) *scanner {
+	if fresh {
+		return &scanner{ctx: ctx, f: f, ix: newIndex(path, size, mtime, p.step), scanned: new(int64), fresh: true}
+	}
 	ix := p.cache.get(path)
 	if ix == nil || !ix.matches(size, mtime) || ix.step != p.step {
 		ix = nil
@@ -466,7 +510,7 @@ func (p *Pager) scanner(ctx context.Context, f io.ReaderAt, path string, size, m
 func (p *Pager) keep(sc *scanner) {
 	sc.release()
 	p.scanned.Add(*sc.scanned)
-	if !sc.grew {
+	if !sc.grew || sc.fresh {
 		return
 	}
 	p.cache.put(sc.ix)

@@ -246,6 +246,7 @@ type scanner struct {
 	ix      *lineIndex
 	scanned *int64 // bytes read by scans, for tests and statistics
 	grew    bool
+	fresh   bool // the index is not to be kept
 
 	mem      *[]byte // from bufPool, once needed
 	buf      []byte  // the bytes last read ...
@@ -277,10 +278,10 @@ func (s *scanner) chunk(k int64) ([]byte, error) {
 	m, err := s.f.ReadAt(b, start)
 	*s.scanned += int64(m)
 	if m < len(b) {
-		if err == nil || err == io.EOF {
-			err = io.ErrUnexpectedEOF // the file shrank under us
-		}
 		s.buf = nil
+		if err == nil || err == io.EOF {
+			err = changed(s.ix.size)
+		}
 		return nil, err
 	}
 	s.buf, s.bufStart = b, start
