@@ -55,6 +55,13 @@ type Page struct {
 	HasMore        bool   `json:"hasMore"`
 }
 
+// MidLine reports whether the page ends inside a line that goes on after
+// it: a line longer than a page, cut at the budget and continued at
+// NextByteOffset.
+func (p Page) MidLine() bool {
+	return p.HasMore && p.Text != "" && p.Text[len(p.Text)-1] != '\n'
+}
+
 // Pager reads pages of files. It is safe for concurrent use; its line
 // indexes are shared by all its reads.
 type Pager struct {

@@ -304,5 +304,5 @@ func pageText(in scrollback.ReadInput, p scrollback.Page) []string {
 
 // filePageText is the file's lines exactly, then where the file continues.
 func filePageText(in scrollback.ReadFileInput, p scrollback.FilePage) []string {
-	return []string{p.Text, present.FileEnd(present.MCP, in.Path, p.StartLine, p.EndLine, p.TotalBytes, p.NextByteOffset, p.HasMore)}
+	return []string{p.Text, present.FileEnd(present.MCP, in.Path, p.StartLine, p.EndLine, p.TotalBytes, p.NextByteOffset, p.HasMore, p.MidLine())}
 }

@@ -479,7 +479,9 @@ func TestGoldenCLI(t *testing.T) {
 
 // The texts the tests above cannot reach through a server, because no
 // tool makes them yet or because they need a broken store: the count of
-// grep_tool_output (issue 30 adds it to the engine) and the query note.
+// grep_tool_output (issue 30 adds it to the engine) and the query note;
+// and the end of a file page cut inside a long line, which a server would
+// reach only with a page (24 KiB) of text in the golden file.
 func TestGoldenWords(t *testing.T) {
 	var b strings.Builder
 	for _, s := range []present.Surface{present.MCP, present.CLI("")} {
@@ -491,6 +493,9 @@ func TestGoldenWords(t *testing.T) {
 			text, end := present.Count(s, c.count, c.offset, 100000, c.complete)
 			fmt.Fprintf(&b, "=== %s count %d from %d, complete %v\n%s\n%s\n\n", name, c.count, c.offset, c.complete, text, end)
 		}
+	}
+	for _, s := range []present.Surface{present.MCP, present.CLI("")} {
+		fmt.Fprintf(&b, "=== file page ending inside a line\n%s\n\n", present.FileEnd(s, "/w/one line.json", 1, 1, 1<<20, 24576, true, true))
 	}
 	fmt.Fprintf(&b, "=== query note\n%s\n\n", present.QueryStopped(65536, "unexpected end of JSON input", 3))
 	fmt.Fprintf(&b, "=== query note, JSON Lines after a gap\n%s\n\n", present.QueryGap(4194304, present.Marker{Bytes: 12582912, Lines: 91020, Cap: "copy", Limit: 8388608}, 30110, 29874, 4194421, 0))

@@ -146,7 +146,7 @@ func TestSurfaces(t *testing.T) {
 		end, _ := Count(s, 3, 10, 100, false)
 		return []string{
 			f.Render(c, 4096), f.Render(c, 200), f.Render(c, 100),
-			PageEnd(s, id, 0, 4096, 8192, true, true), FileEnd(s, "/a b", 1, 10, 500, 99, true),
+			PageEnd(s, id, 0, 4096, 8192, true, true), FileEnd(s, "/a b", 1, 10, 500, 99, true, true),
 			GrepEnd(s, 5, 0, 99, 100, true, true), GrepEnd(s, 5, 0, 99, 100, false, false), end,
 			QueryEnd(s, id, ".a", 0, 10, 20, true, true, ""), QueryEnd(s, id, ".a", 0, 10, 20, false, false, "a note"),
 			Retained(s, []Ref{{Call: 1, Tool: "run_command", OutputID: id, Holds: HoldsOutput, Command: "ls", TotalBytes: 10, Complete: true}}),

@@ -32,10 +32,16 @@ func PageEnd(s Surface, id string, offset, next, total int64, hasMore, complete 
 }
 
 // FileEnd is the line after a page of read_file: lines first to last of a
-// file of total bytes, continuing at next when hasMore.
-func FileEnd(s Surface, path string, first, last, total, next int64, hasMore bool) string {
+// file of total bytes, continuing at next when hasMore. midLine says that
+// the page ends inside line last (a line longer than a page), which then
+// goes on at next: the page's end is not the line's.
+func FileEnd(s Surface, path string, first, last, total, next int64, hasMore, midLine bool) string {
 	if hasMore {
-		return "[scrollback: lines " + itoa(first) + " to " + itoa(last) + " of a " + itoa(total) + "-byte file. More follows: " + s.File(path, next) + "]"
+		goesOn := ""
+		if midLine {
+			goesOn = "; line " + itoa(last) + " goes on past byte " + itoa(next)
+		}
+		return "[scrollback: lines " + itoa(first) + " to " + itoa(last) + " of a " + itoa(total) + "-byte file" + goesOn + ". More follows: " + s.File(path, next) + "]"
 	}
 	return "[scrollback: end of the file (" + itoa(total) + " bytes)]"
 }

@@ -66,7 +66,7 @@ func (c *fileCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if page.HasMore {
-		endNoteLine(c.io.Stderr, "file", page.Text, present.FileEnd(present.CLI(""), pos[0], page.StartLine, page.EndLine, page.TotalBytes, page.NextByteOffset, page.HasMore))
+		endNoteLine(c.io.Stderr, "file", page.Text, present.FileEnd(present.CLI(""), pos[0], page.StartLine, page.EndLine, page.TotalBytes, page.NextByteOffset, page.HasMore, page.MidLine()))
 	}
 	return nil
 }
