@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
@@ -136,15 +137,16 @@ func (p *Pager) Read(ctx context.Context, req Request) (Page, error) {
 	size := fi.Size()
 	var r io.ReaderAt = f
 	unsized := false
-	if size == 0 {
-		// A /proc or /sys file reports no size yet has content: read it
-		// whole (it is small) and cut the page from that.
+	if size == 0 || pseudoFile(resolved) {
+		// A /proc file reports no size yet has content, and a /sys file
+		// 4096 bytes whatever it holds: read it whole (it is small) and
+		// cut the page from that.
 		data, err := io.ReadAll(io.LimitReader(f, maxUnsized+1))
 		if err != nil {
 			return Page{}, fail(req, "read", err, "")
 		}
 		if len(data) > maxUnsized {
-			return Page{}, fail(req, "read", fmt.Errorf("%w: it reports a size of 0 bytes but holds more than %d", ErrSize, maxUnsized),
+			return Page{}, fail(req, "read", fmt.Errorf("%w: it reports a size of %d bytes, which /proc and /sys files do not keep to, and holds more than %d", ErrSize, size, maxUnsized),
 				"read it with a command (head, grep) instead")
 		}
 		if len(data) > 0 {
@@ -179,8 +181,14 @@ func fail(req Request, op string, err error, hint string) *Error {
 	return &Error{Op: op, Path: req.Path, Err: err, Hint: hint}
 }
 
-// maxUnsized is the most a file that reports a size of 0 may hold: such a
-// file (in /proc or /sys) is read whole into memory.
+// pseudoFile reports whether the resolved path is in Linux's /proc or /sys,
+// whose files report sizes they do not have.
+func pseudoFile(resolved string) bool {
+	return runtime.GOOS == "linux" && (strings.HasPrefix(resolved, "/proc/") || strings.HasPrefix(resolved, "/sys/"))
+}
+
+// maxUnsized is the most a file that reports a size of 0, or lives in /proc
+// or /sys, may hold: such a file is read whole into memory.
 const maxUnsized = 1 << 20
 
 // readAt fills b from offset off of a file that had size bytes when it was

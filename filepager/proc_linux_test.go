@@ -2,6 +2,7 @@ package filepager
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 )
@@ -21,5 +22,22 @@ func TestProcFile(t *testing.T) {
 	pg, err = p.Read(context.Background(), Request{Path: "/proc/self/status", Line: 2, Limit: 1})
 	if err != nil || !strings.HasPrefix(pg.Text, "Umask:") && !strings.HasPrefix(pg.Text, "State:") {
 		t.Fatalf("line 2: %q, %v", pg.Text, err)
+	}
+}
+
+// A /sys file reports a size of 4096 whatever it holds: it is read to its
+// end too, not refused as a file that changed while read.
+func TestSysFile(t *testing.T) {
+	const path = "/sys/class/net/lo/operstate"
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Skipf("no %s here: %v", path, err)
+	}
+	pg, err := New(Options{}).Read(context.Background(), Request{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pg.Text != string(want) || pg.TotalBytes != int64(len(want)) || pg.HasMore {
+		t.Fatalf("got %q, totalBytes %d, hasMore %v; want %q whole", pg.Text, pg.TotalBytes, pg.HasMore, want)
 	}
 }
