@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -63,6 +64,14 @@ type RunCodeResult struct {
 // result with Error set, not an error: an error means bad arguments. With
 // Options.CodeWorkers the script runs in a worker process (codemode.Pool).
 func (s *Session) RunCode(ctx context.Context, in RunCodeInput, extra ...codemode.Tool) (RunCodeResult, error) {
+	return s.RunCodeOver(ctx, in, nil, extra...)
+}
+
+// RunCodeOver is RunCode with only the session's tools named in own (all
+// of them when own is nil, none when it is empty) callable beside extra:
+// the proxy's scripts call the tools the proxy lists, not the shell or
+// the files of the proxy's host.
+func (s *Session) RunCodeOver(ctx context.Context, in RunCodeInput, own []string, extra ...codemode.Tool) (RunCodeResult, error) {
 	const op = "run_code"
 	if err := s.usable(op); err != nil {
 		return RunCodeResult{}, err
@@ -74,7 +83,7 @@ func (s *Session) RunCode(ctx context.Context, in RunCodeInput, extra ...codemod
 	if err != nil {
 		return RunCodeResult{}, err
 	}
-	tools := append(s.CodeTools(), extra...)
+	tools := append(codeTools(s, own), extra...)
 	res := s.e.opts.CodeWorkers.Run(ctx, in.Code, tools, codemode.Options{
 		Save:    s.saveNested,
 		Timeout: timeout,
@@ -155,9 +164,9 @@ func firstLine(code string) string {
 // returns the same error as the Session's own methods.
 func (s *Session) CodeTools() []codemode.Tool {
 	if s == nil {
-		s = new(Session) // codeTools(nil) would leave Call nil
+		s = new(Session) // codeTools(nil, nil) would leave Call nil
 	}
-	return codeTools(s)
+	return codeTools(s, nil)
 }
 
 // CodeDescription returns the description of the run_code tool: what a
@@ -173,14 +182,19 @@ func (s *Session) CodeTools() []codemode.Tool {
 // fits MaxCodeDeclaration; past it they lose them, so that an upstream of
 // many tools does not double what is sent with every request.
 func CodeDescription(extra ...codemode.Tool) string {
-	tools := append(codeTools(nil), extra...)
+	return CodeDescriptionOver(nil, extra...)
+}
+
+// CodeDescriptionOver is CodeDescription for RunCodeOver: it declares
+// only the session's tools named in own (all when nil) beside extra.
+func CodeDescriptionOver(own []string, extra ...codemode.Tool) string {
+	tools := append(codeTools(nil, own), extra...)
 	for i := range tools {
 		tools[i].InputSchema = nil
 	}
 	decl := codemode.Describe(tools)
 	if len(decl) > MaxCodeDeclaration && len(extra) > 0 {
-		own := len(tools) - len(extra)
-		for i := own; i < len(tools); i++ {
+		for i := len(tools) - len(extra); i < len(tools); i++ {
 			tools[i].OutputSchema = nil
 		}
 		decl = codemode.Describe(tools)
@@ -192,17 +206,22 @@ func CodeDescription(extra ...codemode.Tool) string {
 // upstream tools lose their result types (CodeDescription): 4 KiB.
 const MaxCodeDeclaration = 4 << 10
 
-// codeTools lists the session's tools; with s nil, without Call (for
-// descriptions). They carry no description: run_code's declaration gives
-// their types, and a client lists their descriptions with the tools.
-func codeTools(s *Session) []codemode.Tool {
-	return []codemode.Tool{
+// codeTools lists the session's tools named in only (all when nil); with
+// s nil, without Call (for descriptions). They carry no description:
+// run_code's declaration gives their types, and a client lists their
+// descriptions with the tools.
+func codeTools(s *Session, only []string) []codemode.Tool {
+	all := []codemode.Tool{
 		codeTool(s, "run_command", (*Session).runCommandInRun),
 		codeTool(s, "read_file", (*Session).ReadFile),
 		codeTool(s, "read_tool_output", (*Session).ReadToolOutput),
 		codeTool(s, "grep_tool_output", (*Session).GrepToolOutput),
 		codeTool(s, "query_tool_output", (*Session).QueryToolOutput),
 	}
+	if only == nil {
+		return all
+	}
+	return slices.DeleteFunc(all, func(t codemode.Tool) bool { return !slices.Contains(only, t.Name) })
 }
 
 // codeTool binds one session method as a Code Mode tool.

@@ -184,13 +184,20 @@ func addRunCode(srv *mcp.Server, b *Binding) { AddRunCode(srv, b) }
 // tools, say), which the tool's description then lists. Adding it again
 // replaces it: call it whenever extra changes.
 func AddRunCode(srv *mcp.Server, b *Binding, extra ...codemode.Tool) {
+	AddRunCodeOver(srv, b, nil, extra...)
+}
+
+// AddRunCodeOver is AddRunCode with only the session tools named in own
+// (all when nil) callable beside extra, and declared
+// (scrollback.RunCodeOver).
+func AddRunCodeOver(srv *mcp.Server, b *Binding, own []string, extra ...codemode.Tool) {
 	register(srv, b, &mcp.Tool{
 		Name:        "run_code",
 		Title:       "Run code that calls the tools",
-		Description: scrollback.CodeDescription(extra...),
+		Description: scrollback.CodeDescriptionOver(own, extra...),
 		Annotations: &mcp.ToolAnnotations{Title: "Run code that calls the tools", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, func(s *scrollback.Session, ctx context.Context, in scrollback.RunCodeInput) (scrollback.RunCodeResult, error) {
-		return s.RunCode(ctx, in, extra...)
+		return s.RunCodeOver(ctx, in, own, extra...)
 	}, runCodeText)
 }
 

@@ -28,8 +28,9 @@
 //
 // The proxy adds read_tool_output, grep_tool_output and query_tool_output
 // (jq over a copy that holds JSON) over the session's
-// copies, and run_code, whose scripts can call every upstream tool as
-// tools.NAME(args): the script gets the JSON of the result's
+// copies, and run_code, whose scripts can call exactly the tools the
+// proxy lists (the upstream's and those three, not the host's run_command
+// or read_file) as tools.NAME(args): the script gets the JSON of the result's
 // structuredContent when it has one, else its text as a string, and a
 // result larger than the preview budget is retained before the script sees
 // it (the bridge rule of Code Mode).

@@ -491,3 +491,71 @@ func TestQueryProxiedJSON(t *testing.T) {
 		t.Errorf("structuredContent %s: %v", raw, err)
 	}
 }
+
+// TestRunCodeToolsAreTheProxys: a script behind the proxy calls exactly the
+// tools the proxy lists (the upstream's and the proxy's own), never the
+// proxy host's shell or files, and run_code's declaration says the same.
+func TestRunCodeToolsAreTheProxys(t *testing.T) {
+	_, _, cs := inProcess(t, Options{})
+	for _, tt := range []struct{ name, code, want string }{
+		{"run_command", `return tools.run_command({command: "echo host"})`, "tools has no tool run_command; the tools are "},
+		{"read_file", `return tools.read_file({path: "/etc/hostname"})`, "tools has no tool read_file; the tools are "},
+		{"echo", `return tools.echo({text: "up"})`, ""},
+		{"read_tool_output", `return typeof tools.read_tool_output + typeof tools.grep_tool_output + typeof tools.query_tool_output`, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := call(t, cs, "run_code", map[string]any{"code": tt.code})
+			var out scrollback.RunCodeResult
+			raw, _ := json.Marshal(res.StructuredContent)
+			json.Unmarshal(raw, &out)
+			if tt.want == "" {
+				if out.Error != nil {
+					t.Fatalf("error %v", out.Error)
+				}
+				return
+			}
+			if out.Error == nil || !strings.Contains(out.Error.Message, tt.want) || !strings.Contains(out.Error.Message, "echo") || !strings.Contains(out.Error.Message, "read_tool_output") {
+				t.Fatalf("error %+v, value %q; want %q naming the proxy's tools", out.Error, out.Preview, tt.want)
+			}
+		})
+	}
+	for tool, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tool.Name != "run_code" {
+			continue
+		}
+		for _, own := range []string{"  run_command(", "  read_file("} {
+			if strings.Contains(tool.Description, own) {
+				t.Errorf("run_code's declaration offers %s, which the proxy does not list", strings.TrimSpace(own))
+			}
+		}
+		for _, want := range []string{"  echo(", "  read_tool_output(", "  grep_tool_output(", "  query_tool_output("} {
+			if !strings.Contains(tool.Description, want) {
+				t.Errorf("run_code's declaration lacks %s", strings.TrimSpace(want))
+			}
+		}
+	}
+}
+
+// TestRunCodeCallsUpstreamRunCommand: an upstream tool named run_command
+// is the one the proxy lists, so a script's tools.run_command calls it.
+func TestRunCodeCallsUpstreamRunCommand(t *testing.T) {
+	var changed atomic.Int32
+	_, _, cs := start(t, Upstream{Dial: dialServer(testUpstream())}, Options{}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed.Add(1) },
+	})
+	call(t, cs, "add_tool", map[string]any{"text": "run_command"})
+	deadline := time.Now().Add(30 * time.Second) // a hang detector
+	for changed.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	res := call(t, cs, "run_code", map[string]any{"code": `return tools.run_command({command: "echo host"})`})
+	var out scrollback.RunCodeResult
+	raw, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(raw, &out)
+	if out.Error != nil || out.Preview != "I was added" {
+		t.Errorf("tools.run_command gave %q, error %v; want the upstream tool's answer", out.Preview, out.Error)
+	}
+}

@@ -559,7 +559,7 @@ func (s *server) toolNames() []string {
 			names = append(names, t.Name)
 		}
 	}
-	return append(names, "read_tool_output", "grep_tool_output", "query_tool_output", codemode.Name)
+	return append(append(names, sessionTools...), codemode.Name)
 }
 
 // missing returns the names in had that are not in want: what an upstream

@@ -11,14 +11,20 @@ import (
 	"github.com/scrollback-dev/scrollback/mcpserver"
 )
 
-// addOwnTools registers read_tool_output, grep_tool_output and
-// query_tool_output, as the scrollback server offers them, over the
-// server's session.
+// sessionTools are the session tools the proxy offers beside the
+// upstream's: its clients read the copies, and nothing else of the
+// proxy's host (no run_command, no read_file).
+var sessionTools = []string{"read_tool_output", "grep_tool_output", "query_tool_output"}
+
+// addOwnTools registers sessionTools, as the scrollback server offers
+// them, over the server's session.
 func (s *server) addOwnTools() {
-	mcpserver.AddTools(s.srv, s.b, "read_tool_output", "grep_tool_output", "query_tool_output") // session tools: cannot fail
+	mcpserver.AddTools(s.srv, s.b, sessionTools...) // session tools: cannot fail
 }
 
-// codeTools are the upstream tools as Code Mode tools: a script calls
+// codeTools are the upstream tools the proxy lists (those syncTools
+// exports: not hidden by the proxy's own, each name once) as Code Mode
+// tools: a script calls
 // tools.NAME(args) and gets the JSON of the result's structuredContent
 // when it has one, else its text as a string. An error result is thrown
 // in the script with its text. run_code's declaration gives their types
@@ -27,10 +33,12 @@ func (s *server) addOwnTools() {
 func (s *server) codeTools(tools []*mcp.Tool) []codemode.Tool {
 	p := s.p
 	var out []codemode.Tool
+	seen := map[string]bool{}
 	for _, t := range tools {
-		if t == nil || ownTools[t.Name] || t.Name == "run_command" || t.Name == "read_file" {
+		if t == nil || ownTools[t.Name] || seen[t.Name] {
 			continue
 		}
+		seen[t.Name] = true
 		schema, _ := json.Marshal(t.InputSchema)
 		var outSchema json.RawMessage // the description's result type: what a call returns, the structured content
 		if t.OutputSchema != nil {
@@ -56,8 +64,9 @@ func (s *server) codeTools(tools []*mcp.Tool) []codemode.Tool {
 	return out
 }
 
-// addRunCode (re)registers run_code over the session's tools and tools;
-// called with s.mu held whenever the upstream's tools change.
+// addRunCode (re)registers run_code over the tools the proxy lists:
+// sessionTools and the upstream's tools; called with s.mu held whenever
+// the upstream's tools change.
 func (s *server) addRunCode(tools []*mcp.Tool) {
-	mcpserver.AddRunCode(s.srv, s.b, s.codeTools(tools)...)
+	mcpserver.AddRunCodeOver(s.srv, s.b, sessionTools, s.codeTools(tools)...)
 }
