@@ -70,7 +70,7 @@ func TestTypeScriptErrors(t *testing.T) {
 		{"runtime error after types", "type Id = string;\ninterface A { x?: { y: number } }\nconst a: A = {};\nconst id: Id = 'q';\nreturn a.x!.y", "exception", 5, 13, "TypeError"},
 		{"thrown error", "enum Color { Red, Green }\nconst c: Color = Color.Green;\n\nthrow new Error(`bad color ${c}`);", "exception", 4, 7, "Error: bad color 1"},
 		{"rejected promise", "async function f(): Promise<number> {\n  await null;\n  throw new RangeError('late');\n}\nreturn f()", "exception", 3, 9, "RangeError: late"},
-		{"tool failure uncaught", "const x: number = 1;\nawait tools.fail({});", "exception", 2, 18, "tools.fail: nope"},
+		{"tool failure uncaught", "const x: number = 1;\nawait tools.fail({});", "exception", 2, 17, "tools.fail: nope"},
 		{"await in a plain function", "function f() {\n  await tools.echo({});\n}\nf()", "syntax", 2, 3, "await"},
 		{"non-ASCII before the error", "const s = 'héllo wörld'; const = 1", "syntax", 1, 32, "SyntaxError"},
 	}

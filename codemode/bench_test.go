@@ -110,7 +110,7 @@ async function scan(id: string): Promise<Match[]> {
 func BenchmarkTranspile2KiB(b *testing.B) {
 	b.SetBytes(int64(len(script2KiB)))
 	for b.Loop() {
-		if _, err := compile(script2KiB); err != nil {
+		if _, _, err := compile(script2KiB); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -119,7 +119,7 @@ func BenchmarkTranspile2KiB(b *testing.B) {
 // BenchmarkTranspile2KiBEsbuildOnly: esbuild's transform alone.
 func BenchmarkTranspile2KiBEsbuildOnly(b *testing.B) {
 	for b.Loop() {
-		if _, err := transpile(script2KiB); err != nil {
+		if _, _, err := transpile(script2KiB); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -128,7 +128,7 @@ func BenchmarkTranspile2KiBEsbuildOnly(b *testing.B) {
 // BenchmarkCompile2KiBGojaOnly is the reference for BenchmarkTranspile2KiB:
 // goja compiling the same script already in JavaScript, without esbuild.
 func BenchmarkCompile2KiBGojaOnly(b *testing.B) {
-	js, e := transpile(script2KiB)
+	js, _, e := transpile(script2KiB)
 	if e != nil {
 		b.Fatal(e)
 	}

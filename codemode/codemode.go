@@ -195,7 +195,7 @@ func Run(ctx context.Context, code string, tools []Tool, opts Options) (res Resu
 // worker's, whose pool does), so the run does not.
 func runWith(ctx context.Context, code string, tools []Tool, opts Options, mem *memoryWatch, bridged bool) (res Result) {
 	res = Result{Retained: []Ref{}, Complete: true}
-	prg, cerr := compile(code)
+	prg, smap, cerr := compile(code)
 	if cerr != nil {
 		res.Error = cerr
 		return res
@@ -203,7 +203,7 @@ func runWith(ctx context.Context, code string, tools []Tool, opts Options, mem *
 
 	ctx, cancel := context.WithTimeoutCause(ctx, opts.Timeout, ErrTimeout)
 	defer cancel()
-	r := &run{ctx: ctx, opts: opts, res: &res, vm: goja.New(), bridged: bridged, code: code,
+	r := &run{ctx: ctx, opts: opts, res: &res, vm: goja.New(), bridged: bridged, code: code, smap: smap,
 		oneLine: !strings.Contains(strings.TrimRight(code, " \t\r\n"), "\n")}
 	defer func() {
 		// A native function that panicked with something goja does not
@@ -266,8 +266,10 @@ type run struct {
 	bridged bool
 	// oneLine: the script is one line, where any error is (scriptError).
 	oneLine bool
-	// code is the script as written; tools the names of its tools.
+	// code is the script as written, smap maps positions back to it;
+	// tools the names of its tools.
 	code  string
+	smap  *sourceMap
 	tools []string
 	// stopped is why the run ended while a tool call was under way
 	// (ErrTimeout or ErrCanceled), stoppedIn the tool; nil otherwise.
@@ -685,7 +687,7 @@ func (r *run) scriptError(err error) *Error {
 		e.Message = r.thrownMessage(rej.value)
 		if o, ok := rej.value.(*goja.Object); ok {
 			if st := o.Get("stack"); st != nil {
-				at = stackPositions(st.String())
+				at = stackPositions(st.String(), r.smap)
 			}
 		}
 	case errors.As(err, &pend):
@@ -728,7 +730,9 @@ func (r *run) scriptError(err error) *Error {
 	for _, f := range frames {
 		if f.SrcName() == scriptName {
 			p := f.Position()
-			at = append(at, wrappedPos{p.Line, p.Column})
+			if w, ok := r.smap.original(p.Line, p.Column-1); ok {
+				at = append(at, w)
+			}
 		}
 	}
 	e.Line, e.Column = scriptPosition(at, r.oneLine)

@@ -31,14 +31,14 @@ const (
 // transformOptions turn TypeScript (or plain JavaScript, which is valid
 // TypeScript) into JavaScript goja runs. goja has async functions, classes,
 // optional chaining and the rest of ES2020 that models write, but not async
-// generators or for await: esbuild lowers those two. The inline source map
-// is read by goja's parser, so that every position goja reports (a stack
-// frame, an error's stack) is already in the code as written.
+// generators or for await: esbuild lowers those two. Its source map maps
+// each position goja reports (a stack frame, an error's stack, a syntax
+// error) back to the code as written (sourceMap).
 var transformOptions = api.TransformOptions{
 	Loader:         api.LoaderTS,
 	Target:         api.ESNext,
 	Supported:      map[string]bool{"async-generator": false, "for-await": false},
-	Sourcemap:      api.SourceMapInline,
+	Sourcemap:      api.SourceMapExternal,
 	SourcesContent: api.SourcesContentExclude,
 	Sourcefile:     scriptName,
 	LogLevel:       api.LogLevelSilent,
@@ -48,7 +48,7 @@ var transformOptions = api.TransformOptions{
 // an async function, as Run would run it. The error is an *Error of kind
 // syntax, with the line and column in code.
 func Compile(code string) error {
-	_, err := compile(code)
+	_, _, err := compile(code)
 	if err != nil {
 		return err
 	}
@@ -57,10 +57,17 @@ func Compile(code string) error {
 
 // compile transpiles code, wrapped as an async function, and compiles the
 // result for goja.
-func compile(code string) (*goja.Program, *Error) {
-	js, e := transpile(code)
+func compile(code string) (*goja.Program, *sourceMap, *Error) {
+	js, m, e := transpile(code)
 	if e != nil {
-		return nil, e
+		return nil, nil, e
+	}
+	// at sets e's line and column to those of a position in js (column
+	// 1-based, in bytes) in the code as written.
+	at := func(e *Error, line, column int) {
+		if p, ok := m.original(line, column-1); ok {
+			e.Line, e.Column = userLine(p.line, code), p.column+1
+		}
 	}
 	prg, err := parser.ParseFile(nil, scriptName, js, 0)
 	if err != nil {
@@ -70,20 +77,21 @@ func compile(code string) (*goja.Program, *Error) {
 		var one *parser.Error
 		switch {
 		case errors.As(err, &list) && len(list) > 0:
-			e.Message, e.Line, e.Column = list[0].Message, list[0].Position.Line, list[0].Position.Column
+			e.Message = list[0].Message
+			at(e, list[0].Position.Line, list[0].Position.Column)
 		case errors.As(err, &one):
-			e.Message, e.Line, e.Column = one.Message, one.Position.Line, one.Position.Column
+			e.Message = one.Message
+			at(e, one.Position.Line, one.Position.Column)
 		}
 		e.Message = "SyntaxError: " + e.Message + " (Code Mode's JavaScript engine does not support this construct; write it another way)"
-		e.Line = userLine(e.Line, code)
-		return nil, e
+		return nil, nil, e
 	}
 	if stray := strayStatement(prg); stray != nil {
 		e := &Error{Kind: "syntax", Err: ErrSyntax,
 			Message: "SyntaxError: the code closes the function it runs in (an unbalanced '}'); write the body of a function, ending with return"}
 		p := prg.File.Position(int(stray.Idx0()) - prg.File.Base())
-		e.Line, e.Column = userLine(p.Line, code), p.Column+1
-		return nil, e
+		at(e, p.Line, p.Column)
+		return nil, nil, e
 	}
 	markLoops(reflect.ValueOf(prg))
 	p, err := goja.CompileAST(prg, false)
@@ -94,17 +102,17 @@ func compile(code string) (*goja.Program, *Error) {
 			e.Message = "SyntaxError: " + ce.Message
 			if ce.File != nil {
 				pos := ce.File.Position(ce.Offset)
-				e.Line, e.Column = userLine(pos.Line, code), pos.Column+1
+				at(e, pos.Line, pos.Column)
 			}
 		}
-		return nil, e
+		return nil, nil, e
 	}
-	return p, nil
+	return p, m, nil
 }
 
 // transpile turns code into JavaScript wrapped as an async function, with
-// an inline source map back to the wrapped code.
-func transpile(code string) (string, *Error) {
+// a source map back to the wrapped code.
+func transpile(code string) (string, *sourceMap, *Error) {
 	out := api.Transform(wrapHead+code+wrapTail, transformOptions)
 	if len(out.Errors) > 0 {
 		m := out.Errors[0]
@@ -118,9 +126,9 @@ func transpile(code string) (string, *Error) {
 		if len(out.Errors) > 1 {
 			e.Message += " (and " + strconv.Itoa(len(out.Errors)-1) + " more errors)"
 		}
-		return "", e
+		return "", nil, e
 	}
-	return string(out.Code), nil
+	return string(out.Code), parseSourceMap(out.Map, string(out.Code), wrapHead+code+wrapTail), nil
 }
 
 // columnOf turns esbuild's 0-based byte column into a 1-based character
@@ -182,25 +190,27 @@ func userLine(line int, code string) int {
 }
 
 // stackFrame finds the frames of the script in an Error's stack
-// property, as goja writes it ("\tat f (code.ts:3:9(12))"), already mapped
-// to the wrapped source by the inline source map.
+// property, as goja writes it ("\tat f (code.ts:3:9(12))"), at positions
+// in the JavaScript esbuild made.
 // It is compiled on first use, not at start-up.
 var stackFrame = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(regexp.QuoteMeta(scriptName) + `:(\d+):(\d+)`)
 })
 
-// wrappedPos is a position in the wrapped source, as goja gives it once the
-// inline source map has mapped it: line 1-based, column 0-based.
+// wrappedPos is a position in the wrapped source, as sourceMap gives it:
+// line 1-based, column 0-based in characters.
 type wrappedPos struct{ line, column int }
 
 // stackPositions returns the positions of the script's frames in an
-// Error's stack, innermost first.
-func stackPositions(stack string) []wrappedPos {
+// Error's stack, innermost first, in the wrapped source.
+func stackPositions(stack string, m *sourceMap) []wrappedPos {
 	var at []wrappedPos
-	for _, m := range stackFrame().FindAllStringSubmatch(stack, -1) {
-		line, _ := strconv.Atoi(m[1])
-		column, _ := strconv.Atoi(m[2])
-		at = append(at, wrappedPos{line, column})
+	for _, f := range stackFrame().FindAllStringSubmatch(stack, -1) {
+		line, _ := strconv.Atoi(f[1])
+		column, _ := strconv.Atoi(f[2])
+		if p, ok := m.original(line, column-1); ok {
+			at = append(at, p)
+		}
 	}
 	return at
 }

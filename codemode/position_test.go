@@ -1,0 +1,44 @@
+package codemode
+
+import (
+	"testing"
+)
+
+// TestErrorPositions: an error's line and column are in the code as
+// written, whatever esbuild did to it (types stripped, strings escaped,
+// spacing changed), and the column counts characters, not bytes or
+// UTF-16 units.
+func TestErrorPositions(t *testing.T) {
+	tests := []struct {
+		name, code   string
+		line, column int
+	}{
+		{"second line", "const x = 1;\nundefinedName.f();", 2, 1},
+		{"after a statement", "const x = 1; undefinedName.f();", 1, 14},
+		{"types before, TypeScript", "const x: number = 1;\nconst y: string = 'a'; undefinedName.f();", 2, 24},
+		{"types on the line", "const a: Record<string, number> = {}; undefinedName.f();", 1, 39},
+		{"multi-byte text before", "const s = 'héllo wörld ✓'; undefinedName.f();", 1, 28},
+		{"multi-byte and types", "const s: string = 'héllo wörld ✓'; undefinedName.f();", 1, 36},
+		{"emoji before a throw", "const t = '😀'; throw new Error('x')", 1, 22},
+		{"emoji and types before a throw", "const t: string = '😀'; throw new Error('x')", 1, 30},
+		{"types lines removed", "type T = {a: number};\ninterface I { b: string }\nconst s: T = {a: 1}; throw new Error('x')", 3, 28},
+		{"rejected after types", "enum E { A }\nconst s: string = 'ü'; await Promise.reject(new Error('r'))", 2, 45},
+		{"null on the second line", "const o: any = null;\no.f();", 2, 1},
+		{"CJK and emoji and types", "const s: string = '日本語'; const t = '😀'; throw new Error('x')", 1, 47},
+		{"CJK and emoji", "const s = '日本語'; const t = '😀'; throw new Error('x')", 1, 39},
+		{"null after multi-byte", "const s = 'ü', o = null; o.f();", 1, 26},
+		{"what goja lacks, after types", "const s: string = 'ü'; using x = null;", 1, 30},
+		{"in a typed arrow", "const f = (a: number): number => { return undefinedName };\nf(1)", 1, 43},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := Run(t.Context(), tt.code, nil, Options{})
+			if res.Error == nil {
+				t.Fatal("no error")
+			}
+			if res.Error.Line != tt.line || res.Error.Column != tt.column {
+				t.Errorf("at %d:%d (%s), want %d:%d", res.Error.Line, res.Error.Column, res.Error.Message, tt.line, tt.column)
+			}
+		})
+	}
+}

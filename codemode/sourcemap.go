@@ -1,0 +1,134 @@
+package codemode
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// sourceMap maps positions in the JavaScript esbuild made back to the
+// wrapped code as written. goja's own reading of a source map takes the
+// nearest mapping before a position even on an earlier line, and gives
+// its column in UTF-16 units; this one stays on the position's line,
+// counts from the mapping to the position where esbuild left the text
+// as it was, and gives columns in characters.
+type sourceMap struct {
+	gen, src []string    // the generated and the wrapped source, by line
+	lines    [][]segment // the mappings of each generated line, by column
+}
+
+// segment is one mapping: 0-based, columns in UTF-16 units as source
+// maps count them.
+type segment struct{ genCol, srcLine, srcCol int }
+
+// parseSourceMap reads esbuild's source map (version 3, one source) of
+// gen, made from src.
+func parseSourceMap(raw []byte, gen, src string) *sourceMap {
+	var v struct {
+		Mappings string `json:"mappings"`
+	}
+	if json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	m := &sourceMap{gen: strings.Split(gen, "\n"), src: strings.Split(src, "\n")}
+	var srcIdx, srcLine, srcCol int
+	for _, line := range strings.Split(v.Mappings, ";") {
+		var segs []segment
+		genCol := 0
+		for _, seg := range strings.Split(line, ",") {
+			f := decodeVLQ(seg)
+			if len(f) < 4 {
+				if len(f) > 0 {
+					genCol += f[0]
+				}
+				continue
+			}
+			genCol += f[0]
+			srcIdx += f[1]
+			srcLine += f[2]
+			srcCol += f[3]
+			segs = append(segs, segment{genCol, srcLine, srcCol})
+		}
+		m.lines = append(m.lines, segs)
+	}
+	_ = srcIdx
+	return m
+}
+
+// decodeVLQ decodes one segment's base64 VLQ fields; nil when malformed.
+func decodeVLQ(s string) []int {
+	var out []int
+	shift, value := 0, 0
+	for i := 0; i < len(s); i++ {
+		d := strings.IndexByte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", s[i])
+		if d < 0 {
+			return nil
+		}
+		value += (d & 31) << shift
+		if d&32 != 0 {
+			shift += 5
+			continue
+		}
+		if value&1 != 0 {
+			out = append(out, -(value >> 1))
+		} else {
+			out = append(out, value>>1)
+		}
+		shift, value = 0, 0
+	}
+	return out
+}
+
+// original maps a generated position (line 1-based, column a 0-based
+// byte offset, as goja counts) to the wrapped source: line 1-based,
+// column 0-based in characters. ok is false when the line has no
+// mapping at or before the column.
+func (m *sourceMap) original(line, byteCol int) (wrappedPos, bool) {
+	if m == nil || line < 1 || line > len(m.lines) || line > len(m.gen) {
+		return wrappedPos{}, false
+	}
+	genLine := m.gen[line-1]
+	col := utf16Len(genLine[:min(max(byteCol, 0), len(genLine))])
+	var seg *segment
+	for i := range m.lines[line-1] {
+		if s := &m.lines[line-1][i]; s.genCol <= col {
+			seg = s
+		}
+	}
+	if seg == nil || seg.srcLine >= len(m.src) {
+		return wrappedPos{}, false
+	}
+	src := m.src[seg.srcLine]
+	at := byteOfUTF16(src, seg.srcCol)
+	// Where esbuild copied the text from the mapping to the position as
+	// it was, the position is as far past the mapping in the source.
+	from := byteOfUTF16(genLine, seg.genCol)
+	to := byteOfUTF16(genLine, col)
+	if strings.HasPrefix(src[at:], genLine[from:to]) {
+		at += to - from
+	}
+	return wrappedPos{seg.srcLine + 1, utf8.RuneCountInString(src[:at])}, true
+}
+
+// utf16Len is the length of s in UTF-16 units.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// byteOfUTF16 is the byte offset in s of the UTF-16 column col (the end
+// of s when past it).
+func byteOfUTF16(s string, col int) int {
+	n := 0
+	for i, r := range s {
+		if n >= col {
+			return i
+		}
+		n += utf16.RuneLen(r)
+	}
+	return len(s)
+}
