@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -508,4 +509,23 @@ func TestCodeToolsCallArguments(t *testing.T) {
 			t.Errorf("Call(%q) = %v; want an argument error that asks for one object", args, err)
 		}
 	}
+}
+
+// TestRunCodeLargestTimeout: the largest timeout_ms run_code accepts runs
+// the script, in this process and in a worker, its nested command
+// included: no time arithmetic on it wraps around to a deadline already
+// past (a worker killed at once, a command given no time).
+func TestRunCodeLargestTimeout(t *testing.T) {
+	codeModes(t, func(t *testing.T, sess *scrollback.Session) {
+		res, err := sess.RunCode(context.Background(), scrollback.RunCodeInput{
+			Code:      "const r = await tools.run_command({command: 'echo ok'}); return r.preview.trim() + ' ' + r.timed_out",
+			TimeoutMS: math.MaxInt64 / int64(time.Millisecond),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Error != nil || res.Preview != "ok false" {
+			t.Errorf("value %q, error %v; want the script's value", res.Preview, res.Error)
+		}
+	})
 }

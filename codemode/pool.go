@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"strings"
@@ -794,7 +795,7 @@ func (p *Pool) watch(ctx context.Context, w *worker, opts Options) *watch {
 				}
 			}()
 		}
-		deadline := time.NewTimer(opts.Timeout + killGrace)
+		deadline := time.NewTimer(plus(opts.Timeout, killGrace))
 		defer deadline.Stop()
 		var tick <-chan time.Time
 		ticks := 0
@@ -878,4 +879,14 @@ func (h *headBuffer) firstLine() string {
 		}
 	}
 	return ""
+}
+
+// plus is a + b, or the longest duration where the sum would wrap around
+// (a timeout_ms near the largest one accepted): a timer of a negative
+// duration fires at once.
+func plus(a, b time.Duration) time.Duration {
+	if a > 0 && b > math.MaxInt64-a {
+		return math.MaxInt64
+	}
+	return a + b
 }

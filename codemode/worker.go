@@ -159,7 +159,7 @@ func (w *workerRun) run(code string, names []string, wo wireOptions) Result {
 	// The operating system's limits, the run's CPU at most twice its
 	// time plus the start (a backstop: the pool kills the worker at its
 	// time limit).
-	sandbox.LimitRun(bound, inUse(), 2*opts.Timeout+5*time.Second)
+	sandbox.LimitRun(bound, inUse(), plus(plus(opts.Timeout, opts.Timeout), 5*time.Second))
 	if bound > 0 {
 		// The worker lives for this one script: collect only near the
 		// memory limit just set (its soft limit), not every time the

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -309,6 +310,7 @@ func LimitRun(bound int64, inUse uint64, cpu time.Duration) string {
 		var ru unix.Rusage
 		unix.Getrusage(unix.RUSAGE_SELF, &ru)
 		used := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		cpu = min(cpu, math.MaxInt64-used) // a timeout near the largest accepted must not wrap around
 		secs := uint64((used+cpu)/time.Second) + 1
 		if err := unix.Setrlimit(unix.RLIMIT_CPU, &unix.Rlimit{Cur: secs, Max: secs + 1}); err == nil {
 			set = append(set, fmt.Sprintf("RLIMIT_CPU %d s", secs))
