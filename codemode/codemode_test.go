@@ -66,6 +66,11 @@ func TestRunValues(t *testing.T) {
 		// A BigInt has no JSON form: a number when it is exact, else its digits.
 		{"bigint", `return {n: 10n, big: 2n ** 64n}`, `{"n":10,"big":"18446744073709551616"}`, false},
 		{"own toJSON wins", `Map.prototype.toJSON = function() { return "mine" }; return new Map([["a", 1]])`, `"mine"`, false},
+		// An Error has no enumerable properties: JSON.stringify shows {}.
+		{"error", `return {e: new Error("x")}`, `{"e":{"name":"Error","message":"x"}}`, false},
+		{"error subclass with a cause", `return [new TypeError("bad", {cause: "c"})]`, `[{"name":"TypeError","message":"bad","cause":"c"}]`, false},
+		{"error with own fields", `const e = new Error("x"); e.code = 7; return {e}`, `{"e":{"name":"Error","message":"x","code":7}}`, false},
+		{"caught error", `try { undefined.x } catch (e) { return {e} }`, `{"e":{"name":"TypeError","message":"Cannot read property 'x' of undefined"}}`, false},
 		{"script's JSON.stringify unchanged", `return JSON.stringify({m: new Map([["a", 1]])})`, `{"m":{}}`, false},
 	}
 	for _, tt := range tests {

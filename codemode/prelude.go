@@ -104,7 +104,7 @@ def(G, "structuredClone", function structuredClone(value) {
 // (What the prelude runs later is taken now: the script may replace
 // built-ins.)
 const parse = G.JSON.parse, cutPreview = /\[\.\.\. [^\n]*not shown[\s\S]*?\b(out_[A-Za-z0-9]+)/, reExec = RegExp.prototype.exec,
-	defProp = Object.defineProperty, hasOwn = Object.prototype.hasOwnProperty, arrayFrom = Array.from, isSafe = Number.isSafeInteger;
+	defProp = Object.defineProperty, hasOwn = Object.prototype.hasOwnProperty, arrayFrom = Array.from, keys = Object.keys, isSafe = Number.isSafeInteger;
 Object.defineProperty(G.JSON, "parse", {writable: true, configurable: true, enumerable: false, value: function parse_(...args) {
 	try {
 		return RA(parse, G.JSON, args);
@@ -124,7 +124,8 @@ const then = function then(onFulfilled, onRejected) {
 // JSON for what the run shows (the return value, console output): a Map
 // as an object (an array of entries when a key is not a string or a
 // number), a Set as an array, a BigInt as a number when exact, else its
-// digits, rather than {} (which reads as empty) or a TypeError. Each
+// digits, an Error as its name, message and fields, rather than {} (which
+// reads as empty) or a TypeError. Each
 // toJSON is lent only while the value is turned into JSON, and only where
 // the script has not given one itself.
 const BI = BigInt, toStr = BI.prototype.toString;
@@ -138,6 +139,13 @@ const lent = [
 		return o;
 	},
 	Set.prototype, function toJSON() { return arrayFrom(this); },
+	// An Error's name and message (and cause) are not enumerable.
+	Error.prototype, function toJSON() {
+		const o = {name: this.name, message: this.message};
+		if (RA(hasOwn, this, ["cause"])) o.cause = this.cause;
+		for (const k of keys(this)) o[k] = this[k];
+		return o;
+	},
 	// (goja's Number() of a BigInt past 64 bits is wrong: compare first.)
 	BI.prototype, function toJSON() { return this >= -9007199254740991n && this <= 9007199254740991n ? Number(this) : RA(toStr, this, []); },
 ];
