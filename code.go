@@ -199,7 +199,11 @@ func CodeDescriptionOver(own []string, extra ...codemode.Tool) string {
 		}
 		decl = codemode.Describe(tools)
 	}
-	return present.RunCodeDoc + "\n\n" + decl + present.CodeInputsListed + "\n"
+	doc := present.RunCodeDoc
+	if own != nil && !slices.Contains(own, "run_command") {
+		doc = strings.Replace(doc, present.RunCodeExample, "", 1)
+	}
+	return doc + "\n\n" + decl + present.CodeInputsListed + "\n"
 }
 
 // MaxCodeDeclaration is the size of run_code's declaration past which the

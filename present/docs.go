@@ -54,7 +54,10 @@ const (
 
 	// RunCodeDoc opens run_code's description; the TypeScript
 	// declaration of the tools a script can call follows it.
-	RunCodeDoc = `Run TypeScript or JavaScript: the body of an async function that calls tools.NAME(input) and returns a value, e.g. return (await tools.run_command({command: "ls"})).preview. console.log goes to logs; no file, network or process access. A nested result over 24 KiB is kept first; retained lists each copy ("output": a tool's whole output, "result": what the script got): search them before saying something is absent.`
+	RunCodeDoc = `Run TypeScript or JavaScript: the body of an async function that calls tools.NAME(input) and returns a value` + RunCodeExample + `. console.log goes to logs; no file, network or process access. A nested result over 24 KiB is kept first; retained lists each copy ("output": a tool's whole output, "result": what the script got): search them before saying something is absent.`
+	// RunCodeExample is the example in RunCodeDoc, left out where a
+	// script cannot call run_command (behind the proxy).
+	RunCodeExample = `, e.g. return (await tools.run_command({command: "ls"})).preview`
 )
 
 // CodeInputsListed follows run_code's declaration, whose tools are

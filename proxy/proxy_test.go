@@ -526,9 +526,9 @@ func TestRunCodeToolsAreTheProxys(t *testing.T) {
 		if tool.Name != "run_code" {
 			continue
 		}
-		for _, own := range []string{"  run_command(", "  read_file("} {
+		for _, own := range []string{"run_command", "read_file"} {
 			if strings.Contains(tool.Description, own) {
-				t.Errorf("run_code's declaration offers %s, which the proxy does not list", strings.TrimSpace(own))
+				t.Errorf("run_code's description names %s, which the proxy does not list", own)
 			}
 		}
 		for _, want := range []string{"  echo(", "  read_tool_output(", "  grep_tool_output(", "  query_tool_output("} {
