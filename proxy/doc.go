@@ -31,7 +31,8 @@
 // copies, and run_code, whose scripts can call exactly the tools the
 // proxy lists (the upstream's and those three, not the host's run_command
 // or read_file) as tools.NAME(args): the script gets the JSON of the result's
-// structuredContent when it has one, else its text as a string, and a
+// structuredContent when it has one, else its text as a string (with
+// blocks other than text, {content: [...]} as MCP gives them), and a
 // result larger than the preview budget is retained before the script sees
 // it (the bridge rule of Code Mode).
 //

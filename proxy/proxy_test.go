@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback"
+	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/mcpserver"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
@@ -557,5 +559,53 @@ func TestRunCodeCallsUpstreamRunCommand(t *testing.T) {
 	json.Unmarshal(raw, &out)
 	if out.Error != nil || out.Preview != "I was added" {
 		t.Errorf("tools.run_command gave %q, error %v; want the upstream tool's answer", out.Preview, out.Error)
+	}
+}
+
+// TestRunCodeSeesEveryContentBlock: a result with an image or a resource
+// link reaches the script as its content blocks, each as MCP gives it,
+// not as its text alone (the image and the link dropped).
+func TestRunCodeSeesEveryContentBlock(t *testing.T) {
+	_, _, cs := inProcess(t, Options{})
+	res := call(t, cs, "run_code", map[string]any{"code": `
+		const r = tools.mixed({n: 100});
+		return r.content.map(b => b.type + ":" + (b.mimeType || b.uri || b.text.length) + (b.data ? ":" + atobLen(b.data) : ""));
+		function atobLen(s) { return s.length }`})
+	var out scrollback.RunCodeResult
+	raw, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(raw, &out)
+	want := fmt.Sprintf(`["image:image/png:12","text:%d","resource_link:test://r/1"]`, utf8.RuneCountInString(bigText(100))) // 12: base64 of the 9 bytes; the text in characters
+	if out.Error != nil || out.Preview != want {
+		t.Errorf("value %q, error %v; want %s", out.Preview, out.Error, want)
+	}
+	res = call(t, cs, "run_code", map[string]any{"code": `return tools.echo({text: "plain"})`})
+	raw, _ = json.Marshal(res.StructuredContent)
+	json.Unmarshal(raw, &out)
+	if out.Preview != "plain" {
+		t.Errorf("a text-only result gave %q, want the text as a string", out.Preview)
+	}
+}
+
+// TestContentValuePastTheCopyCap: binary data that would take a script's
+// value past the copy cap is left out, its size said, the blocks kept.
+func TestContentValuePastTheCopyCap(t *testing.T) {
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "scrollback.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	p, err := New(scrollback.New(st, scrollback.Options{Capture: capture.Limits{Copy: 1000}}), Upstream{Dial: dialServer(testUpstream())}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := bytes.Repeat([]byte{1}, 3000)
+	v, err := p.codeValue(&mcp.CallToolResult{Content: []mcp.Content{
+		&mcp.TextContent{Text: "caption"},
+		&mcp.ImageContent{Data: img, MIMEType: "image/png"},
+		&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://b", Blob: img}},
+	}})
+	want := `{"content":[{"text":"caption","type":"text"},{"dataBytes":3000,"mimeType":"image/png","type":"image"},{"resource":{"blobBytes":3000,"uri":"test://b"},"type":"resource"}]}`
+	if err != nil || string(v) != want {
+		t.Errorf("value %s, %v; want %s", v, err, want)
 	}
 }

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -299,12 +300,60 @@ func callSource(tool string, args json.RawMessage) string {
 
 // codeValue is what a script gets from an upstream tool: the JSON of its
 // structuredContent when it has one (so that the script can pick fields),
-// else its text as a JSON string. The text is cut at the copy cap.
+// else its text as a JSON string, cut at the copy cap; a result with
+// other blocks (an image, a resource link, an embedded resource) is
+// {content: [...]}, every block as MCP gives it (contentValue).
 func (p *Proxy) codeValue(res *mcp.CallToolResult) (json.RawMessage, error) {
 	if sj := p.structuredJSON(res); sj != nil && len(sj) <= p.copyCap() {
 		return sj, nil
 	}
+	for _, c := range res.Content {
+		if _, ok := c.(*mcp.TextContent); !ok {
+			return p.contentValue(res)
+		}
+	}
 	return json.Marshal(string(p.resultText(res, p.copyCap(), p.copyCap()).data))
+}
+
+// contentValue is {content: [...]}: each block's MCP JSON, text mended
+// where the proxy cut it in transit. Past the copy cap, binary data
+// (data, or an embedded resource's blob) is left out, its size said in
+// dataBytes, so that the script still sees what each block was.
+func (p *Proxy) contentValue(res *mcp.CallToolResult) (json.RawMessage, error) {
+	blocks := make([]map[string]any, 0, len(res.Content))
+	size := 0
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			tc2 := *tc
+			tc2.Text, _ = p.mend(tc.Text)
+			c = &tc2
+		}
+		raw, err := json.Marshal(c)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, err
+		}
+		size += len(raw)
+		blocks = append(blocks, m)
+	}
+	if size > p.copyCap() {
+		for _, m := range blocks {
+			if d, ok := m["data"].(string); ok {
+				delete(m, "data")
+				m["dataBytes"] = base64.StdEncoding.DecodedLen(len(d))
+			}
+			if r, ok := m["resource"].(map[string]any); ok {
+				if b, ok := r["blob"].(string); ok {
+					delete(r, "blob")
+					r["blobBytes"] = base64.StdEncoding.DecodedLen(len(b))
+				}
+			}
+		}
+	}
+	return json.Marshal(map[string]any{"content": blocks})
 }
 
 // toolError is a tool error carrying err, which mcpserver.FinishResults

@@ -24,10 +24,8 @@ func (s *server) addOwnTools() {
 
 // codeTools are the upstream tools the proxy lists (those syncTools
 // exports: not hidden by the proxy's own, each name once) as Code Mode
-// tools: a script calls
-// tools.NAME(args) and gets the JSON of the result's structuredContent
-// when it has one, else its text as a string. An error result is thrown
-// in the script with its text. run_code's declaration gives their types
+// tools: a script calls tools.NAME(args) and gets what codeValue makes of
+// the result. An error result is thrown in the script with its text. run_code's declaration gives their types
 // without their descriptions: each is listed beside run_code with its
 // own, and a copy in the declaration would be sent with every request.
 func (s *server) codeTools(tools []*mcp.Tool) []codemode.Tool {
