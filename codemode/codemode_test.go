@@ -71,6 +71,15 @@ func TestRunValues(t *testing.T) {
 		{"error subclass with a cause", `return [new TypeError("bad", {cause: "c"})]`, `[{"name":"TypeError","message":"bad","cause":"c"}]`, false},
 		{"error with own fields", `const e = new Error("x"); e.code = 7; return {e}`, `{"e":{"name":"Error","message":"x","code":7}}`, false},
 		{"caught error", `try { undefined.x } catch (e) { return {e} }`, `{"e":{"name":"TypeError","message":"Cannot read property 'x' of undefined"}}`, false},
+		// goja gives no groups for named groups, and reads a locale as a radix.
+		{"named group by exec", `return /(?<y>\d{4})/.exec("in 2024").groups.y`, "2024", false},
+		{"named groups by match", `return "2024-05".match(/(?<y>\d+)-(?<m>\d+)/).groups`, `{"y":"2024","m":"05"}`, false},
+		{"named groups by matchAll", `return [..."a1b2".matchAll(/[a-z](?<d>\d)/g)].map(m => m.groups.d)`, `["1","2"]`, false},
+		{"named groups in a replacement", `return "2024-05".replace(/(?<y>\d+)-(?<m>\d+)/, "$<m>/$<y>")`, "05/2024", false},
+		{"named groups to a replacer", `return "2024-05".replace(/(?<y>\d+)-(?<m>[\d(]+)/, (...a) => a[a.length - 1].m)`, "05", false},
+		{"unnamed groups unchanged", `return [/(a)(b)/.exec("ab").groups, "ab".replace(/(a)/, "$1$1")]`, `[null,"aab"]`, false},
+		{"toLocaleString en-US", `return [(1234.5).toLocaleString('en-US'), (1234567.891).toLocaleString(), (-0.5).toLocaleString('en-US'), (12).toLocaleString('en-US', {minimumFractionDigits: 2}), (1e21).toLocaleString('en-US')]`,
+			`["1,234.5","1,234,567.891","-0.5","12.00","1,000,000,000,000,000,000,000"]`, false},
 		{"script's JSON.stringify unchanged", `return JSON.stringify({m: new Map([["a", 1]])})`, `{"m":{}}`, false},
 	}
 	for _, tt := range tests {
@@ -109,6 +118,7 @@ func TestRunErrors(t *testing.T) {
 		{"run_code refused", "tools.run_code({code: 'return 1'})", "exception", ErrThrown, 1, 0, "cannot be called from inside run_code"},
 		{"tool error thrown", "tools.fail({})", "exception", ErrThrown, 1, 0, "tools.fail: nope"},
 		{"bad argument", "tools.echo('x')", "exception", ErrThrown, 1, 0, "takes one object argument"},
+		{"locale other than en-US", "return (1.5).toLocaleString('de-DE')", "exception", ErrThrown, 1, 0, "RangeError: toLocaleString: Code Mode has no Intl; it formats numbers for en-US only"},
 		{"unknown tool", "tools.nosuch({})", "exception", ErrThrown, 1, 0, "TypeError: tools has no tool nosuch; the tools are echo, fail"},
 		{"unknown tool, awaited", "const x = 1;\nconst r = await tools.bash({command: 'ls'});", "exception", ErrThrown, 2, 0, "tools has no tool bash; the tools are echo, fail"},
 		{"no member of another object", "const o = {};\no.nosuch()", "exception", ErrThrown, 2, 0, "TypeError: Object has no member 'nosuch'"},

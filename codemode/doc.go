@@ -46,7 +46,8 @@
 //
 // Each run gets a fresh goja runtime holding only the ECMAScript built-ins,
 // small polyfills for what goja lacks (Object.groupBy, Map.groupBy,
-// structuredClone, Promise.withResolvers, queueMicrotask), a tools object
+// structuredClone, Promise.withResolvers, queueMicrotask, named groups,
+// en-US Number.prototype.toLocaleString), a tools object
 // and a console object (log, info, debug, warn, error: all into the logs):
 // no require, no timers, no file, network or process access.
 //

@@ -103,7 +103,7 @@ def(G, "structuredClone", function structuredClone(value) {
 // whole text is.
 // (What the prelude runs later is taken now: the script may replace
 // built-ins.)
-const parse = G.JSON.parse, cutPreview = /\[\.\.\. [^\n]*not shown[\s\S]*?\b(out_[A-Za-z0-9]+)/, reExec = RegExp.prototype.exec,
+const origReplace = String.prototype.replace, parse = G.JSON.parse, cutPreview = /\[\.\.\. [^\n]*not shown[\s\S]*?\b(out_[A-Za-z0-9]+)/, reExec = RegExp.prototype.exec,
 	defProp = Object.defineProperty, hasOwn = Object.prototype.hasOwnProperty, arrayFrom = Array.from, keys = Object.keys, isSafe = Number.isSafeInteger;
 Object.defineProperty(G.JSON, "parse", {writable: true, configurable: true, enumerable: false, value: function parse_(...args) {
 	try {
@@ -115,6 +115,74 @@ Object.defineProperty(G.JSON, "parse", {writable: true, configurable: true, enum
 	}
 }});
 Object.defineProperty(G.JSON.parse, "name", {value: "parse"});
+// goja parses named groups, (?<y>\d+), but gives a match no groups:
+// exec (which match and matchAll call) adds them, and replace and
+// replaceAll turn $<y> into $1 and pass a replacer function the groups.
+const groupNames = src => {
+	if (src.indexOf("(?<") < 0) return null;
+	const names = [];
+	let named = false, cls = false;
+	for (let i = 0; i < src.length; i++) {
+		const c = src[i];
+		if (c === "\\") { i++; continue; }
+		if (cls) { if (c === "]") cls = false; continue; }
+		if (c === "[") { cls = true; continue; }
+		if (c !== "(") continue;
+		if (src[i + 1] !== "?") { names.push(undefined); continue; }
+		if (src[i + 2] === "<" && src[i + 3] !== "=" && src[i + 3] !== "!") {
+			names.push(src.slice(i + 3, src.indexOf(">", i + 3)));
+			named = true;
+		}
+	}
+	return named ? names : null;
+};
+const groupsOf = (names, caps) => {
+	const g = Object.create(null);
+	for (let i = 0; i < names.length; i++) if (names[i] !== undefined) g[names[i]] = caps[i + 1];
+	return g;
+};
+defProp(RegExp.prototype, "exec", {writable: true, configurable: true, enumerable: false, value: function exec(s) {
+	const r = RA(reExec, this, [s]);
+	if (r !== null && r.groups === undefined) {
+		const names = groupNames(this.source);
+		if (names) r.groups = groupsOf(names, r);
+	}
+	return r;
+}});
+for (const m of ["replace", "replaceAll"]) {
+	const orig = String.prototype[m];
+	defProp(String.prototype, m, {writable: true, configurable: true, enumerable: false, value: {[m](pattern, replacement) {
+		const names = pattern instanceof RegExp ? groupNames(pattern.source) : null;
+		if (names && typeof replacement === "string" && replacement.indexOf("$<") >= 0) {
+			replacement = RA(orig, replacement, [/\$<([^>]*)>/g, (all, n) => { const i = names.indexOf(n); return i < 0 ? "" : "$" + (i + 1); }]);
+		} else if (names && typeof replacement === "function") {
+			const f = replacement;
+			replacement = function(...a) { return RA(f, this, [...a, groupsOf(names, a)]); };
+		}
+		return RA(orig, this, [pattern, replacement]);
+	}}[m]});
+}
+// goja has no Intl, and its toLocaleString takes the locale for a radix:
+// en-US grouping, the one locale models ask for, is done here; any other
+// is refused rather than formatted wrongly.
+const toFixed = Number.prototype.toFixed;
+defProp(Number.prototype, "toLocaleString", {writable: true, configurable: true, enumerable: false, value: function toLocaleString(locales, options) {
+	const x = Number(this), loc = Array.isArray(locales) ? locales[0] : locales;
+	if (loc !== undefined && loc !== "en-US" && loc !== "en") throw new RangeError("toLocaleString: Code Mode has no Intl; it formats numbers for en-US only (or format the number yourself)");
+	const o = options || {};
+	for (const k of keys(o)) if (k !== "minimumFractionDigits" && k !== "maximumFractionDigits") throw new RangeError("toLocaleString: Code Mode has no Intl; of the options it takes only minimumFractionDigits and maximumFractionDigits");
+	if (x !== x) return "NaN";
+	if (x === Infinity || x === -Infinity) return (x < 0 ? "-" : "") + "∞";
+	const minFD = o.minimumFractionDigits === undefined ? 0 : Number(o.minimumFractionDigits);
+	const maxFD = o.maximumFractionDigits === undefined ? Math.max(minFD, 3) : Number(o.maximumFractionDigits);
+	if (!(minFD >= 0 && minFD <= 100 && maxFD >= minFD && maxFD <= 100)) throw new RangeError("toLocaleString: fraction digits must be from 0 to 100, minimum at most maximum");
+	const ax = Math.abs(x);
+	let [int, frac = ""] = ax >= 1e21 ? [BI(ax).toString()] : RA(toFixed, ax, [maxFD]).split(".");
+	while (frac.length > minFD && frac.endsWith("0")) frac = frac.slice(0, -1);
+	int = RA(origReplace, int, [/\B(?=(\d{3})+(?!\d))/g, ","]);
+	const out = int + (frac ? "." + frac : "");
+	return (x < 0 && /[1-9]/.test(out) ? "-" : "") + out;
+}});
 const then = function then(onFulfilled, onRejected) {
 	let v = this;
 	// A frozen result cannot lose its then: resolve with a plain copy.
