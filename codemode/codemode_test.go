@@ -80,6 +80,11 @@ func TestRunValues(t *testing.T) {
 		{"unnamed groups unchanged", `return [/(a)(b)/.exec("ab").groups, "ab".replace(/(a)/, "$1$1")]`, `[null,"aab"]`, false},
 		{"toLocaleString en-US", `return [(1234.5).toLocaleString('en-US'), (1234567.891).toLocaleString(), (-0.5).toLocaleString('en-US'), (12).toLocaleString('en-US', {minimumFractionDigits: 2}), (1e21).toLocaleString('en-US')]`,
 			`["1,234.5","1,234,567.891","-0.5","12.00","1,000,000,000,000,000,000,000"]`, false},
+		// esbuild lowers decorators and using, which goja cannot parse.
+		{"class decorator", "function dec(c: any, ctx: any) { ctx.addInitializer(function() { this.tag = 'x' }) }\n@dec class A { static tag: string }\nreturn A.tag", "x", false},
+		{"method decorator", "function logged(fn: any, ctx: any) { return function(...a: any[]) { return 'logged ' + fn.apply(this, a) } }\nclass A { @logged m() { return 1 } }\nreturn new A().m()", "logged 1", false},
+		{"using", "const log: string[] = [];\n{ using x = {[Symbol.dispose]() { log.push('disposed') }}; log.push('in') }\nreturn log", `["in","disposed"]`, false},
+		{"await using", "const log: string[] = [];\n{ await using x = {async [Symbol.asyncDispose]() { log.push('disposed') }}; log.push('in') }\nreturn log", `["in","disposed"]`, false},
 		{"script's JSON.stringify unchanged", `return JSON.stringify({m: new Map([["a", 1]])})`, `{"m":{}}`, false},
 	}
 	for _, tt := range tests {

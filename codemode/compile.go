@@ -30,14 +30,15 @@ const (
 
 // transformOptions turn TypeScript (or plain JavaScript, which is valid
 // TypeScript) into JavaScript goja runs. goja has async functions, classes,
-// optional chaining and the rest of ES2020 that models write, but not async
-// generators or for await: esbuild lowers those two. Its source map maps
-// each position goja reports (a stack frame, an error's stack, a syntax
-// error) back to the code as written (sourceMap).
+// optional chaining and the rest of ES2020 that models write, but not
+// async generators, for await, decorators or using: esbuild lowers those
+// (using needs Symbol.dispose, which the prelude adds). Its source map
+// maps each position goja reports (a stack frame, an error's stack, a
+// syntax error) back to the code as written (sourceMap).
 var transformOptions = api.TransformOptions{
 	Loader:         api.LoaderTS,
 	Target:         api.ESNext,
-	Supported:      map[string]bool{"async-generator": false, "for-await": false},
+	Supported:      map[string]bool{"async-generator": false, "for-await": false, "decorators": false, "using": false},
 	Sourcemap:      api.SourceMapExternal,
 	SourcesContent: api.SourcesContentExclude,
 	Sourcefile:     scriptName,

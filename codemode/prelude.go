@@ -50,6 +50,9 @@ def(P, "withResolvers", function withResolvers() {
 	const promise = new this((a, b) => { resolve = a; reject = b; });
 	return {promise, resolve, reject};
 });
+// using and await using (esbuild lowers them) look these up; esbuild's
+// helpers fall back to the same registered symbols.
+for (const name of ["dispose", "asyncDispose"]) if (!(name in Symbol)) Object.defineProperty(Symbol, name, {value: Symbol.for("Symbol." + name)});
 def(G, "queueMicrotask", function queueMicrotask(fn) {
 	if (typeof fn !== "function") throw new TypeError("queueMicrotask: the argument must be a function");
 	RA(PT, P.resolve(), [() => fn()]);
