@@ -743,6 +743,18 @@ func (r *run) scriptError(err error) *Error {
 		// goja's words for calling tools.x when there is no tool x.
 		e.Message = present.Clip("TypeError: tools has no tool "+m[1]+"; the tools are "+strings.Join(r.tools, ", "), 1024)
 	}
+	if m := notDefined().FindStringSubmatch(e.Message); m != nil && missingGlobals[m[1]] != "" {
+		e.Message += ": " + missingGlobals[m[1]]
+	}
+	if e.Kind == "exception" {
+		for _, t := range r.tools {
+			if !identifier().MatchString(t) && strings.Contains(r.code, "tools."+t) {
+				// tools.a-b reads as tools.a - b.
+				e.Message += fmt.Sprintf("; tools.%s reads as a subtraction: write tools[%q](...)", t, t)
+				break
+			}
+		}
+	}
 	if r.stopped != nil && e.Kind == "exception" {
 		// The error a tool call threw when the run ended under it: the
 		// run's end is the cause, at the call's line.
@@ -759,6 +771,25 @@ func (r *run) scriptError(err error) *Error {
 var noMember = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^TypeError: Object has no member '([\p{L}\p{N}_$]+)'$`)
 })
+
+// notDefined is goja's ReferenceError for a name nothing declares.
+var notDefined = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^ReferenceError: ([\p{L}\p{N}_$]+) is not defined$`)
+})
+
+// missingGlobals says, for the globals a script reaches for that Code
+// Mode does not have, what to do instead.
+var missingGlobals = map[string]string{
+	"require":       "Code Mode has no modules; call the tools as tools.NAME(...) and write the rest in the script",
+	"fetch":         "Code Mode has no network access of its own; call a tool that has it, as tools.NAME(...)",
+	"setTimeout":    noTimers,
+	"setInterval":   noTimers,
+	"setImmediate":  noTimers,
+	"clearTimeout":  noTimers,
+	"clearInterval": noTimers,
+}
+
+const noTimers = "Code Mode has no timers (tools answer at once, so there is nothing to wait for); call the function directly"
 
 // stopMessage says that the run ended while a tool call was under way.
 func (r *run) stopMessage() string {

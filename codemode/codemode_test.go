@@ -133,15 +133,26 @@ func TestRunErrors(t *testing.T) {
 		{"function returned", "return function() {}", "result", ErrResult, 0, 0, "the return value is a function"},
 		{"tool returned uncalled", "return tools.echo", "result", ErrResult, 0, 0, "the return value is a function"},
 		{"symbol returned", "return Symbol('x')", "result", ErrResult, 0, 0, "the return value is a symbol"},
-		{"no require", "require('fs')", "exception", ErrThrown, 1, 0, "ReferenceError: require is not defined"},
-		{"no timers", "setTimeout(() => 1, 10)", "exception", ErrThrown, 1, 0, "ReferenceError: setTimeout is not defined"},
+		// What a script cannot have says what to do instead.
+		{"no require", "require('fs')", "exception", ErrThrown, 1, 0, "ReferenceError: require is not defined: Code Mode has no modules; call the tools as tools.NAME(...)"},
+		{"no timers", "setTimeout(() => 1, 10)", "exception", ErrThrown, 1, 0, "ReferenceError: setTimeout is not defined: Code Mode has no timers"},
+		{"no setInterval", "const x = 1;\nsetInterval(() => 1, 10)", "exception", ErrThrown, 2, 0, "ReferenceError: setInterval is not defined: Code Mode has no timers"},
+		{"no fetch", "await fetch('https://example.com')", "exception", ErrThrown, 1, 0, "ReferenceError: fetch is not defined: Code Mode has no network access of its own; call a tool that has it"},
+		{"no import", "import fs from 'fs';\nreturn 1", "syntax", ErrSyntax, 1, 0, "SyntaxError: import and export are not available: a script is the body of one async function, with no modules; call the tools as tools.NAME(...)"},
+		{"no import of names", "const a = 1;\nimport { readFile } from 'fs';", "syntax", ErrSyntax, 2, 0, "SyntaxError: import and export are not available"},
+		{"no export", "export const a = 1;\nreturn a", "syntax", ErrSyntax, 1, 0, "SyntaxError: import and export are not available"},
+		{"no dynamic import", "const m = await import('fs');", "syntax", ErrSyntax, 1, 0, "SyntaxError: import and export are not available"},
+		// tools.a-b reads as tools.a - b.
+		{"hyphenated tool", "return tools.get-page({})", "exception", ErrThrown, 1, 0, `write tools["get-page"](...)`},
+		{"hyphenated tool, page defined", "const page = 1;\nreturn tools.get-page({})", "exception", ErrThrown, 2, 0, `write tools["get-page"](...)`},
 	}
 	fail := Tool{Name: "fail", Call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 		return nil, errors.New("fail: nope")
 	}}
+	dashed := Tool{Name: "get-page", Call: echoTool().Call}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := Run(context.Background(), tt.code, []Tool{echoTool(), fail}, Options{})
+			res := Run(context.Background(), tt.code, []Tool{echoTool(), fail, dashed}, Options{})
 			e := res.Error
 			if e == nil {
 				t.Fatalf("no error; value %q", res.Value)

@@ -85,6 +85,7 @@ func compile(code string) (*goja.Program, *sourceMap, *Error) {
 			at(e, one.Position.Line, one.Position.Column)
 		}
 		e.Message = "SyntaxError: " + e.Message + " (Code Mode's JavaScript engine does not support this construct; write it another way)"
+		moduleError(e, code)
 		return nil, nil, e
 	}
 	if stray := strayStatement(prg); stray != nil {
@@ -127,10 +128,30 @@ func transpile(code string) (string, *sourceMap, *Error) {
 		if len(out.Errors) > 1 {
 			e.Message += " (and " + strconv.Itoa(len(out.Errors)-1) + " more errors)"
 		}
+		moduleError(e, code)
 		return "", nil, e
 	}
 	return string(out.Code), parseSourceMap(out.Map, string(out.Code), wrapHead+code+wrapTail), nil
 }
+
+// moduleError gives a syntax error on a line that imports or exports
+// (import ... from, import(...), import.meta, export) the reason: there
+// are no modules.
+func moduleError(e *Error, code string) {
+	lines := strings.Split(code, "\n")
+	if e.Line < 1 || e.Line > len(lines) {
+		return
+	}
+	if importOrExport().MatchString(lines[e.Line-1]) {
+		e.Message = "SyntaxError: import and export are not available: a script is the body of one async function, with no modules; call the tools as tools.NAME(...) and write the rest in the script"
+	}
+}
+
+// importOrExport matches a line with an import or export statement, or
+// a dynamic import or import.meta.
+var importOrExport = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(import|export)\b|\bimport\s*(\(|\.\s*meta\b)`)
+})
 
 // columnOf turns esbuild's 0-based byte column into a 1-based character
 // column.
