@@ -45,9 +45,10 @@ type RunCodeResult struct {
 	// LogsOutputID is the copy of the console output, when it was over the
 	// preview budget and Logs is its preview (whose footer names it). It
 	// is not in the JSON, whose shape the contract fixes.
-	LogsOutputID string          `json:"-"`
-	Error        *codemode.Error `json:"error,omitempty"` // why the script stopped: {kind, message, line, column}
-	Retained     []codemode.Ref  `json:"retained"`        // [{call, tool, output_id, totalBytes, complete, holds, command?}], [] when none
+	LogsOutputID   string          `json:"-"`
+	LogsTotalBytes int64           `json:"-"`               // the size of that copy
+	Error          *codemode.Error `json:"error,omitempty"` // why the script stopped: {kind, message, line, column}
+	Retained       []codemode.Ref  `json:"retained"`        // [{call, tool, output_id, totalBytes, complete, holds, command?}], [] when none
 	// Returned is whether the script returned a value (undefined is
 	// none): with an empty Preview, it returned "".
 	Returned bool `json:"-"`
@@ -96,7 +97,7 @@ func (s *Session) RunCodeOver(ctx context.Context, in RunCodeInput, own []string
 		// Shown as any result is: a preview whose footer leads to a copy
 		// of all of it, not up to the console bound at once.
 		logs := s.Retain(ctx, RetainInput{Tool: op, Source: "run_code console: " + present.Clip(firstLine(in.Code), 100), Data: []byte(res.Logs), Complete: !res.LogsCut})
-		out.Logs, out.LogsOutputID = logs.Preview, logs.OutputID
+		out.Logs, out.LogsOutputID, out.LogsTotalBytes = logs.Preview, logs.OutputID, logs.TotalBytes
 	}
 	if res.Value != nil {
 		out.Returned = true

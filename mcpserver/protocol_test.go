@@ -2,9 +2,11 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -344,5 +346,34 @@ func TestReadOutputResourceFragment(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "followed by its output_id, nothing else") {
 			t.Errorf("%s: %v", uri, err)
 		}
+	}
+}
+
+// TestRunCodeLogsLink: console output over the preview budget is a
+// retained copy, and like the return value's copy it gets a
+// resource_link, after the text blocks.
+func TestRunCodeLogsLink(t *testing.T) {
+	eng, _ := newEngine(t, filepager.Options{})
+	sess, err := eng.NewSession(context.Background(), scrollback.LocalOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connectAt(t, NewServer(sess, Options{}), "2025-11-25")
+	res := call(t, cs, "run_code", map[string]any{"code": "for (let i = 0; i < 3000; i++) console.log('line ' + i + ' of the console output');\nreturn 1"})
+	var out scrollback.RunCodeResult
+	raw, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(raw, &out)
+	var uris []string
+	for _, c := range res.Content {
+		if l, ok := c.(*mcp.ResourceLink); ok {
+			uris = append(uris, l.URI)
+			if l.Size == nil || *l.Size <= 24<<10 {
+				t.Errorf("link %s: size %v, want the console output's", l.URI, l.Size)
+			}
+		}
+	}
+	id := regexp.MustCompile(`out_[A-Za-z0-9]+`).FindString(out.Logs)
+	if id == "" || len(uris) != 1 || uris[0] != OutputURI(id) {
+		t.Errorf("links %v, want one to the console output's copy %q", uris, id)
 	}
 }

@@ -47,17 +47,21 @@ func OutputLink(id string, totalBytes int64) *mcp.ResourceLink {
 	return &mcp.ResourceLink{URI: l.URI, Name: l.Name, MIMEType: l.MIMEType, Size: &l.Size}
 }
 
-// appendOutputLink adds the resource_link of out's retained copy, when
-// out is a result that retained one, after res's text blocks.
+// appendOutputLink adds the resource_links of out's retained copies, when
+// out is a result that retained one (run_code: its return value's, then
+// its console output's), after res's text blocks.
 func appendOutputLink(res *mcp.CallToolResult, out any) {
-	var id string
-	var size int64
 	switch r := out.(type) {
 	case scrollback.RunCommandResult:
-		id, size = r.OutputID, r.TotalBytes
+		appendLink(res, r.OutputID, r.TotalBytes)
 	case scrollback.RunCodeResult:
-		id, size = r.OutputID, r.TotalBytes
+		appendLink(res, r.OutputID, r.TotalBytes)
+		appendLink(res, r.LogsOutputID, r.LogsTotalBytes)
 	}
+}
+
+// appendLink adds the resource_link of the copy id, if there is one.
+func appendLink(res *mcp.CallToolResult, id string, size int64) {
 	if id != "" {
 		res.Content = append(res.Content, OutputLink(id, size))
 	}
