@@ -549,8 +549,17 @@ func TestRunCodeCallsUpstreamRunCommand(t *testing.T) {
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed.Add(1) },
 	})
 	call(t, cs, "add_tool", map[string]any{"text": "run_command"})
-	deadline := time.Now().Add(30 * time.Second) // a hang detector
-	for changed.Load() == 0 && time.Now().Before(deadline) {
+	// Until run_code declares it: the client may hear of the new tool
+	// before run_code is registered again. A hang detector, not a timing.
+	declared := func() bool {
+		for tool, err := range cs.Tools(context.Background(), nil) {
+			if err == nil && tool.Name == "run_code" {
+				return strings.Contains(tool.Description, "  run_command(")
+			}
+		}
+		return false
+	}
+	for deadline := time.Now().Add(30 * time.Second); (changed.Load() == 0 || !declared()) && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	res := call(t, cs, "run_code", map[string]any{"code": `return tools.run_command({command: "echo host"})`})
