@@ -730,9 +730,8 @@ func (r *run) scriptError(err error) *Error {
 	for _, f := range frames {
 		if f.SrcName() == scriptName {
 			p := f.Position()
-			if w, ok := r.smap.original(p.Line, p.Column-1); ok {
-				at = append(at, w)
-			}
+			w, _ := r.smap.original(p.Line, p.Column-1) // unmapped: {0, 0}, no line of the script
+			at = append(at, w)
 		}
 	}
 	e.Line, e.Column = scriptPosition(at, r.oneLine)

@@ -230,9 +230,8 @@ func stackPositions(stack string, m *sourceMap) []wrappedPos {
 	for _, f := range stackFrame().FindAllStringSubmatch(stack, -1) {
 		line, _ := strconv.Atoi(f[1])
 		column, _ := strconv.Atoi(f[2])
-		if p, ok := m.original(line, column-1); ok {
-			at = append(at, p)
-		}
+		p, _ := m.original(line, column-1) // unmapped: {0, 0}, no line of the script
+		at = append(at, p)
 	}
 	return at
 }

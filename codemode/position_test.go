@@ -1,7 +1,9 @@
 package codemode
 
 import (
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestErrorPositions: an error's line and column are in the code as
@@ -41,4 +43,31 @@ func TestErrorPositions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzSourceMap: whatever the code, a position mapped back through
+// esbuild's source map is on a line of the wrapped code and within it
+// (a character column at most its length).
+func FuzzSourceMap(f *testing.F) {
+	for _, s := range []string{"const x: number = 1;\nnull.f()", "const s = '😀日本'; throw new Error('x')", "enum E { A }\nreturn E.A", "@dec class A {}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, code string) {
+		js, m, e := transpile(code)
+		if e != nil {
+			return
+		}
+		wrapped := strings.Split(wrapHead+code+wrapTail, "\n")
+		for i, line := range strings.Split(js, "\n") {
+			for col := 0; col <= len(line); col++ {
+				p, ok := m.original(i+1, col)
+				if !ok {
+					continue
+				}
+				if p.line < 1 || p.line > len(wrapped) || p.column < 0 || p.column > utf8.RuneCountInString(wrapped[p.line-1]) {
+					t.Fatalf("%d:%d maps to %d:%d, outside the wrapped code", i+1, col, p.line, p.column)
+				}
+			}
+		}
+	})
 }

@@ -32,7 +32,9 @@ func parseSourceMap(raw []byte, gen, src string) *sourceMap {
 		return nil
 	}
 	m := &sourceMap{gen: strings.Split(gen, "\n"), src: strings.Split(src, "\n")}
-	var srcIdx, srcLine, srcCol int
+	// Each field is relative to the one before; the source index (the
+	// second) is always 0, the one source.
+	var srcLine, srcCol int
 	for _, line := range strings.Split(v.Mappings, ";") {
 		var segs []segment
 		genCol := 0
@@ -45,14 +47,12 @@ func parseSourceMap(raw []byte, gen, src string) *sourceMap {
 				continue
 			}
 			genCol += f[0]
-			srcIdx += f[1]
 			srcLine += f[2]
 			srcCol += f[3]
 			segs = append(segs, segment{genCol, srcLine, srcCol})
 		}
 		m.lines = append(m.lines, segs)
 	}
-	_ = srcIdx
 	return m
 }
 
