@@ -83,6 +83,10 @@ func TestSessionNotFromEngine(t *testing.T) {
 					_, err := s.RunCode(ctx, scrollback.RunCodeInput{Code: "return 1"})
 					return err
 				},
+				"RunCodeOver": func() error {
+					_, err := s.RunCodeOver(ctx, scrollback.RunCodeInput{Code: "return 1"}, nil)
+					return err
+				},
 				"RunCommand": func() error {
 					_, err := s.RunCommand(ctx, scrollback.RunCommandInput{Command: "true"})
 					return err
@@ -305,6 +309,10 @@ func TestNilReceivers(t *testing.T) {
 		},
 		"Session.RunCode": func(_ *scrollback.Engine, s *scrollback.Session) error {
 			_, err := s.RunCode(ctx, scrollback.RunCodeInput{Code: "return 1"})
+			return err
+		},
+		"Session.RunCodeOver": func(_ *scrollback.Engine, s *scrollback.Session) error {
+			_, err := s.RunCodeOver(ctx, scrollback.RunCodeInput{Code: "return 1"}, []string{"read_tool_output"})
 			return err
 		},
 		"Session.ReadToolOutput": func(_ *scrollback.Engine, s *scrollback.Session) error {
