@@ -323,9 +323,33 @@ func (s *server) call(ctx context.Context, ss *mcp.ServerSession, name string, a
 	return l.call(ctx, name, args, from)
 }
 
-// ownTools are the proxy's own tools; an upstream tool of the same name is
-// not re-exported.
-var ownTools = map[string]bool{"read_tool_output": true, "grep_tool_output": true, "query_tool_output": true, codemode.Name: true}
+// ownTools are the proxy's own tools, sessionTools and run_code; an
+// upstream tool of the same name is not re-exported.
+var ownTools = func() map[string]bool {
+	own := map[string]bool{codemode.Name: true}
+	for _, name := range sessionTools {
+		own[name] = true
+	}
+	return own
+}()
+
+// listed returns the upstream tools the proxy lists, in the upstream's
+// order: each name once, none that a tool of the proxy's own hides. hidden
+// names the others (a nil tool has no name and is dropped silently).
+func listed(tools []*mcp.Tool) (shown []*mcp.Tool, hidden []string) {
+	seen := map[string]bool{}
+	for _, t := range tools {
+		switch {
+		case t == nil:
+		case ownTools[t.Name] || seen[t.Name]:
+			hidden = append(hidden, t.Name)
+		default:
+			seen[t.Name] = true
+			shown = append(shown, t)
+		}
+	}
+	return shown, hidden
+}
 
 // previewNote is appended to every re-exported tool's description
 // (present.ProxyNote).
@@ -359,16 +383,12 @@ func objectSchema(s any) bool {
 func (s *server) syncTools(tools []*mcp.Tool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	seen := map[string]bool{}
-	var exported []*mcp.Tool
-	for _, t := range tools {
-		if t == nil || ownTools[t.Name] || seen[t.Name] {
-			if t != nil {
-				s.p.log.Warn("proxy: upstream tool hidden by a tool of the proxy, or listed twice", "tool", t.Name)
-			}
-			continue
-		}
-		seen[t.Name] = true
+	shown, hidden := listed(tools)
+	for _, name := range hidden {
+		s.p.log.Warn("proxy: upstream tool hidden by a tool of the proxy, or listed twice", "tool", name)
+	}
+	exported := make([]*mcp.Tool, 0, len(shown))
+	for _, t := range shown {
 		exported = append(exported, s.p.exportTool(t))
 	}
 	// addTool logs a definition the SDK refuses rather than panicking, so

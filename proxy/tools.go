@@ -22,22 +22,18 @@ func (s *server) addOwnTools() {
 	mcpserver.AddTools(s.srv, s.b, sessionTools...) // session tools: cannot fail
 }
 
-// codeTools are the upstream tools the proxy lists (those syncTools
-// exports: not hidden by the proxy's own, each name once) as Code Mode
-// tools: a script calls tools.NAME(args) and gets what codeValue makes of
-// the result. An error result is thrown in the script with its text. run_code's declaration gives their types
-// without their descriptions: each is listed beside run_code with its
-// own, and a copy in the declaration would be sent with every request.
+// codeTools are the upstream tools the proxy lists (listed, as syncTools
+// exports them) as Code Mode tools: a script calls tools.NAME(args) and
+// gets what codeValue makes of the result. An error result is thrown in
+// the script with its text. run_code's declaration gives their result
+// types only: each is listed beside run_code with its own description and
+// input schema, and a copy in the declaration would be sent with every
+// request (scrollback.CodeDescriptionOver), so no input schema is given.
 func (s *server) codeTools(tools []*mcp.Tool) []codemode.Tool {
 	p := s.p
-	var out []codemode.Tool
-	seen := map[string]bool{}
-	for _, t := range tools {
-		if t == nil || ownTools[t.Name] || seen[t.Name] {
-			continue
-		}
-		seen[t.Name] = true
-		schema, _ := json.Marshal(t.InputSchema)
+	shown, _ := listed(tools)
+	out := make([]codemode.Tool, 0, len(shown))
+	for _, t := range shown {
 		var outSchema json.RawMessage // the description's result type: what a call returns, the structured content
 		if t.OutputSchema != nil {
 			outSchema, _ = json.Marshal(t.OutputSchema)
@@ -45,7 +41,6 @@ func (s *server) codeTools(tools []*mcp.Tool) []codemode.Tool {
 		name := t.Name
 		out = append(out, codemode.Tool{
 			Name:         name,
-			InputSchema:  schema,
 			OutputSchema: outSchema,
 			Call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 				res, err := s.call(ctx, nil, name, args, nil)
