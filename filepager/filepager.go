@@ -207,7 +207,7 @@ func readAt(f io.ReaderAt, b []byte, off, size int64) error {
 // changed is the error for a file that had size bytes when it was opened
 // and ended before them when read.
 func changed(size int64) error {
-	return fmt.Errorf("%w: it had %d bytes when opened and fewer when read (it changed, or reports a size it does not have, as /sys files do)", ErrSize, size)
+	return fmt.Errorf("%w: it had %d bytes when opened and fewer when read (it changed while being read, or reports a size it does not have)", ErrSize, size)
 }
 
 // check refuses a request that cannot be served whatever the file holds,
