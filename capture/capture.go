@@ -100,10 +100,7 @@ type Limits struct {
 
 // InForce returns the caps a Capture made with l applies (New, Limits):
 // defaults filled in, caps clamped to workable values.
-func (l Limits) InForce() Limits { return l.normalize() }
-
-// normalize fills in defaults and clamps the caps to workable values.
-func (l Limits) normalize() Limits {
+func (l Limits) InForce() Limits {
 	if l.Stdout <= 0 {
 		l.Stdout = DefaultStream
 	}
@@ -181,7 +178,7 @@ type Capture struct {
 
 // New returns a Capture with the given limits (zero fields take defaults).
 func New(l Limits) *Capture {
-	l = l.normalize()
+	l = l.InForce()
 	return &Capture{
 		limits:  l,
 		headMax: int(l.Copy - int64(markerReserve) - l.Tail - tailContext),
