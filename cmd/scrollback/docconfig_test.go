@@ -9,10 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -78,25 +76,6 @@ func documentedConfigs(t *testing.T) []docConfig {
 	return configs
 }
 
-// buildScrollback builds the scrollback binary into a temporary directory.
-func buildScrollback(t *testing.T) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH")
-	}
-	bin := filepath.Join(t.TempDir(), "scrollback")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	cmd := exec.Command(goBin, "build", "-tags", releaseTags, "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // scrollbackArgs turns a documented command line into scrollback's
 // arguments: the binary itself (scrollback, a full path to it), the npm
 // launcher (npx -y scrollback@latest) or the image (docker run ... IMAGE)
@@ -129,8 +108,9 @@ func scrollbackArgs(command string, args []string) ([]string, error) {
 }
 
 // TestDocumentedClientConfigs starts every MCP server that the documented
-// client configurations describe, as the client would, with a freshly
-// built scrollback, and lists its tools. A proxy's upstream command (an
+// client configurations describe, as the client would, with scrollback
+// as the smoke tests run it (scrollbackCmd: the binary CI names, else this
+// test binary acting as scrollback), and lists its tools. A proxy's upstream command (an
 // npm server, which would need the network) is replaced with scrollback
 // mcp; a url entry is served by scrollback mcp --http on a free port, with
 // the token its Authorization header sends.
@@ -140,13 +120,12 @@ func TestDocumentedClientConfigs(t *testing.T) {
 		t.Fatalf("found %d documented client configurations; the documents have more: the parsing missed them", len(configs))
 	}
 	if testing.Short() {
-		t.Skip("builds scrollback and starts servers")
+		t.Skip("starts servers")
 	}
-	bin := buildScrollback(t)
 	for _, c := range configs {
 		t.Run(c.where, func(t *testing.T) {
 			dir := t.TempDir()
-			env := append(os.Environ(), "SCROLLBACK_DB="+filepath.Join(dir, "scrollback.db"), "SCROLLBACK_TOKEN=")
+			env := []string{"SCROLLBACK_DB=" + filepath.Join(dir, "scrollback.db"), "SCROLLBACK_TOKEN="}
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
 			client := mcp.NewClient(&mcp.Implementation{Name: "docs", Version: "v0"}, nil)
@@ -160,12 +139,13 @@ func TestDocumentedClientConfigs(t *testing.T) {
 				}
 				if len(args) > 0 && args[0] == "proxy" {
 					if i := slices.Index(args, "--"); i >= 0 {
-						args = append(args[:i+1:i+1], bin, "mcp")
+						up := scrollbackCmd(t, "mcp")
+						args = append(append(args[:i+1:i+1], up.Path), up.Args[1:]...)
 					}
 					want = "read_tool_output"
 				}
-				cmd := exec.Command(bin, args...)
-				cmd.Dir, cmd.Env, cmd.Stderr = dir, env, &logWriter{t}
+				cmd := scrollbackCmd(t, args...)
+				cmd.Dir, cmd.Env, cmd.Stderr = dir, append(cmd.Environ(), env...), &logWriter{t}
 				transport = &mcp.CommandTransport{Command: cmd}
 			case c.URL != "":
 				u, err := url.Parse(c.URL)
@@ -173,7 +153,7 @@ func TestDocumentedClientConfigs(t *testing.T) {
 					t.Fatalf("url %q: want http://HOST:PORT/mcp (%v)", c.URL, err)
 				}
 				token, _ := strings.CutPrefix(c.Headers["Authorization"], "Bearer ")
-				addr := serveHTTP(t, bin, dir, append(env, "SCROLLBACK_TOKEN="+token))
+				addr := serveHTTP(t, dir, append(env, "SCROLLBACK_TOKEN="+token))
 				u.Host = addr
 				transport = &mcp.StreamableClientTransport{Endpoint: u.String(), HTTPClient: &http.Client{Transport: headers(c.Headers)}}
 			default:
@@ -206,12 +186,12 @@ func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// serveHTTP starts bin mcp --http on a free loopback port and returns its
-// address, once it says it serves.
-func serveHTTP(t *testing.T, bin, dir string, env []string) string {
+// serveHTTP starts scrollback mcp --http on a free loopback port, with env
+// added to its environment, and returns its address once it says it serves.
+func serveHTTP(t *testing.T, dir string, env []string) string {
 	t.Helper()
-	cmd := exec.Command(bin, "mcp", "--http", "127.0.0.1:0")
-	cmd.Dir, cmd.Env = dir, env
+	cmd := scrollbackCmd(t, "mcp", "--http", "127.0.0.1:0")
+	cmd.Dir, cmd.Env = dir, append(cmd.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
