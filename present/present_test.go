@@ -306,21 +306,7 @@ func TestErrorLinesWordStarts(t *testing.T) {
 		}
 		line := int64(bytes.Count(data[:from], []byte{'\n'})) + 1
 		got := ErrorLines(data, from, int64(len(data)), line, 1000)
-		var want []int64 // offsets of the lines holding an error word at a word start
-		for off := from; off < int64(len(data)); {
-			end := off + int64(lineLen(data[off:]))
-			if off == from && from > 0 && data[from-1] != '\n' {
-				off = end
-				continue
-			}
-			for i := off; i < end; i++ {
-				if (i == 0 || !isWordByte(data[i-1])) && errorWordAt(data[i:]) {
-					want = append(want, off)
-					break
-				}
-			}
-			off = end
-		}
+		want := errorLineStarts(data, from)
 		found += len(want)
 		if len(got) != len(want) {
 			t.Fatalf("case %d %q from %d: %d lines, want %d (%v)", n, data, from, len(got), len(want), want)
@@ -333,6 +319,75 @@ func TestErrorLinesWordStarts(t *testing.T) {
 	}
 	if found < 1000 {
 		t.Fatalf("only %d error-like lines in all the cases", found)
+	}
+}
+
+// errorLineStarts is ErrorLines' rule read byte by byte: the offsets of
+// the lines starting at or after from (a line begun before from is not
+// one) that hold an error word at a word start.
+func errorLineStarts(data []byte, from int64) []int64 {
+	var want []int64
+	for off := from; off < int64(len(data)); {
+		end := off + int64(lineLen(data[off:]))
+		if off == from && from > 0 && data[from-1] != '\n' {
+			off = end
+			continue
+		}
+		for i := off; i < end; i++ {
+			if (i == 0 || !isWordByte(data[i-1])) && errorWordAt(data[i:]) {
+				want = append(want, off)
+				break
+			}
+		}
+		off = end
+	}
+	return want
+}
+
+// FuzzErrorLines: the eight-bytes-at-a-time search lists the lines, and
+// only those, that the byte-by-byte rule finds, with their numbers.
+func FuzzErrorLines(f *testing.F) {
+	f.Add([]byte("ok\nerror: one\npartial Error\nterror\nFAILED\n"), 0)
+	f.Add([]byte("xx Exception\xe5rror\x05Traceback\n\nfatal"), 5)
+	f.Add(bytes.Repeat([]byte("pa fa tr ex er "), 9), 3)
+	f.Fuzz(func(t *testing.T, data []byte, from int) {
+		if len(data) == 0 {
+			return
+		}
+		from = min(max(from, 0), len(data)-1)
+		line := int64(bytes.Count(data[:from], []byte{'\n'})) + 1
+		got := ErrorLines(data, int64(from), int64(len(data)), line, len(data)+1)
+		want := errorLineStarts(data, int64(from))
+		if len(got) != len(want) {
+			t.Fatalf("%q from %d: %d lines, want %d (%v)", data, from, len(got), len(want), want)
+		}
+		for i, e := range got {
+			if e.Offset != want[i] {
+				t.Fatalf("%q from %d: line %d at %d, want %d", data, from, i, e.Offset, want[i])
+			}
+			if n := int64(bytes.Count(data[:e.Offset], []byte{'\n'})) + 1; e.Line != n {
+				t.Fatalf("%q from %d: the line at %d numbered %d, want %d", data, from, e.Offset, e.Line, n)
+			}
+		}
+	})
+}
+
+// TestErrorWordsEveryCase: each error word is found in lower, upper and
+// title case at every alignment in the eight bytes the search reads at a
+// time, so that a word added to errorWords is not missed by the search's
+// letter pairs.
+func TestErrorWordsEveryCase(t *testing.T) {
+	for _, w := range errorWords {
+		lower := string(w)
+		for _, v := range []string{lower, strings.ToUpper(lower), strings.ToUpper(lower[:1]) + lower[1:], strings.ToUpper(lower[:2]) + lower[2:]} {
+			for pad := range 17 {
+				data := []byte(strings.Repeat("x", pad) + " " + v + "!\nok\n")
+				got := ErrorLines(data, 0, int64(len(data)), 1, 5)
+				if len(got) != 1 || got[0].Offset != 0 {
+					t.Errorf("%q: %+v, want the first line", data, got)
+				}
+			}
+		}
 	}
 }
 
