@@ -155,7 +155,7 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 		timeout = s.e.opts.DefaultTimeout
 	}
 	cp := capture.New(s.e.opts.Capture)
-	sp := s.startSpill(ctx, cp)
+	sp := s.startSpill(ctx, cp, preview.HeadFrom(s.previewOptions(s.e.opts.PreviewBudget, head, tail)))
 	var tapMu sync.Mutex
 	res, err := runner.Run(ctx, runner.Command{
 		Command:   in.Command,
@@ -217,6 +217,7 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 		pending:  pending,
 		spilled:  spilled,
 		spillErr: spillErr,
+		errors:   sp.scanner(),
 	})
 	out.ShownText, out.ShownCopy = shown.ShownText, shown.ShownCopy
 	if err != nil {
@@ -445,6 +446,9 @@ type retainRequest struct {
 	spilled int
 	// spillErr is why spilling failed, when it did: nothing is pending.
 	spillErr error
+	// errors, when not nil, has searched a prefix of data for error-like
+	// lines already (see spill).
+	errors *present.ErrorScanner
 }
 
 func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
@@ -473,14 +477,14 @@ func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
 		}()
 	}
 	// So are the error-like lines the footer lists, searched from where
-	// the head can end: reading 8 MiB byte by byte costs about as much as
-	// saving it.
-	opts := preview.Options{Budget: r.budget, Shown: s.e.opts.ShownBytes, HeadBytes: r.head, TailBytes: r.tail}
+	// the head can end; a running command's spill has searched its
+	// settled head already (r.errors), so that only the rest is read now.
+	opts := s.previewOptions(r.budget, r.head, r.tail)
 	if r.over && preview.Fits(r.data, r.budget) {
 		opts.Budget = len(r.data) - 1 // cut, not shown whole: it lacks what the cap dropped
 	}
 	errs := make(chan *present.ErrorScan, 1)
-	go func() { errs <- present.ScanErrors(r.data, preview.HeadFrom(opts)) }()
+	go func() { errs <- r.errors.Finish(r.data, preview.HeadFrom(opts)) }()
 	// The copy is saved even when the caller has gone away meanwhile (a
 	// client that disconnected mid-command): the session outlives the call.
 	info, err := s.save(context.WithoutCancel(ctx), r, store.CopyMeta{
@@ -523,6 +527,12 @@ func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
 	}
 	sh.Preview, sh.Truncated = p.Text, p.Truncated
 	return sh
+}
+
+// previewOptions are the options of a preview of a result over budget,
+// with the caller's head and tail (0: the default split).
+func (s *Session) previewOptions(budget, head, tail int) preview.Options {
+	return preview.Options{Budget: budget, Shown: s.e.opts.ShownBytes, HeadBytes: head, TailBytes: tail}
 }
 
 // save stores r.data as a retained copy: by finishing the pending copy

@@ -22,6 +22,7 @@ import (
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/preview"
+	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
@@ -871,5 +872,44 @@ func TestRunCommandBudgetOverTheCopyCap(t *testing.T) {
 	small, err := sess.RunCommand(ctx, scrollback.RunCommandInput{Command: "seq 1 100000"})
 	if err != nil || small.Truncated || small.OutputID != "" || !small.Complete || small.Preview != seqText(1, 100000) {
 		t.Errorf("output within the cap and the budget: truncated %v id %q complete %v, %v; want it whole", small.Truncated, small.OutputID, small.Complete, err)
+	}
+}
+
+// TestRunCommandErrorLinesWhileSpilled: a long output's error-like lines
+// are listed in the footer with their line numbers and offsets, whether
+// they were searched while the command ran (the spilled head, chunk by
+// chunk, one of them across a chunk's end) or after it (the last 4 KiB
+// are never settled before the command ends: row 199900).
+func TestRunCommandErrorLinesWhileSpilled(t *testing.T) {
+	errAt := map[int]bool{4000: true, 7775: true, 90000: true, 150001: true, 199900: true}
+	var b strings.Builder
+	var want []string
+	for n := 1; n <= 200000; n++ {
+		line := fmt.Sprintf("INFO row %d ok\n", n)
+		if errAt[n] {
+			line = fmt.Sprintf("ERROR row %d failed\n", n)
+			want = append(want, fmt.Sprintf("line %d (offset %d): ERROR row %d failed", n, b.Len(), n))
+		}
+		b.WriteString(line)
+	}
+	if at := strings.Index(b.String(), "ERROR row 7775"); at/store.ChunkSize == (at+20)/store.ChunkSize {
+		t.Fatalf("row 7775 at %d does not cross a chunk's end; move it", at)
+	}
+	path := filepath.Join(t.TempDir(), "log")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sess := newSession(t, scrollback.Options{})
+	res, err := sess.RunCommand(context.Background(), scrollback.RunCommandInput{Args: []string{"cat", path}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Recovery != scrollback.RecoveryAvailable || !res.Complete {
+		t.Fatalf("recovery %q complete %v", res.Recovery, res.Complete)
+	}
+	for _, w := range want {
+		if !strings.Contains(res.Preview, w) {
+			t.Errorf("the footer does not list %q:\n%s", w, res.Preview)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/scrollback-dev/scrollback/capture"
+	"github.com/scrollback-dev/scrollback/present"
 	"github.com/scrollback-dev/scrollback/store"
 )
 
@@ -17,7 +18,9 @@ import (
 // ms in, and its whole copy was saved after it. Nobody sees the pending copy until
 // retain finishes it; if the command's output fits the preview, retain
 // aborts it; if spilling fails, what was spilled is aborted and the copy is
-// saved whole, as without spilling.
+// saved whole, as without spilling. Each step also searches what has
+// settled for error-like lines (errs), so that the footer's search after
+// the command ends reads only the rest of the copy.
 type spill struct {
 	ctx     context.Context
 	cp      *capture.Capture
@@ -31,17 +34,20 @@ type spill struct {
 	pending store.PendingCopy // nil until the first whole chunk
 	written int               // bytes of the copy appended to pending
 	err     error
+	errs    *present.ErrorScanner // searched as far as the last step's settled prefix
 }
 
 // startSpill starts spilling cp into a pending copy of this session, or
-// returns nil when the store cannot save in pieces.
-func (s *Session) startSpill(ctx context.Context, cp *capture.Capture) *spill {
+// returns nil when the store cannot save in pieces; errorsFrom is where
+// the preview's search for error-like lines starts (preview.HeadFrom).
+func (s *Session) startSpill(ctx context.Context, cp *capture.Capture, errorsFrom int64) *spill {
 	st, ok := s.e.store.(store.Streamer)
 	if !ok {
 		return nil
 	}
 	sp := &spill{ctx: context.WithoutCancel(ctx), cp: cp, st: st, session: s.ID(),
-		settled: cp.Watch(store.ChunkSize), stop: make(chan struct{}), done: make(chan struct{})}
+		settled: cp.Watch(store.ChunkSize), stop: make(chan struct{}), done: make(chan struct{}),
+		errs: present.NewErrorScanner(errorsFrom)}
 	go sp.loop()
 	return sp
 }
@@ -78,6 +84,16 @@ func (sp *spill) step() {
 		return
 	}
 	sp.written = n
+	sp.errs.Step(settled)
+}
+
+// scanner returns the search for error-like lines the steps made, once
+// end has returned; nil when there was no spill.
+func (sp *spill) scanner() *present.ErrorScanner {
+	if sp == nil {
+		return nil
+	}
+	return sp.errs
 }
 
 // end stops spilling and returns the pending copy and how many leading

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -220,7 +221,68 @@ type ErrorScan struct {
 func ScanErrors(data []byte, from int64) *ErrorScan {
 	from = min(max(from, 0), int64(len(data)))
 	line := int64(bytes.Count(data[:from], []byte{'\n'})) + 1
-	return &ErrorScan{From: from, Lines: ErrorLines(data, from, int64(len(data)), line, 2*MaxErrorLines+scanSlack)}
+	return &ErrorScan{From: from, Lines: ErrorLines(data, from, int64(len(data)), line, scanMax)}
+}
+
+// scanMax is how many error-like lines a scan keeps.
+const scanMax = 2*MaxErrorLines + scanSlack
+
+// An ErrorScanner is ScanErrors done in steps while a copy is still being
+// written, so that little is left to search once it is whole: Step reads
+// a prefix of the copy as far as its last whole line, Finish the rest.
+// A running command's settled head (capture.Settled) is such a prefix;
+// searching 8 MiB after the command ended was the last step of its save.
+// The zero value is not usable: use NewErrorScanner.
+type ErrorScanner struct {
+	scan ErrorScan
+	next int64 // where the next step starts: From, then just past a newline
+	line int64 // the number of the line holding next; 0 before the first step
+}
+
+// NewErrorScanner returns a scanner whose ErrorScan starts at from, as
+// ScanErrors(data, from) does.
+func NewErrorScanner(from int64) *ErrorScanner {
+	from = max(from, 0)
+	return &ErrorScanner{scan: ErrorScan{From: from}, next: from}
+}
+
+// Step searches prefix, a prefix of the copy (each step's at least as long
+// as the last), from where the last step stopped to its last newline.
+func (s *ErrorScanner) Step(prefix []byte) {
+	if s == nil || len(s.scan.Lines) == scanMax || int64(len(prefix)) <= s.next {
+		return
+	}
+	i := bytes.LastIndexByte(prefix[s.next:], '\n')
+	if i < 0 {
+		return
+	}
+	s.scanTo(prefix, s.next+int64(i)+1)
+}
+
+// scanTo searches data[s.next:end], end just past a newline or the end of
+// the copy.
+func (s *ErrorScanner) scanTo(data []byte, end int64) {
+	if s.line == 0 {
+		s.line = int64(bytes.Count(data[:s.next], []byte{'\n'})) + 1
+	}
+	s.scan.Lines = append(s.scan.Lines, ErrorLines(data, s.next, end, s.line, scanMax-len(s.scan.Lines))...)
+	s.line += int64(bytes.Count(data[s.next:end], []byte{'\n'}))
+	s.next = end
+}
+
+// Finish returns ScanErrors(data, from) for data, the whole copy, which
+// starts with every prefix given to Step: it searches only what the steps
+// have not. For another from, or a nil scanner, it searches data whole.
+func (s *ErrorScanner) Finish(data []byte, from int64) *ErrorScan {
+	if from = min(max(from, 0), int64(len(data))); s == nil || from != s.scan.From || s.next > int64(len(data)) {
+		return ScanErrors(data, from)
+	}
+	if len(s.scan.Lines) < scanMax && s.next < int64(len(data)) {
+		s.scanTo(data, int64(len(data)))
+	}
+	scan := s.scan
+	scan.Lines = slices.Clone(scan.Lines)
+	return &scan
 }
 
 // scanSlack is how many error-like lines ScanErrors keeps besides twice

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -370,6 +371,67 @@ func FuzzErrorLines(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzErrorScanner: a scan done in steps over growing prefixes of a copy
+// finds what one ScanErrors of the whole copy finds, line numbers and
+// texts included, wherever the steps stop (mid-line, mid-character, at
+// an error word) and however many error-like lines there are.
+func FuzzErrorScanner(f *testing.F) {
+	f.Add([]byte("ok\nerror: one\npartial Error\nterror\nFAILED\n"), 3, []byte{5, 9, 2})
+	f.Add(bytes.Repeat([]byte("fatal: x\nok\n"), 40), 7, []byte{200, 1, 100})
+	f.Add([]byte("no newline at all, error here"), 0, []byte{4, 4})
+	f.Fuzz(func(t *testing.T, data []byte, from int, steps []byte) {
+		from = min(max(from, 0), len(data)+2)
+		s := NewErrorScanner(int64(from))
+		n := 0
+		for _, st := range steps {
+			n = min(n+int(st), len(data))
+			s.Step(data[:n])
+		}
+		want := ScanErrors(data, int64(from))
+		if got := s.Finish(data, int64(from)); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q from %d, steps %v:\n got %+v\nwant %+v", data, from, steps, got, want)
+		}
+	})
+}
+
+// TestErrorScannerSteps: over a log with error-like lines scattered in
+// it, steps of every size up to the log's length give ScanErrors'
+// result, and one step that reads the whole log leaves Finish nothing to
+// search.
+func TestErrorScannerSteps(t *testing.T) {
+	var b strings.Builder
+	for i := range 400 {
+		switch i % 37 {
+		case 5:
+			fmt.Fprintf(&b, "%04d ERROR disk %d failed\n", i, i)
+		case 20:
+			fmt.Fprintf(&b, "%04d panic: at %d\n", i, i)
+		default:
+			fmt.Fprintf(&b, "%04d INFO ok\n", i)
+		}
+	}
+	data := []byte(b.String())
+	for _, from := range []int64{0, 1, 900} {
+		want := ScanErrors(data, from)
+		if len(want.Lines) < MaxErrorLines {
+			t.Fatalf("from %d: %d lines, the log has more", from, len(want.Lines))
+		}
+		for step := 1; step <= len(data); step = step*3 + 1 {
+			s := NewErrorScanner(from)
+			for n := step; n < len(data); n += step {
+				s.Step(data[:n])
+			}
+			if got := s.Finish(data, from); !reflect.DeepEqual(got, want) {
+				t.Fatalf("from %d, steps of %d: %+v, want %+v", from, step, got, want)
+			}
+		}
+		// From another offset than the scanner's, the whole copy is searched.
+		if got := NewErrorScanner(from+5).Finish(data, from); !reflect.DeepEqual(got, want) {
+			t.Fatalf("from %d, scanner from %d: %+v, want %+v", from, from+5, got, want)
+		}
+	}
 }
 
 // TestErrorWordsEveryCase: each error word is found in lower, upper and
