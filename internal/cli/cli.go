@@ -92,11 +92,13 @@ func (e statusError) Error() string { return e.err.Error() }
 func (e statusError) Unwrap() error { return e.err }
 
 // usageError is a mistake in how scrollback itself was called: exit 2.
-type usageError struct{ msg string }
+// Its kind, for --json, is "argument" unless kind names another: a
+// negative --offset is out of range, "offset", as the tools say it.
+type usageError struct{ msg, kind string }
 
 func (e usageError) Error() string { return e.msg }
 
-func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+func usagef(format string, args ...any) error { return usageError{msg: fmt.Sprintf(format, args...)} }
 
 // Main runs the command line and returns the process exit code: the run
 // command's own exit code for `run`, 2 for a usage mistake (an unknown
@@ -143,7 +145,11 @@ func Main(ctx context.Context, args []string, io IO) int {
 			return 0
 		case errors.As(err, &ue):
 			if wantsJSON(cmd) {
-				printJSONError(io.Stdout, scrollback.KindArgument, ue.msg+"; usage: scrollback "+c.usage)
+				kind := ue.kind
+				if kind == "" {
+					kind = scrollback.KindArgument
+				}
+				printJSONError(io.Stdout, kind, ue.msg+"; usage: scrollback "+c.usage)
 				return 2
 			}
 			fmt.Fprintf(io.Stderr, "scrollback %s: %s\nusage: scrollback %s\n", c.name, ue.msg, c.usage)

@@ -145,7 +145,7 @@ func recordRefusals(fs *flag.FlagSet, failed **refused) {
 func flagError(fs *flag.FlagSet, args []string, err error, bad *refused, pos []string) error {
 	msg := err.Error()
 	if bad != nil {
-		return usageError{refusedText(bad)}
+		return usageError{msg: refusedText(bad)}
 	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 		if f := fs.Lookup(name); f != nil {
@@ -163,12 +163,12 @@ func flagError(fs *flag.FlagSet, args []string, err error, bad *refused, pos []s
 		}
 	}
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		return usageError{unknownFlagText(fs, asGiven(name, args), pos)}
+		return usageError{msg: unknownFlagText(fs, asGiven(name, args), pos)}
 	}
 	if arg, ok := strings.CutPrefix(msg, "bad flag syntax: "); ok {
 		return usagef("%q is not a flag: write -NAME or --NAME (e.g. --json), and put arguments that start with - after --", arg)
 	}
-	return usageError{strings.TrimPrefix(msg, "flag: ")}
+	return usageError{msg: strings.TrimPrefix(msg, "flag: ")}
 }
 
 // refusedText says which flag refused which value, what it wants and an
@@ -279,10 +279,13 @@ func checkPageFlags(offset int64, limit int) error {
 	return checkOffsetFlag("offset", offset)
 }
 
-// checkOffsetFlag refuses a negative byte offset given to flag name.
+// checkOffsetFlag refuses a negative byte offset given to flag name, of
+// the kind "offset" (out of range) that the tools give it.
 func checkOffsetFlag(name string, offset int64) error {
 	if offset < 0 {
-		return badFlag(name, "a byte offset of 0 or more", "4096", offset)
+		err := badFlag(name, "a byte offset of 0 or more", "4096", offset).(usageError)
+		err.kind = scrollback.KindOffset
+		return err
 	}
 	return nil
 }
