@@ -163,9 +163,11 @@ func listOutputResources(b *Binding) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if rr, ok := req.(*mcp.ReadResourceRequest); ok && rr.Params != nil {
-				// A copy's URI with more after the id matches no template:
-				// the SDK would say only "Resource not found".
-				if rest, found := strings.CutPrefix(rr.Params.URI, OutputURIPrefix); found && strings.ContainsAny(rest, "#?/") {
+				// A copy's URI with more after the id, or with a character
+				// no id has, matches no template: the SDK would say only
+				// "Resource not found", with no kind.
+				if ref, ok, err := ParseOutputRef(rr.Params.URI); strings.HasPrefix(rr.Params.URI, OutputURIPrefix) &&
+					(!ok || err != nil || OutputURI(ref.ID) != rr.Params.URI) {
 					_, err := ReadOutputResource(ctx, b, rr.Params.URI)
 					return nil, err
 				}
