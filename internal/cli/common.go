@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/scrollback-dev/scrollback"
@@ -88,6 +89,10 @@ func isDBFlag(name string) bool {
 // arguments (until a "--", after which everything is positional), and
 // returns the positional arguments. A flag error is a usage error in our
 // words (see flagError).
+//
+// A flag error stops parsing where it is, so a --json after it would not
+// be seen: it is looked for in what is left, so that the error is still
+// printed as JSON.
 func (b *base) parse(args []string) ([]string, error) {
 	var pos []string
 	var bad *refused
@@ -96,6 +101,9 @@ func (b *base) parse(args []string) ([]string, error) {
 		if err := b.fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, helpRequest{b.fs}
+			}
+			if b.fs.Lookup("json") != nil {
+				b.json = b.json || jsonLater(args)
 			}
 			return nil, flagError(b.fs, args, err, bad, pos)
 		}
@@ -109,6 +117,26 @@ func (b *base) parse(args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// jsonLater reports whether the last --json in args (before any "--")
+// turns it on: --json, -json or --json=true.
+func jsonLater(args []string) bool {
+	on := false
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		name, val, hasVal := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "json" {
+			continue
+		}
+		on = true
+		if hasVal {
+			on, _ = strconv.ParseBool(val)
+		}
+	}
+	return on
 }
 
 // DefaultDBPath returns the database path used when neither --db nor
