@@ -33,6 +33,9 @@ type statsCmd struct{ base }
 
 // statsJSON is stats --json: store.Stats with the ratio spelled out.
 type statsJSON struct {
+	// Database names the database, as the text's first line does (a
+	// PostgreSQL URL without its password); absent when it cannot be told.
+	Database string `json:"database,omitempty"`
 	store.Stats
 	CompressionRatio float64 `json:"compressionRatio"`
 	// VacuumBlocked says why PostgreSQL's background VACUUM cannot run
@@ -70,8 +73,12 @@ func (c *statsCmd) Run(ctx context.Context, args []string) error {
 	if v, ok := st.(interface{ VacuumBlocked() string }); ok {
 		vacuum = v.VacuumBlocked()
 	}
+	var database string
+	if target, err := c.dbTarget(); err == nil {
+		database = shownTarget(target)
+	}
 	if c.json {
-		return printJSON(c.io.Stdout, statsJSON{s, s.CompressionRatio(), vacuum})
+		return printJSON(c.io.Stdout, statsJSON{database, s, s.CompressionRatio(), vacuum})
 	}
 	limit := func(n int64) string {
 		if n == 0 {
@@ -80,8 +87,8 @@ func (c *statsCmd) Run(ctx context.Context, args []string) error {
 		return FormatSize(n)
 	}
 	tw := tabwriter.NewWriter(c.io.Stdout, 0, 4, 2, ' ', 0)
-	if target, err := c.dbTarget(); err == nil {
-		fmt.Fprintf(tw, "database\t%s\n", shownTarget(target))
+	if database != "" {
+		fmt.Fprintf(tw, "database\t%s\n", database)
 	}
 	if s.Session != "" {
 		fmt.Fprintf(tw, "session\t%s\n", s.Session)
