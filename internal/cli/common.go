@@ -287,6 +287,27 @@ func (p *previewBytes) check() error {
 // footers.
 const minPreviewBytes = scrollback.MinShownBytes
 
+// denyFlag collects repeated --deny patterns for read_file
+// (filepager.Options.Deny).
+type denyFlag []string
+
+func (d *denyFlag) String() string { return strings.Join(*d, ",") }
+
+// Get makes it a string flag (flag.Getter): any pattern but a malformed
+// one is taken.
+func (d *denyFlag) Get() any { return d.String() }
+
+func (d *denyFlag) Set(v string) error {
+	if _, err := filepath.Match(v, ""); err != nil || v == "" {
+		return fmt.Errorf("%q is not a pattern (filepath.Match syntax: *, ?, [a-z])", v)
+	}
+	*d = append(*d, v)
+	return nil
+}
+
+// denyUsage is the --deny flag's help.
+const denyUsage = "also refuse read_file of paths whose absolute path (symlinks resolved) or base name matches `PATTERN`, with the sensitive kind; repeatable (default none)"
+
 // fileOptions places the file pager's line index beside the other state.
 func fileOptions(getenv func(string) string) (o filepager.Options) {
 	if dir := getenv("XDG_CACHE_HOME"); dir != "" && filepath.IsAbs(dir) {

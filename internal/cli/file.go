@@ -11,7 +11,7 @@ import (
 
 func init() {
 	register(commandInfo{name: "file", order: 40,
-		usage:   "file [--line N] [--limit N] [--byte-offset N] [--json] PATH",
+		usage:   "file [--line N] [--limit N] [--byte-offset N] [--deny PATTERN] [--json] PATH",
 		summary: "print one page of a file, located by line or byte offset",
 		examples: []example{
 			{"print a file's first page", "scrollback file big.log"},
@@ -24,6 +24,7 @@ func init() {
 type fileCmd struct {
 	base
 	line, limit, byteOffset int64
+	deny                    denyFlag
 }
 
 func (c *fileCmd) Run(ctx context.Context, args []string) error {
@@ -31,6 +32,7 @@ func (c *fileCmd) Run(ctx context.Context, args []string) error {
 	fs.Int64Var(&c.line, "line", 1, "start at line `N`, counting from 1 (default 1)")
 	fs.Int64Var(&c.limit, "limit", 2000, "print at most `N` lines (default 2000; a page also stops at 24 KiB)")
 	fs.Int64Var(&c.byteOffset, "byte-offset", -1, "continue from byte `N` of the file, a nextByteOffset (wins over --line; default none)")
+	fs.Var(&c.deny, "deny", denyUsage)
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
@@ -54,7 +56,9 @@ func (c *fileCmd) Run(ctx context.Context, args []string) error {
 		return badFlag("line", "a line number, counting from 1,", "1", c.line)
 	}
 	// Reading a file needs no store; only the line index's place.
-	eng := scrollback.New(nil, scrollback.Options{File: fileOptions(c.io.Getenv)})
+	fo := fileOptions(c.io.Getenv)
+	fo.Deny = c.deny
+	eng := scrollback.New(nil, scrollback.Options{File: fo})
 	page, err := eng.ReadFile(ctx, in)
 	if err != nil {
 		return err

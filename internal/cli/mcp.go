@@ -15,7 +15,7 @@ import (
 
 func init() {
 	register(commandInfo{name: "mcp", order: 80,
-		usage:   "mcp [--session ID] [--db PATH] [--root DIR] [--preview-bytes N]  |  mcp --http ADDR [--token-file F] [--metrics ADDR] [--log-format text|json] [--drain DUR] [--db PATH] [--root DIR]",
+		usage:   "mcp [--session ID] [--db PATH] [--root DIR] [--deny PATTERN] [--preview-bytes N]  |  mcp --http ADDR [--token-file F] [--metrics ADDR] [--log-format text|json] [--drain DUR] [--db PATH] [--root DIR]",
 		summary: "serve the tools over MCP: stdio (one session), or streamable HTTP at /mcp",
 		examples: []example{
 			{"serve the tools to one agent over stdio, file reads confined to a project", "scrollback mcp --root ~/src/project"},
@@ -29,6 +29,7 @@ func init() {
 type mcpCmd struct {
 	serverCmd
 	root string
+	deny denyFlag
 }
 
 func (c *mcpCmd) Run(ctx context.Context, args []string) error {
@@ -36,6 +37,7 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	fs.Lookup("session").Usage = "over stdio, keep copies in the session `ID`, resuming it (default $SCROLLBACK_SESSION, else a new session)"
 	c.addRetentionFlag(fs)
 	fs.StringVar(&c.root, "root", "", "confine read_file to the directory tree `DIR` (default: any file scrollback can read)")
+	fs.Var(&c.deny, "deny", denyUsage)
 	c.preview.add(fs)
 	c.workers.addFlag(fs, false)
 	c.addFlags(fs, "127.0.0.1:7777")
@@ -59,6 +61,7 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	}
 	fo := fileOptions(c.io.Getenv)
 	fo.Root = c.root
+	fo.Deny = c.deny
 	sb, stop, err := c.start(ctx, fo)
 	if err != nil {
 		return err

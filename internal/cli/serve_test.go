@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // startHTTP runs `scrollback mcp --http 127.0.0.1:0` with args and env
@@ -145,5 +147,37 @@ func TestOAuthDefaultAudienceKeepsHostName(t *testing.T) {
 	}
 	if want := "http://localhost:" + port + "/mcp"; meta.Resource != want {
 		t.Errorf("resource %q, want %q (the host as --http gave it)", meta.Resource, want)
+	}
+}
+
+// TestMCPDeny: read_file over MCP refuses what mcp's --deny patterns name,
+// with the sensitive kind, and reads the rest.
+func TestMCPDeny(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"prod.secret", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	url := startHTTP(t, map[string]string{}, "--deny", "*.secret")
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for _, tt := range []struct {
+		name string
+		kind string // "" when read
+	}{
+		{"prod.secret", "sensitive"},
+		{"notes.txt", ""},
+	} {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": filepath.Join(dir, tt.name)}})
+		if err != nil {
+			t.Fatalf("read_file %s: %v", tt.name, err)
+		}
+		if kind, _ := res.Meta["scrollback/error_kind"].(string); res.IsError != (tt.kind != "") || kind != tt.kind {
+			t.Errorf("read_file %s: isError %v, kind %q; want kind %q", tt.name, res.IsError, kind, tt.kind)
+		}
 	}
 }
