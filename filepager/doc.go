@@ -18,8 +18,10 @@
 // the index already covers the file, reads one 64 KiB chunk rather than a
 // 1 MiB block, so the page after a far line costs one small read. An index
 // (128 KiB for a 1 GiB file) is keyed by the file's resolved absolute path
-// and is valid only for the size and modification time it was built for: a
-// file that changes is indexed afresh.
+// and is valid only for the size, modification and change times and inode
+// it was built for: a file that changes is indexed afresh, even one
+// rewritten to the same size with its modification time put back (cp -p,
+// rsync -t, touch -d), since its change time moves whatever is done.
 // Indexes live in a small in-memory LRU and, when Options.IndexDir is set,
 // in one small file per indexed file in that directory (named by a hash of
 // the path), so that another process continues from the recorded

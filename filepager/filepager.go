@@ -156,7 +156,7 @@ func (p *Pager) Read(ctx context.Context, req Request) (Page, error) {
 	if err := sniff(req, r, resolved, size); err != nil {
 		return Page{}, err
 	}
-	sc := p.scanner(ctx, r, resolved, size, fi.ModTime().UnixNano(), unsized)
+	sc := p.scanner(ctx, r, resolved, size, fileStamp(fi), unsized)
 	defer p.keep(sc)
 	start, line, err := locate(req, r, sc, size)
 	if err != nil {
@@ -501,21 +501,21 @@ func nthNewline(b []byte, n int64) int {
 // scanner returns a scanner over f that extends a private copy of the best
 // index known for this file version; with fresh, a new index that is not
 // kept (for a file whose size and time do not tell its versions apart).
-func (p *Pager) scanner(ctx context.Context, f io.ReaderAt, path string, size, mtime int64, fresh bool) *scanner {
+func (p *Pager) scanner(ctx context.Context, f io.ReaderAt, path string, size, stamp int64, fresh bool) *scanner {
 	if fresh {
-		return &scanner{ctx: ctx, f: f, ix: newIndex(path, size, mtime, p.step), scanned: new(int64), fresh: true}
+		return &scanner{ctx: ctx, f: f, ix: newIndex(path, size, stamp, p.step), scanned: new(int64), fresh: true}
 	}
 	ix := p.cache.get(path)
-	if ix == nil || !ix.matches(size, mtime) || ix.step != p.step {
+	if ix == nil || !ix.matches(size, stamp) || ix.step != p.step {
 		ix = nil
 		if p.opts.IndexDir != "" {
-			ix = loadIndex(p.opts.IndexDir, path, size, mtime, p.step)
+			ix = loadIndex(p.opts.IndexDir, path, size, stamp, p.step)
 			if ix != nil {
 				p.cache.put(ix)
 			}
 		}
 		if ix == nil {
-			ix = newIndex(path, size, mtime, p.step)
+			ix = newIndex(path, size, stamp, p.step)
 		}
 	}
 	return &scanner{ctx: ctx, f: f, ix: ix.clone(), scanned: new(int64)}

@@ -29,7 +29,7 @@ const blockSteps = 16
 // cacheFiles is how many files' indexes a Pager keeps in memory.
 const cacheFiles = 32
 
-// lineIndex records, for a file of a given size and modification time, the
+// lineIndex records, for a file of a given size and version stamp, the
 // line number of every byte offset k*step that a scan has passed:
 // lines[k] = 1 + the number of newlines in [0, k*step). lines[0] is 1. Scans
 // always start at a recorded checkpoint and record every one they cross, so
@@ -39,22 +39,22 @@ const cacheFiles = 32
 type lineIndex struct {
 	path  string // resolved absolute path
 	size  int64
-	mtime int64 // modification time, Unix nanoseconds
+	stamp int64 // the file's version (fileStamp): its times and inode
 	lines []int64
 	total int64 // newlines in the whole file, -1 until a scan reaches the end
 	step  int64 // the checkpoint spacing
 }
 
-func newIndex(path string, size, mtime, step int64) *lineIndex {
-	ix := &lineIndex{path: path, size: size, mtime: mtime, lines: []int64{1}, total: -1, step: step}
+func newIndex(path string, size, stamp, step int64) *lineIndex {
+	ix := &lineIndex{path: path, size: size, stamp: stamp, lines: []int64{1}, total: -1, step: step}
 	if size == 0 {
 		ix.total = 0
 	}
 	return ix
 }
 
-func (ix *lineIndex) matches(size, mtime int64) bool {
-	return ix.size == size && ix.mtime == mtime
+func (ix *lineIndex) matches(size, stamp int64) bool {
+	return ix.size == size && ix.stamp == stamp
 }
 
 // clone returns a copy that can be extended without touching ix.
@@ -66,7 +66,7 @@ func (ix *lineIndex) clone() *lineIndex {
 
 // better reports whether ix knows more than old about the same file version.
 func (ix *lineIndex) better(old *lineIndex) bool {
-	if old == nil || !old.matches(ix.size, ix.mtime) {
+	if old == nil || !old.matches(ix.size, ix.stamp) {
 		return true
 	}
 	return len(ix.lines) > len(old.lines) || ix.total >= 0 && old.total < 0
@@ -118,7 +118,7 @@ func (c *indexCache) put(ix *lineIndex) {
 //	magic    [8]byte "SBLINE1\n"
 //	step     int64, the checkpoint spacing the index was built with
 //	size     int64
-//	mtime    int64
+//	stamp    int64, fileStamp of the file the index was built for
 //	total    int64
 //	pathLen  uint32, then the path
 //	n        uint32, then n int64 checkpoints
@@ -135,7 +135,7 @@ func (ix *lineIndex) marshal() []byte {
 	b = append(b, indexMagic[:]...)
 	b = binary.LittleEndian.AppendUint64(b, uint64(ix.step))
 	b = binary.LittleEndian.AppendUint64(b, uint64(ix.size))
-	b = binary.LittleEndian.AppendUint64(b, uint64(ix.mtime))
+	b = binary.LittleEndian.AppendUint64(b, uint64(ix.stamp))
 	b = binary.LittleEndian.AppendUint64(b, uint64(ix.total))
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(ix.path)))
 	b = append(b, ix.path...)
@@ -168,7 +168,7 @@ func unmarshalIndex(b []byte, step int64) (*lineIndex, error) {
 	}
 	ix := &lineIndex{
 		size:  int64(le.Uint64(body[16:])),
-		mtime: int64(le.Uint64(body[24:])),
+		stamp: int64(le.Uint64(body[24:])),
 		total: int64(le.Uint64(body[32:])),
 		step:  step,
 	}
@@ -199,7 +199,7 @@ func unmarshalIndex(b []byte, step int64) (*lineIndex, error) {
 
 // loadIndex reads the index file for path from dir, or returns nil when
 // there is none, or it is stale or corrupt.
-func loadIndex(dir, path string, size, mtime, step int64) *lineIndex {
+func loadIndex(dir, path string, size, stamp, step int64) *lineIndex {
 	f, err := os.Open(indexFileName(dir, path))
 	if err != nil {
 		return nil
@@ -212,7 +212,7 @@ func loadIndex(dir, path string, size, mtime, step int64) *lineIndex {
 		return nil
 	}
 	ix, err := unmarshalIndex(b, step)
-	if err != nil || ix.path != path || !ix.matches(size, mtime) {
+	if err != nil || ix.path != path || !ix.matches(size, stamp) {
 		return nil
 	}
 	return ix

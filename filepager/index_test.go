@@ -161,7 +161,7 @@ func TestIndexSmallStep(t *testing.T) {
 }
 
 func TestUnmarshalIndexRejects(t *testing.T) {
-	good := &lineIndex{step: defaultStep, path: "/f", size: 3 * defaultStep, mtime: 1, lines: []int64{1, 5, 9}, total: -1}
+	good := &lineIndex{step: defaultStep, path: "/f", size: 3 * defaultStep, stamp: 1, lines: []int64{1, 5, 9}, total: -1}
 	if _, err := unmarshalIndex(good.marshal(), defaultStep); err != nil {
 		t.Fatalf("good index rejected: %v", err)
 	}
@@ -211,5 +211,50 @@ func TestCancel(t *testing.T) {
 	_, err := New(Options{}).Read(ctx, Request{Path: path, Line: 299_999})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+// TestIndexSameSizeAndMtime: a file rewritten in place with the same size
+// and its modification time put back (touch -d, cp -p, rsync -t, tar x
+// do that) is still another file: the line index of the old one must not
+// locate lines in it, neither the index in memory nor the one on disk.
+func TestIndexSameSizeAndMtime(t *testing.T) {
+	const n = 300_000 // 2.7 MB: checkpoints to go astray
+	for _, tt := range []struct {
+		name  string
+		again func(p *Pager, idx string) *Pager
+	}{
+		{"same pager", func(p *Pager, _ string) *Pager { return p }},
+		{"another process", func(_ *Pager, idx string) *Pager { return New(Options{IndexDir: idx}) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, idx := t.TempDir(), t.TempDir()
+			path := writeFile(t, dir, "f.txt", numbered(n))
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := New(Options{IndexDir: idx})
+			readLine(t, p, path, n-10)
+
+			// The same bytes shifted: one short line first, one line
+			// fewer at the end, every other line one place later.
+			shifted := append([]byte("0000000\n"), numbered(n)...)
+			shifted = shifted[:fi.Size()-1]
+			shifted = append(shifted, '\n')
+			if err := os.WriteFile(path, shifted, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+			if now, err := os.Stat(path); err != nil || now.Size() != fi.Size() || !now.ModTime().Equal(fi.ModTime()) {
+				t.Fatalf("the rewrite changed the size or mtime: %v %v", now, err)
+			}
+			pg, err := tt.again(p, idx).Read(context.Background(), Request{Path: path, Line: n - 10, Limit: 1})
+			if want := fmt.Sprintf("%08d\n", n-11); err != nil || pg.Text != want {
+				t.Errorf("line %d of the rewritten file: %q, %v; want %q", n-10, pg.Text, err, want)
+			}
+		})
 	}
 }
