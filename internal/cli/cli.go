@@ -266,7 +266,10 @@ func errorText(name string, err error) string {
 		case errors.Is(err, scrollback.ErrNoOutput) && hint == present.NoCopyHint:
 			hint = present.CLINoCopyHint // at a terminal, ls lists them
 		case errors.Is(err, scrollback.ErrNoSession):
-			hint += "; list them with `scrollback session list`"
+			if hint != "" {
+				hint += "; "
+			}
+			hint += "list them with `scrollback session list`"
 		}
 		if hint != "" {
 			return se.Msg + "; " + hint

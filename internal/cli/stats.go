@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/store"
 )
 
@@ -65,7 +66,10 @@ func (c *statsCmd) Run(ctx context.Context, args []string) error {
 	s, err := h.Stats(ctx, c.session)
 	if err != nil {
 		if errors.Is(err, store.ErrSessionNotFound) {
-			return fmt.Errorf("no session %q: list them with `scrollback session list`", c.session)
+			// The not_found kind, as every other command gives it for a
+			// session that is not there.
+			// (The CLI adds how to list them.)
+			return &scrollback.Error{Op: "stats", Err: scrollback.ErrNoSession, Msg: fmt.Sprintf("no session %q", c.session)}
 		}
 		return err
 	}
