@@ -2,12 +2,14 @@ package sqlite_test
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"errors"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -146,5 +148,47 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNewDatabaseOwnerOnly: a new database, its write-ahead log and its
+// shared-memory index are readable by their owner only, whatever the
+// umask lets through: the copies are command output, secrets included.
+// A database that exists keeps its mode.
+func TestNewDatabaseOwnerOnly(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows has no Unix file modes")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "new", "scrollback.db")
+	db, err := sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.CreateSession(context.Background(), "local"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := fi.Mode().Perm(); m != 0o600 {
+			t.Errorf("%s: mode %v, want -rw-------", filepath.Base(p), m)
+		}
+	}
+	old := filepath.Join(dir, "old.db")
+	if err := os.WriteFile(old, nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(old, 0o640) // past the umask
+	db2, err := sqlite.Open(old, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db2.Close()
+	if fi, err := os.Stat(old); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("an existing database's mode changed: %v, %v", fi.Mode(), err)
 	}
 }

@@ -151,8 +151,8 @@ type DB struct {
 
 var _ store.Store = (*DB)(nil)
 
-// Open opens the database at path, creating the file (and its directory,
-// with mode 0700) when missing and bringing its schema up to date.
+// Open opens the database at path, creating the file (mode 0600) and its
+// directory (mode 0700) when missing and bringing its schema up to date.
 func Open(path string, opts *Options) (*DB, error) {
 	var o Options
 	if opts != nil {
@@ -287,6 +287,15 @@ func checkPath(abs string, readOnly bool) error {
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return &Error{Op: "open", Path: abs, Err: fmt.Errorf("create directory: %w", err)}
+	}
+	// The copies are command output, secrets included: the file is made
+	// readable by its owner only (SQLite would make it 0644, less the
+	// umask), and SQLite gives its -wal and -shm files the same mode. An
+	// empty file is an empty database. A file made meanwhile by another
+	// process is left as it is; when this one cannot be made, SQLite's
+	// own open says why (a read-only file system, say, with its hint).
+	if f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
 	}
 	return nil
 }
