@@ -203,14 +203,14 @@ func listOutputResources(b *Binding) mcp.Middleware {
 			}
 			s, err := b.Existing(ctx)
 			if err != nil {
-				return nil, resourceError("", fmt.Errorf("resources/list: %w", err))
+				return nil, ResourceError("", fmt.Errorf("resources/list: %w", err))
 			}
 			if s == nil {
 				return out, nil
 			}
 			copies, err := s.Copies(ctx)
 			if err != nil {
-				return nil, resourceError("", err)
+				return nil, ResourceError("", err)
 			}
 			page, next := CopiesPage(copies, from)
 			out.Resources, out.NextCursor = append(out.Resources, page...), next
@@ -290,7 +290,7 @@ func ReadOutputResource(ctx context.Context, b *Binding, uri string) (*mcp.ReadR
 		err = fmt.Errorf("%w: %s: a retained copy's URI is %s followed by its output_id, nothing else", scrollback.ErrNoOutput, quote(uri), OutputURIPrefix)
 	}
 	if err != nil {
-		return nil, resourceError(uri, fmt.Errorf("%s: %w", op, err))
+		return nil, ResourceError(uri, fmt.Errorf("%s: %w", op, err))
 	}
 	s, err := b.Existing(ctx)
 	if err == nil && s == nil {
@@ -298,12 +298,12 @@ func ReadOutputResource(ctx context.Context, b *Binding, uri string) (*mcp.ReadR
 			Hint: present.NothingRetainedHint}
 	}
 	if err != nil {
-		return nil, resourceError(uri, err)
+		return nil, ResourceError(uri, err)
 	}
 	var text bytes.Buffer
 	info, err := s.CatRange(ctx, op, ref.ID, 0, -1, &text)
 	if err != nil {
-		return nil, resourceError(uri, err)
+		return nil, ResourceError(uri, err)
 	}
 	return &mcp.ReadResourceResult{
 		Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: text.String()}},
@@ -311,17 +311,22 @@ func ReadOutputResource(ctx context.Context, b *Binding, uri string) (*mcp.ReadR
 	}, nil
 }
 
-// resourceError is the JSON-RPC error of a resources/read that failed:
+// ResourceError is the JSON-RPC error of a resources/read that failed:
 // invalid params (-32602), which the MCP specification gives a resource
-// not found (SEP-2164), for a copy that cannot be read, with the URI and
-// the error's kind (not_found, evicted) in its data; an internal error
-// (-32603) when the store is unavailable.
-func resourceError(uri string, err error) error {
+// not found (SEP-2164), for a copy that cannot be read, with the URI (when
+// not empty: a prompts/get has none) and the error's kind (not_found,
+// evicted) in its data; an internal error (-32603) when the store is
+// unavailable.
+func ResourceError(uri string, err error) error {
 	kind := scrollback.ErrorKind(err)
 	code := int64(jsonrpc.CodeInvalidParams)
 	if kind == scrollback.KindUnavailable {
 		code = jsonrpc.CodeInternalError
 	}
-	data, _ := json.Marshal(map[string]string{"uri": uri, MetaErrorKind: kind})
+	d := map[string]string{MetaErrorKind: kind}
+	if uri != "" {
+		d["uri"] = uri
+	}
+	data, _ := json.Marshal(d)
 	return &jsonrpc.Error{Code: code, Message: err.Error(), Data: data}
 }

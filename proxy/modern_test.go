@@ -5,10 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback/mcpserver"
@@ -241,4 +244,55 @@ func textOf(res *mcp.CallToolResult) string {
 		return ""
 	}
 	return text(res)
+}
+
+// TestStatelessSessionHeaderNotOwned: a request of 2026-07-28 whose
+// Scrollback-Session header names a session the caller does not own (or
+// none that exists) gets the not_found tool error before the upstream is
+// called, as scrollback mcp's tools give it: the upstream does not run a
+// call whose result has no session to be kept in.
+func TestStatelessSessionHeaderNotOwned(t *testing.T) {
+	calls := 0
+	up := refUpstream(&calls)
+	up.AddResource(&mcp.Resource{URI: "test://r", Name: "r"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		calls++
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://r", Text: "r"}}}, nil
+	})
+	up.AddPrompt(&mcp.Prompt{Name: "p"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		calls++
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "p"}}}}, nil
+	})
+	_, url := serveHTTP(t, Upstream{Dial: dialServer(up)}, Options{})
+	bad := "s_" + strings.Repeat("a", 26)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: headerRT{mcpserver.SessionHeader: bad}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: modern})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"nested", map[string]any{"items": []any{map[string]any{"body": "x"}}}},
+		{"run_code", map[string]any{"code": `return await tools.nested({items: [{body: "x"}]})`}},
+	} {
+		res := call(t, cs, c.tool, c.args)
+		if !res.IsError || res.Meta[mcpserver.MetaErrorKind] != "not_found" || !strings.Contains(text(res), bad) {
+			t.Errorf("%s with an unknown Scrollback-Session: %v %v %q, want the not_found error naming it", c.tool, res.IsError, res.Meta[mcpserver.MetaErrorKind], text(res))
+		}
+	}
+	ctx := context.Background()
+	_, rerr := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://r"})
+	_, perr := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "p"})
+	for what, err := range map[string]error{"resources/read": rerr, "prompts/get": perr} {
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) || !strings.Contains(je.Message, bad) || !strings.Contains(string(je.Data), `"scrollback/error_kind":"not_found"`) {
+			t.Errorf("%s with an unknown Scrollback-Session: %v, want the not_found error naming it", what, err)
+		}
+	}
+	if calls != 0 {
+		t.Errorf("the upstream was called %d times for a session the caller does not own", calls)
+	}
 }

@@ -418,6 +418,9 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 					return typedRead(ss)(res, err)
 				}
 			}
+			if _, err := s.b.Existing(ctx); err != nil {
+				return nil, mcpserver.ResourceError(params.URI, fmt.Errorf("resources/read: %w", err)) // as for a tool (upstreamHandler)
+			}
 			if !s.own {
 				defer s.p.main.begin(ss)()
 			}
@@ -447,6 +450,9 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 			params, _ := req.GetParams().(*mcp.GetPromptParams)
 			if params == nil {
 				return next(ctx, method, req)
+			}
+			if _, err := s.b.Existing(ctx); err != nil {
+				return nil, mcpserver.ResourceError("", fmt.Errorf("prompts/get: %w", err)) // as for a tool (upstreamHandler)
 			}
 			ctx, done := s.routeProgress(ctx, ss, params)
 			defer done()

@@ -426,6 +426,13 @@ func (s *server) upstreamHandler(name string) mcp.ToolHandler {
 		if req.Params != nil {
 			args = req.Params.Arguments
 		}
+		// A Scrollback-Session header naming a session the caller does
+		// not own is the not_found error before the upstream runs, as
+		// scrollback mcp's tools give it: the result would have no
+		// session to be kept in.
+		if _, err := s.b.Existing(ctx); err != nil {
+			return toolError(err), nil
+		}
 		res, err := s.call(ctx, req.Session, name, args, req.Params)
 		if err != nil {
 			var pe *Error
