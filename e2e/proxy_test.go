@@ -217,7 +217,7 @@ func TestProxyEverything(t *testing.T) {
 			t.Errorf("tool %s is missing through the proxy", name)
 			continue
 		}
-		if jsonOf(pt.InputSchema) != jsonOf(dt.InputSchema) || !strings.HasPrefix(pt.Description, strings.TrimSpace(dt.Description)) {
+		if jsonOf(pt.InputSchema) != jsonOf(dt.InputSchema) || !strings.HasPrefix(pt.Description, dt.Description) {
 			t.Errorf("tool %s changed through the proxy", name)
 		}
 	}

@@ -618,3 +618,24 @@ func TestContentValuePastTheCopyCap(t *testing.T) {
 		t.Errorf("value %s, %v; want %s", v, err, want)
 	}
 }
+
+// TestExportToolKeepsDescription: an upstream tool's description reaches
+// the client as the upstream wrote it, whitespace included (servers that
+// take it from a docstring indent it), and the note on previews follows
+// it after one blank line.
+func TestExportToolKeepsDescription(t *testing.T) {
+	p := &Proxy{opts: Options{Budget: 1024}}
+	note := previewNote(1024)
+	for _, tt := range []struct{ in, want string }{
+		{"Search.", "Search.\n\n" + note},
+		{"\n    Search the catalogue.\n\n    Args: q.\n    ", "\n    Search the catalogue.\n\n    Args: q.\n    \n\n" + note},
+		{"Search.\n", "Search.\n\n" + note},
+		{"Search.\n\n", "Search.\n\n" + note},
+		{"", note},
+	} {
+		got := p.exportTool(&mcp.Tool{Name: "t", Description: tt.in, InputSchema: map[string]any{"type": "object"}}).Description
+		if got != tt.want {
+			t.Errorf("description %q became %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -356,16 +356,21 @@ func listed(tools []*mcp.Tool) (shown []*mcp.Tool, hidden []string) {
 func previewNote(budget int) string { return present.ProxyNote(budget) }
 
 // exportTool is an upstream tool as the proxy offers it: same name, input
-// schema and annotations, the description with the note on previews, and
-// no output schema (a preview cannot conform to it).
+// schema and annotations, the description followed by the note on
+// previews, and no output schema (a preview cannot conform to it).
 func (p *Proxy) exportTool(t *mcp.Tool) *mcp.Tool {
 	e := *t
 	e.OutputSchema = nil
-	note := previewNote(p.budget(t.Name))
-	if d := strings.TrimSpace(t.Description); d != "" {
+	// The upstream's description as it wrote it (a client may compare),
+	// then one blank line and the note.
+	note, d := previewNote(p.budget(t.Name)), t.Description
+	switch {
+	case d == "", strings.HasSuffix(d, "\n\n"):
+		e.Description = d + note
+	case strings.HasSuffix(d, "\n"):
+		e.Description = d + "\n" + note
+	default:
 		e.Description = d + "\n\n" + note
-	} else {
-		e.Description = note
 	}
 	if !objectSchema(e.InputSchema) {
 		p.log.Warn("proxy: upstream tool has no object input schema; offering it as taking any object", "tool", t.Name)
