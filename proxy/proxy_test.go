@@ -639,3 +639,49 @@ func TestExportToolKeepsDescription(t *testing.T) {
 		}
 	}
 }
+
+// TestStructuredContentKeptInCopy: whenever a result is previewed, its
+// structuredContent is not passed on but is in the copy: after the text
+// when the text does not already carry it as JSON, whichever of the two is
+// over the budget.
+func TestStructuredContentKeptInCopy(t *testing.T) {
+	type in struct {
+		Text       int  `json:"text"`       // bytes of text
+		Structured int  `json:"structured"` // bytes of the structured string
+		Same       bool `json:"same"`       // the text is the structured content's JSON
+	}
+	up := mcp.NewServer(&mcp.Implementation{Name: "sc", Version: "v1"}, nil)
+	mcp.AddTool(up, &mcp.Tool{Name: "both"}, func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		sc := map[string]any{"s": strings.Repeat("s", a.Structured)}
+		txt := strings.Repeat("t", a.Text)
+		if a.Same {
+			b, _ := json.MarshalIndent(sc, "", "  ")
+			txt = string(b)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: txt}}, StructuredContent: sc}, nil, nil
+	})
+	_, _, cs := start(t, Upstream{Dial: dialServer(up)}, Options{}, nil)
+	for _, tt := range []struct {
+		name string
+		in   in
+		sc   bool // the copy holds the structured content after the text
+	}{
+		{"text over, structured small", in{Text: 40_000, Structured: 10}, true},
+		{"text over, structured over", in{Text: 40_000, Structured: 40_000}, true},
+		{"text small, structured over", in{Text: 10, Structured: 40_000}, true},
+		{"text is the structured JSON", in{Structured: 40_000, Same: true}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := call(t, cs, "both", tt.in)
+			if res.StructuredContent != nil {
+				t.Fatal("structuredContent passed on with a preview")
+			}
+			id, _, _ := meta(t, res)
+			got, _ := readAll(t, cs, id)
+			sj := `{"s":"` + strings.Repeat("s", tt.in.Structured) + `"}`
+			if has := strings.HasSuffix(got, "\n\n[structuredContent]\n"+sj); has != tt.sc {
+				t.Errorf("the copy (%d bytes) holds the structured content after the text: %v, want %v", len(got), has, tt.sc)
+			}
+		})
+	}
+}
