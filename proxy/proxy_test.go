@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -681,6 +682,51 @@ func TestStructuredContentKeptInCopy(t *testing.T) {
 			sj := `{"s":"` + strings.Repeat("s", tt.in.Structured) + `"}`
 			if has := strings.HasSuffix(got, "\n\n[structuredContent]\n"+sj); has != tt.sc {
 				t.Errorf("the copy (%d bytes) holds the structured content after the text: %v, want %v", len(got), has, tt.sc)
+			}
+		})
+	}
+}
+
+// TestToolsInUpstreamOrder: the upstream's tools are listed in the
+// upstream's order (not the SDK's, which sorts by name), however many
+// there are, the proxy's own after them.
+func TestToolsInUpstreamOrder(t *testing.T) {
+	for _, n := range []int{5, 1100} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			up := mcp.NewServer(&mcp.Implementation{Name: "many", Version: "v1"}, &mcp.ServerOptions{PageSize: 5000})
+			var want []string
+			for i := n - 1; i >= 0; i-- {
+				name := fmt.Sprintf("t%04d", i)
+				want = append(want, name)
+				up.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{}, nil
+				})
+			}
+			// The Go SDK lists by name: this upstream lists the other way.
+			up.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+					res, err := next(ctx, method, req)
+					if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+						slices.Reverse(lr.Tools)
+					}
+					return res, err
+				}
+			})
+			_, _, cs := start(t, Upstream{Dial: dialServer(up)}, Options{}, nil)
+			var got []string
+			for tool, err := range cs.Tools(context.Background(), nil) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, tool.Name)
+			}
+			want = append(want, "grep_tool_output", "query_tool_output", "read_tool_output", "run_code")
+			if !slices.Equal(got, want) {
+				i := 0
+				for i < min(len(got), len(want)) && got[i] == want[i] {
+					i++
+				}
+				t.Errorf("%d tools listed, want %d; the first difference at %d: %v, want %v", len(got), len(want), i, got[i:min(i+3, len(got))], want[i:min(i+3, len(want))])
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -143,6 +144,10 @@ func (p *Proxy) newServer(b *mcpserver.Binding, own bool) *server {
 	opts := &mcp.ServerOptions{
 		Instructions: p.Instructions(),
 		Logger:       p.opts.Logger,
+		// One page for each list: the SDK pages in name order, so that
+		// the upstream's order (inUpstreamOrder) holds across a page's
+		// end only when there is none.
+		PageSize:     math.MaxInt32,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		// The upstream's progress on a client's behalf reaches that client
 		// (passthrough.go); the client's own progress on a request the
