@@ -400,6 +400,11 @@ type httpHandler struct {
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Mcp-Session-Id") != "" {
+		nw := &otherSessionWriter{ResponseWriter: w}
+		defer nw.finish()
+		w = nw
+	}
 	if r.Method != http.MethodPost {
 		if h.limited(w, r, nil) {
 			return
@@ -562,3 +567,59 @@ func (h *httpHandler) limited(w http.ResponseWriter, r *http.Request, body []byt
 	h.obs.rateLimited(p.Name)
 	return true
 }
+
+// otherSessionWriter answers a request in another token's MCP session as
+// one in a session that does not exist (the SDK's 404 "session not
+// found"), where the SDK answers 403 "session user mismatch": whether
+// another token's session exists is not revealed. Everything else passes
+// through, flushes included.
+type otherSessionWriter struct {
+	http.ResponseWriter
+	held bool // a 403 is held back until its text says which it is
+	done bool
+}
+
+// sessionMismatch is the text of the SDK's refusal of another user's
+// session.
+const sessionMismatch = "session user mismatch"
+
+func (w *otherSessionWriter) WriteHeader(status int) {
+	if !w.done && status == http.StatusForbidden && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.held = true
+		return
+	}
+	w.done = true
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *otherSessionWriter) Write(p []byte) (int, error) {
+	if w.held {
+		w.held, w.done = false, true
+		if strings.TrimSpace(string(p)) == sessionMismatch {
+			http.Error(w.ResponseWriter, "session not found", http.StatusNotFound)
+			return len(p), nil
+		}
+		w.ResponseWriter.WriteHeader(http.StatusForbidden)
+	}
+	w.done = true
+	return w.ResponseWriter.Write(p)
+}
+
+// finish writes a held 403 that came without a body.
+func (w *otherSessionWriter) finish() {
+	if w.held {
+		w.held = false
+		w.ResponseWriter.WriteHeader(http.StatusForbidden)
+	}
+}
+
+func (w *otherSessionWriter) Flush() {
+	if w.held {
+		return
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *otherSessionWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -245,12 +245,20 @@ func TestHTTPTokens(t *testing.T) {
 		t.Errorf("alpha resuming: %q", text(res, 0))
 	}
 
-	// Beta uses alpha's MCP session id: refused.
-	req, _ := http.NewRequest(http.MethodPost, ts.URL+Path, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_tool_output","arguments":{"id":"`+idA+`"}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if status, body := do(t, req, map[string]string{"Authorization": "Bearer " + beta, "Mcp-Session-Id": a.ID(), "Mcp-Protocol-Version": "2025-06-18"}); status != http.StatusForbidden {
-		t.Errorf("beta in alpha's MCP session: %d %q", status, body)
+	// Beta uses alpha's MCP session id: refused as one that never was,
+	// whatever the method, so that its existence is not revealed.
+	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+		answer := func(sid string) (int, string) {
+			req, _ := http.NewRequest(method, ts.URL+Path, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_tool_output","arguments":{"id":"`+idA+`"}}}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			return do(t, req, map[string]string{"Authorization": "Bearer " + beta, "Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"})
+		}
+		st1, body1 := answer(a.ID())
+		st2, body2 := answer(strings.Repeat("X", len(a.ID())))
+		if st1 != http.StatusNotFound || st1 != st2 || body1 != body2 {
+			t.Errorf("%s: beta in alpha's MCP session: %d %q; in one that never was: %d %q", method, st1, body1, st2, body2)
+		}
 	}
 	// Alpha is still served.
 	if res := call(t, a, "run_command", map[string]any{"command": "echo ok"}); res.IsError {
