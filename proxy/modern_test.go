@@ -286,7 +286,8 @@ func TestStatelessSessionHeaderNotOwned(t *testing.T) {
 	ctx := context.Background()
 	_, rerr := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://r"})
 	_, perr := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "p"})
-	for what, err := range map[string]error{"resources/read": rerr, "prompts/get": perr} {
+	_, lerr := cs.ListResources(ctx, nil)
+	for what, err := range map[string]error{"resources/read": rerr, "prompts/get": perr, "resources/list": lerr} {
 		var je *jsonrpc.Error
 		if !errors.As(err, &je) || !strings.Contains(je.Message, bad) || !strings.Contains(string(je.Data), `"scrollback/error_kind":"not_found"`) {
 			t.Errorf("%s with an unknown Scrollback-Session: %v, want the not_found error naming it", what, err)

@@ -2,8 +2,8 @@ package proxy
 
 import (
 	"context"
+	"fmt"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback/mcpserver"
@@ -47,18 +47,19 @@ func (s *server) listResources(ctx context.Context, next mcp.MethodHandler, lr *
 			return out, nil
 		}
 	}
-	// A store that cannot list the copies fails the list, as it does in
-	// scrollback mcp: a list without them would say there are none.
+	// A store that cannot list the copies fails the list, and a session
+	// the caller does not own is not_found, as in scrollback mcp: a list
+	// without them would say there are none.
 	sess, err := s.b.Existing(ctx)
 	if err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "resources/list: " + err.Error()}
+		return nil, mcpserver.ResourceError("", fmt.Errorf("resources/list: %w", err))
 	}
 	if sess == nil {
 		return out, nil // no session yet: no copies
 	}
 	copies, err := sess.Copies(ctx)
 	if err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "resources/list: " + err.Error()}
+		return nil, mcpserver.ResourceError("", fmt.Errorf("resources/list: %w", err))
 	}
 	page, cursor := mcpserver.CopiesPage(copies, from)
 	out.Resources, out.NextCursor = append(out.Resources, page...), cursor
