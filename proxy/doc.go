@@ -18,9 +18,9 @@
 //     reference stands in the footer and in _meta: scrollback/output_id,
 //     scrollback/totalBytes, scrollback/complete, scrollback/session. The
 //     structuredContent of such a result is not passed on; the copy holds
-//     the text followed by its JSON, or the text alone when it is that JSON
-//     already (servers put the structured content's JSON in a text block,
-//     as the MCP specification asks).
+//     the text followed by its JSON when only one of the two is too large,
+//     else the text alone (servers put the structured content's JSON in a
+//     text block, as the MCP specification asks).
 //   - Images, audio, resource links and embedded resources pass through
 //     unchanged, in order; so do isError and the upstream's own _meta.
 //   - A result within the budget passes through untouched: the same

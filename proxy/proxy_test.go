@@ -643,8 +643,9 @@ func TestExportToolKeepsDescription(t *testing.T) {
 
 // TestStructuredContentKeptInCopy: whenever a result is previewed, its
 // structuredContent is not passed on but is in the copy: after the text
-// when the text does not already carry it as JSON, whichever of the two is
-// over the budget.
+// when the text does not already carry it as JSON and only one of the two
+// is over the budget; when both are, the text stands for both (a file
+// server's {content: TEXT}), so that the copy is not the text twice.
 func TestStructuredContentKeptInCopy(t *testing.T) {
 	type in struct {
 		Text       int  `json:"text"`       // bytes of text
@@ -668,7 +669,7 @@ func TestStructuredContentKeptInCopy(t *testing.T) {
 		sc   bool // the copy holds the structured content after the text
 	}{
 		{"text over, structured small", in{Text: 40_000, Structured: 10}, true},
-		{"text over, structured over", in{Text: 40_000, Structured: 40_000}, true},
+		{"text over, structured over", in{Text: 40_000, Structured: 40_000}, false},
 		{"text small, structured over", in{Text: 10, Structured: 40_000}, true},
 		{"text is the structured JSON", in{Structured: 40_000, Same: true}, false},
 	} {

@@ -40,8 +40,8 @@ type copyText struct {
 
 // resultText is the text of a result as the model would see it: its text
 // blocks joined by "\n", or, when it has none, its structuredContent as
-// JSON (followed by that JSON when the text or it exceeds budget and the
-// text is not that JSON already). Text the proxy
+// JSON (followed by that JSON when just one of the two exceeds budget and
+// the text is not that JSON already). Text the proxy
 // cut in transit (cutReader) has a marker line at the gap; past max bytes
 // it keeps a head and a tail with a marker line between them, as a
 // command's copy does (package capture).
@@ -64,9 +64,13 @@ func (p *Proxy) resultText(res *mcp.CallToolResult, max, budget int) copyText {
 	sj := p.structuredJSON(res)
 	if blocks == 0 && sj != nil {
 		w.write(string(sj))
-	} else if sj != nil && (n > budget || len(sj) > budget) && !sameJSON([]byte(joinedText(res)), sj) {
+	} else if sj != nil && (n > budget) != (len(sj) > budget) && !sameJSON([]byte(joinedText(res)), sj) {
 		// Over the budget, the structured content is not passed on: it is
-		// retained after the text, which does not already carry it.
+		// retained after the text when one of the two is within the budget
+		// (a small object beside a long text, or the other way round).
+		// When both are over it the text is taken to carry it, as the MCP
+		// specification asks (a file server's {content: TEXT}): the copy
+		// is the text, which it would otherwise hold twice.
 		w.write("\n\n[structuredContent]\n")
 		w.write(string(sj))
 	}
