@@ -297,3 +297,18 @@ func TestStatelessSessionHeaderNotOwned(t *testing.T) {
 		t.Errorf("the upstream was called %d times for a session the caller does not own", calls)
 	}
 }
+
+// TestStatelessStoreDownStillCalls: when the caller's default session
+// cannot be opened because the store is down, an upstream tool still runs
+// and its result is returned (a copy would say recovery unavailable): only
+// a session the caller does not own refuses the call.
+func TestStatelessStoreDownStillCalls(t *testing.T) {
+	calls := 0
+	p, url := serveHTTP(t, Upstream{Dial: dialServer(refUpstream(&calls))}, Options{})
+	cs := connectHTTPAt(t, url, nil, modern)
+	p.eng.Store().Close()
+	res := call(t, cs, "nested", map[string]any{"items": []any{map[string]any{"body": "x"}}})
+	if res.IsError || calls != 1 || text(res) != digest("x") {
+		t.Errorf("with the store down: %v %q, %d upstream calls; want the upstream's result", res.IsError, text(res), calls)
+	}
+}

@@ -418,8 +418,8 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 					return typedRead(ss)(res, err)
 				}
 			}
-			if _, err := s.b.Existing(ctx); err != nil {
-				return nil, mcpserver.ResourceError(params.URI, fmt.Errorf("resources/read: %w", err)) // as for a tool (upstreamHandler)
+			if err := s.unowned(ctx); err != nil {
+				return nil, mcpserver.ResourceError(params.URI, fmt.Errorf("resources/read: %w", err))
 			}
 			if !s.own {
 				defer s.p.main.begin(ss)()
@@ -451,8 +451,8 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 			if params == nil {
 				return next(ctx, method, req)
 			}
-			if _, err := s.b.Existing(ctx); err != nil {
-				return nil, mcpserver.ResourceError("", fmt.Errorf("prompts/get: %w", err)) // as for a tool (upstreamHandler)
+			if err := s.unowned(ctx); err != nil {
+				return nil, mcpserver.ResourceError("", fmt.Errorf("prompts/get: %w", err))
 			}
 			ctx, done := s.routeProgress(ctx, ss, params)
 			defer done()

@@ -428,6 +428,19 @@ func (s *server) addTool(t *mcp.Tool, h mcp.ToolHandler) {
 	s.srv.AddTool(t, h)
 }
 
+// unowned returns the not_found error of a Scrollback-Session header
+// naming a session the caller does not own (or none that exists), so that
+// the upstream is not called for a result with no session to be kept in,
+// as scrollback mcp's tools refuse it; nil otherwise, a store that cannot
+// be reached included: the upstream's result is then still returned,
+// saying its copy could not be saved.
+func (s *server) unowned(ctx context.Context) error {
+	if _, err := s.b.Existing(ctx); scrollback.ErrorKind(err) == scrollback.KindNotFound {
+		return err
+	}
+	return nil
+}
+
 // upstreamHandler calls the upstream tool with the arguments untouched and
 // shapes its result.
 func (s *server) upstreamHandler(name string) mcp.ToolHandler {
@@ -436,11 +449,7 @@ func (s *server) upstreamHandler(name string) mcp.ToolHandler {
 		if req.Params != nil {
 			args = req.Params.Arguments
 		}
-		// A Scrollback-Session header naming a session the caller does
-		// not own is the not_found error before the upstream runs, as
-		// scrollback mcp's tools give it: the result would have no
-		// session to be kept in.
-		if _, err := s.b.Existing(ctx); err != nil {
+		if err := s.unowned(ctx); err != nil {
 			return toolError(err), nil
 		}
 		res, err := s.call(ctx, req.Session, name, args, req.Params)
