@@ -22,7 +22,9 @@
 //     else the text alone (servers put the structured content's JSON in a
 //     text block, as the MCP specification asks).
 //   - Images, audio, resource links and embedded resources pass through
-//     unchanged, in order; so do isError and the upstream's own _meta.
+//     unchanged, in order, but for an embedded resource's text over the
+//     budget, previewed in place and retained on its own; so do isError
+//     and the upstream's own _meta.
 //   - A result within the budget passes through untouched: the same
 //     content blocks, structuredContent, isError and _meta.
 //

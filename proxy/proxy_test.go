@@ -732,3 +732,44 @@ func TestToolsInUpstreamOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestEmbeddedResourcePreviewed: the text of an embedded resource in a
+// tool result enters the conversation as a text block's does: over the
+// budget it is previewed in place and retained, its reference in _meta and
+// a resource_link; within it, the block passes unchanged.
+func TestEmbeddedResourcePreviewed(t *testing.T) {
+	up := mcp.NewServer(&mcp.Implementation{Name: "embed", Version: "v1"}, nil)
+	mcp.AddTool(up, &mcp.Tool{Name: "embed"}, func(_ context.Context, _ *mcp.CallToolRequest, in sizeArgs) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{
+			&mcp.TextContent{Text: "here:"},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///x.txt", MIMEType: "text/plain", Text: bigText(in.N)}},
+		}}, nil, nil
+	})
+	_, _, cs := start(t, Upstream{Dial: dialServer(up)}, Options{}, nil)
+
+	res := call(t, cs, "embed", map[string]any{"n": 100})
+	if er, ok := res.Content[1].(*mcp.EmbeddedResource); !ok || er.Resource.Text != bigText(100) || res.Meta[MetaOutputID] != nil {
+		t.Errorf("a small embedded resource did not pass unchanged: %v", res.Meta)
+	}
+
+	res = call(t, cs, "embed", map[string]any{"n": 100_000})
+	er, ok := res.Content[1].(*mcp.EmbeddedResource)
+	if !ok || er.Resource.URI != "file:///x.txt" || len(er.Resource.Text) > 8192 || !strings.Contains(er.Resource.Text, "read_tool_output") {
+		t.Fatalf("the embedded resource of 100,000 bytes is not previewed in place: %d bytes", len(er.Resource.Text))
+	}
+	if text(res) != "here:" {
+		t.Errorf("the text block changed: %q", text(res))
+	}
+	id, _ := res.Meta[MetaOutputID].(string)
+	total, _ := res.Meta[MetaTotalBytes].(float64)
+	complete, _ := res.Meta[MetaComplete].(bool)
+	if id == "" || !strings.Contains(er.Resource.Text, id) {
+		t.Fatalf("the preview's footer and _meta do not name the copy: %v", res.Meta)
+	}
+	if got, _ := readAll(t, cs, id); got != bigText(100_000) || total != 100_000 || !complete {
+		t.Errorf("the copy (%d bytes) is not the embedded text", len(got))
+	}
+	if link, ok := res.Content[len(res.Content)-1].(*mcp.ResourceLink); !ok || link.URI != mcpserver.OutputURI(id) {
+		t.Errorf("no resource_link to the copy last: %T", res.Content[len(res.Content)-1])
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -233,6 +234,7 @@ func (s *server) shape(ctx context.Context, b *mcpserver.Binding, tool string, a
 		r.Content = mended
 		res = &r
 	}
+	res = s.shapeEmbedded(ctx, tool, args, res)
 	if p.fits(res, budget) {
 		return res
 	}
@@ -263,6 +265,44 @@ func (s *server) shape(ctx context.Context, b *mcpserver.Binding, tool string, a
 	if shown.OutputID != "" {
 		out.Content = append(out.Content, mcpserver.OutputLink(shown.OutputID, shown.TotalBytes))
 	}
+	return out
+}
+
+// shapeEmbedded previews in place the text of each embedded resource of
+// res over the tool's budget, as a prompt's (shapePrompt): it enters the
+// conversation as a text block's does. Each is retained on its own, with
+// a resource_link to its copy last; the first one's reference is in
+// _meta, unless the text blocks' own preview puts theirs there.
+func (s *server) shapeEmbedded(ctx context.Context, tool string, args json.RawMessage, res *mcp.CallToolResult) *mcp.CallToolResult {
+	var out *mcp.CallToolResult
+	var links []mcp.Content
+	for i, c := range res.Content {
+		er, ok := c.(*mcp.EmbeddedResource)
+		if !ok || er.Resource == nil || er.Resource.Text == "" {
+			continue
+		}
+		pv, m := s.retainText(ctx, tool, callSource(tool, args)+" "+er.Resource.URI, er.Resource.Text)
+		if m == nil {
+			continue
+		}
+		if out == nil {
+			r := *res
+			r.Content = slices.Clone(res.Content)
+			out = &r
+		}
+		rc := *er.Resource
+		rc.Text = pv
+		out.Content[i] = &mcp.EmbeddedResource{Resource: &rc, Annotations: er.Annotations, Meta: er.Meta}
+		mergeMeta(&out.Meta, m)
+		if id, _ := m[MetaOutputID].(string); id != "" {
+			size, _ := m[MetaTotalBytes].(int64)
+			links = append(links, mcpserver.OutputLink(id, size))
+		}
+	}
+	if out == nil {
+		return res
+	}
+	out.Content = append(out.Content, links...)
 	return out
 }
 
