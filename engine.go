@@ -102,7 +102,7 @@ func New(st store.Store, opts Options) *Engine {
 	if opts.File.MaxLines <= 0 {
 		opts.File.MaxLines = filepager.DefaultMaxLines
 	}
-	opts.Capture = captureDefaults(opts.Capture)
+	opts.Capture = opts.Capture.InForce() // so that Options reports the caps in force
 	opts.DefaultTimeout = max(opts.DefaultTimeout, 0)
 	if opts.QueryTimeout <= 0 {
 		opts.QueryTimeout = QueryTimeout
@@ -114,15 +114,6 @@ func New(st store.Store, opts Options) *Engine {
 		opts.QueryMaxMemory = jsonq.DefaultMaxMemory
 	}
 	return &Engine{store: st, opts: opts, files: filepager.New(opts.File), queries: &queryCache{max: QueryCacheBytes}}
-}
-
-// captureDefaults fills in the caps Options documents and clamps them, as
-// capture.New does, so that Options reports the caps in force.
-func captureDefaults(l capture.Limits) capture.Limits {
-	if l.Copy <= 0 {
-		l.Copy = CopyCap
-	}
-	return l.InForce()
 }
 
 // usable returns the *Error a call of op gets when e cannot make it: e was
