@@ -202,7 +202,7 @@ func CodeDescriptionOver(own []string, extra ...codemode.Tool) string {
 	}
 	doc := present.RunCodeDoc
 	if own != nil && !slices.Contains(own, "run_command") {
-		doc = strings.Replace(doc, present.RunCodeExample, "", 1)
+		doc = present.RunCodeDocNoExample
 	}
 	return doc + "\n\n" + decl + present.CodeInputsListed + "\n"
 }

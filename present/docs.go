@@ -54,10 +54,13 @@ const (
 
 	// RunCodeDoc opens run_code's description; the TypeScript
 	// declaration of the tools a script can call follows it.
-	RunCodeDoc = `Run TypeScript or JavaScript: the body of an async function that calls tools.NAME(input) and returns a value` + RunCodeExample + `. console.log goes to logs; no file, network or process access. A nested result over 24 KiB is kept first; retained lists each copy ("output": a tool's whole output, "result": what the script got): search them before saying something is absent.`
-	// RunCodeExample is the example in RunCodeDoc, left out where a
+	RunCodeDoc = runCodeLead + `, e.g. return (await tools.run_command({command: "ls"})).preview` + runCodeRest
+	// RunCodeDocNoExample is RunCodeDoc without its example, where a
 	// script cannot call run_command (behind the proxy).
-	RunCodeExample = `, e.g. return (await tools.run_command({command: "ls"})).preview`
+	RunCodeDocNoExample = runCodeLead + runCodeRest
+
+	runCodeLead = `Run TypeScript or JavaScript: the body of an async function that calls tools.NAME(input) and returns a value`
+	runCodeRest = `. console.log goes to logs; no file, network or process access. A nested result over 24 KiB is kept first; retained lists each copy ("output": a tool's whole output, "result": what the script got): search them before saying something is absent.`
 )
 
 // CodeInputsListed follows run_code's declaration, whose tools are
