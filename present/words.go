@@ -231,12 +231,12 @@ func CommandNotStarted(why string) string {
 // saved is false when one could not be (the result's recovery_error says
 // why).
 func CommandStopped(why string, ms int64, id string, total int64, saved bool) string {
-	s := "the command was stopped after " + strconv.FormatInt(ms, 10) + " ms: " + why + "; its output up to then "
+	s := "the command was stopped after " + itoa(ms) + " ms: " + why + "; its output up to then "
 	switch {
 	case !saved:
 		return s + "could not be retained (see recovery_error), and the result shows what fits"
 	case id != "":
-		return s + "is retained as " + id + " (" + strconv.FormatInt(total, 10) + " bytes)"
+		return s + "is retained as " + id + " (" + itoa(total) + " bytes)"
 	}
-	return s + "is in the result (" + strconv.FormatInt(total, 10) + " bytes)"
+	return s + "is in the result (" + itoa(total) + " bytes)"
 }
