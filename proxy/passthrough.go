@@ -776,13 +776,9 @@ func (s *server) shapePrompt(ctx context.Context, params *mcp.GetPromptParams, r
 				mergeMeta(&res.Meta, m)
 			}
 		case *mcp.EmbeddedResource:
-			if c.Resource != nil && c.Resource.Text != "" {
-				if pv, m := s.retainText(ctx, "prompts/get", "prompts/get "+name+" "+c.Resource.URI, c.Resource.Text); m != nil {
-					r := *c.Resource
-					r.Text = pv
-					msg.Content = &mcp.EmbeddedResource{Resource: &r, Annotations: c.Annotations}
-					mergeMeta(&res.Meta, m)
-				}
+			if er, m := s.previewEmbedded(ctx, "prompts/get", "prompts/get "+name, c); er != nil {
+				msg.Content = er
+				mergeMeta(&res.Meta, m)
 			}
 		}
 	}

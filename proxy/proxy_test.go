@@ -773,3 +773,33 @@ func TestEmbeddedResourcePreviewed(t *testing.T) {
 		t.Errorf("no resource_link to the copy last: %T", res.Content[len(res.Content)-1])
 	}
 }
+
+// TestPromptEmbeddedResourcePreviewed: a prompt's embedded resource over
+// the budget is previewed in place and retained as a tool result's is,
+// keeping its URI and its own _meta.
+func TestPromptEmbeddedResourcePreviewed(t *testing.T) {
+	up := mcp.NewServer(&mcp.Implementation{Name: "embed", Version: "v1"}, nil)
+	up.AddPrompt(&mcp.Prompt{Name: "doc"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.EmbeddedResource{
+			Resource: &mcp.ResourceContents{URI: "file:///doc.txt", MIMEType: "text/plain", Text: bigText(100_000)},
+			Meta:     mcp.Meta{"example/source": "upstream"},
+		}}}}, nil
+	})
+	_, _, cs := start(t, Upstream{Dial: dialServer(up)}, Options{}, nil)
+
+	pr, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "doc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	er, ok := pr.Messages[0].Content.(*mcp.EmbeddedResource)
+	if !ok || er.Resource.URI != "file:///doc.txt" || len(er.Resource.Text) > 8192 || !strings.Contains(er.Resource.Text, "read_tool_output") {
+		t.Fatalf("the embedded resource of 100,000 bytes is not previewed in place: %T", pr.Messages[0].Content)
+	}
+	if er.Meta["example/source"] != "upstream" {
+		t.Errorf("the embedded resource lost its _meta: %v", er.Meta)
+	}
+	id, _ := pr.Meta[MetaOutputID].(string)
+	if got, _ := readAll(t, cs, id); id == "" || got != bigText(100_000) {
+		t.Errorf("the copy %q (%d bytes) is not the embedded text", id, len(got))
+	}
+}

@@ -278,11 +278,11 @@ func (s *server) shapeEmbedded(ctx context.Context, tool string, args json.RawMe
 	var links []mcp.Content
 	for i, c := range res.Content {
 		er, ok := c.(*mcp.EmbeddedResource)
-		if !ok || er.Resource == nil || er.Resource.Text == "" {
+		if !ok {
 			continue
 		}
-		pv, m := s.retainText(ctx, tool, callSource(tool, args)+" "+er.Resource.URI, er.Resource.Text)
-		if m == nil {
+		shown, m := s.previewEmbedded(ctx, tool, callSource(tool, args), er)
+		if shown == nil {
 			continue
 		}
 		if out == nil {
@@ -290,9 +290,7 @@ func (s *server) shapeEmbedded(ctx context.Context, tool string, args json.RawMe
 			r.Content = slices.Clone(res.Content)
 			out = &r
 		}
-		rc := *er.Resource
-		rc.Text = pv
-		out.Content[i] = &mcp.EmbeddedResource{Resource: &rc, Annotations: er.Annotations, Meta: er.Meta}
+		out.Content[i] = shown
 		mergeMeta(&out.Meta, m)
 		if id, _ := m[MetaOutputID].(string); id != "" {
 			size, _ := m[MetaTotalBytes].(int64)
@@ -304,6 +302,24 @@ func (s *server) shapeEmbedded(ctx context.Context, tool string, args json.RawMe
 	}
 	out.Content = append(out.Content, links...)
 	return out
+}
+
+// previewEmbedded is the embedded resource er as it enters the
+// conversation when its text is over op's budget: its text previewed and
+// retained as a text block's is (source, then its URI, says where it came
+// from), its URI, annotations and _meta kept; and the copy's recovery
+// reference. nil, nil when its text is shown whole or it has none.
+func (s *server) previewEmbedded(ctx context.Context, op, source string, er *mcp.EmbeddedResource) (*mcp.EmbeddedResource, mcp.Meta) {
+	if er.Resource == nil || er.Resource.Text == "" {
+		return nil, nil
+	}
+	pv, m := s.retainText(ctx, op, source+" "+er.Resource.URI, er.Resource.Text)
+	if m == nil {
+		return nil, nil
+	}
+	rc := *er.Resource
+	rc.Text = pv
+	return &mcp.EmbeddedResource{Resource: &rc, Annotations: er.Annotations, Meta: er.Meta}, m
 }
 
 // retain shows an upstream's text t as a result's text is shown: whole
