@@ -14,6 +14,10 @@ func init() {
 	register(commandInfo{name: "grep", order: 25,
 		usage:   "grep [--session ID] [-i] [-C N] [--max N] [--offset N] [--count] [--json] OUTPUT_ID PATTERN",
 		summary: "print the lines of a retained copy that match an RE2 pattern, with line numbers and offsets",
+		about: `Each line is searched to its end, however long: a match in a line over 1 KiB
+prints a window of at most 1 KiB around it, from the offset given. Like grep,
+the exit status is 0 when a line matched, 1 when none did (with --json too),
+2 for a usage error.`,
 		examples: []example{
 			{"find the failures in a retained copy, with 2 lines of context", "scrollback grep -C 2 out_alvhvxtb4mjeowolp7r7ar5afq 'FAIL|panic:'"},
 			{"find an error message in either case", "scrollback grep -i out_alvhvxtb4mjeowolp7r7ar5afq 'error'"},
@@ -65,8 +69,17 @@ func (c *grepCmd) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Like grep: status 1 when nothing matched (and no later match may
+	// follow), with --json as without it.
+	none := (c.count && res.Count == 0) || (!c.count && len(res.Matches) == 0 && !res.HasMore)
 	if c.json {
-		return printJSON(c.io.Stdout, res)
+		if err := printJSON(c.io.Stdout, res); err != nil {
+			return err
+		}
+		if none {
+			return exitError{1}
+		}
+		return nil
 	}
 	if c.count {
 		// Like grep -c: the number, and status 1 when it is 0.
@@ -74,7 +87,7 @@ func (c *grepCmd) Run(ctx context.Context, args []string) error {
 		if _, end := present.Count(present.CLI(c.session), int64(res.Count), c.offset, res.TotalBytes, res.Complete); end != "" {
 			fmt.Fprintf(c.io.Stderr, "scrollback grep: %s\n", end)
 		}
-		if res.Count == 0 {
+		if none {
 			return exitError{1}
 		}
 		return nil
@@ -119,7 +132,7 @@ func (c *grepCmd) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	switch {
-	case len(res.Matches) == 0 && !res.HasMore:
+	case none:
 		fmt.Fprintf(c.io.Stderr, "scrollback grep: %s\n", present.GrepNone(pos[0], c.offset, res.Complete))
 		return exitError{1}
 	default:
