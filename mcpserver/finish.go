@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -75,6 +76,11 @@ func FinishResults(b *Binding, tools func() []string, foreign func(tool string) 
 				dropLinks(r)
 			}
 			if e != nil {
+				if msg, kind := outOfRange(e, req); kind != nil {
+					r.Content = []mcp.Content{&mcp.TextContent{Text: msg}}
+					e = fmt.Errorf("%w: %s", kind, msg)
+					r.SetError(e)
+				}
 				present.SetMeta(&r.Meta, MetaErrorKind, scrollback.ErrorKind(e))
 				prefixToolName(r, req)
 				cutMessage(r)
@@ -148,6 +154,39 @@ func prefixToolName(r *mcp.CallToolResult, req mcp.Request) {
 		msg += present.SchemaHint
 	}
 	r.Content[0] = &mcp.TextContent{Text: msg}
+}
+
+// outOfRange rewords a whole-number argument too large for the Go field
+// it decodes into (an offset of 1e30): the schema says integer and the
+// number is one, so the decoder's message about Go types would only
+// confuse. An offset so large is past the end of any copy or file: the
+// "offset" kind, as any offset out of range; another number, the
+// "argument" kind. The number is quoted as the client sent it. It returns
+// the message and the kind, or a nil kind when e is no such failure.
+func outOfRange(e error, req mcp.Request) (string, error) {
+	var ute *json.UnmarshalTypeError
+	ctr, ok := req.(*mcp.CallToolRequest)
+	if !errors.As(e, &ute) || !ok || ctr.Params == nil || ute.Field == "" || strings.Contains(ute.Field, ".") {
+		return "", nil
+	}
+	switch ute.Type.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32:
+	default:
+		return "", nil
+	}
+	var args map[string]json.RawMessage
+	if json.Unmarshal(ctr.Params.Arguments, &args) != nil {
+		return "", nil
+	}
+	v := strings.TrimSpace(string(args[ute.Field]))
+	if v == "" || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
+		return "", nil // not a number: the decoder's message says what it is
+	}
+	v = present.Clip(v, 64)
+	if ute.Field == "offset" || ute.Field == "byte_offset" {
+		return fmt.Sprintf("%s: %s %s is out of range: an offset is a byte position from 0 to totalBytes", ctr.Params.Name, ute.Field, v), scrollback.ErrOffset
+	}
+	return fmt.Sprintf("%s: %s %s is out of range for a whole number%s", ctr.Params.Name, ute.Field, v, present.SchemaHint), scrollback.ErrArgument
 }
 
 // nullType is how the SDK's schema validator words a null where a value

@@ -354,6 +354,12 @@ func TestToolErrors(t *testing.T) {
 		{"offset inside a character", "read_tool_output", map[string]any{"id": rc.OutputID, "offset": 2}, []string{"inside a multi-byte UTF-8 character", "1 (before)", "3 (after)"}, "offset"},
 		{"negative offset", "read_tool_output", map[string]any{"id": rc.OutputID, "offset": -1}, []string{"offset -1 is negative"}, "offset"},
 		{"offset past the end", "read_tool_output", map[string]any{"id": rc.OutputID, "offset": rc.TotalBytes + 1}, []string{"past the end"}, "offset"},
+		// Past what an int64 holds: still an offset out of range, said
+		// so, not a decoder's message about Go types.
+		{"offset past int64", "read_tool_output", map[string]any{"id": rc.OutputID, "offset": json.Number("100000000000000000000")}, []string{"read_tool_output: offset 100000000000000000000 is out of range", "totalBytes"}, "offset"},
+		{"grep offset past int64", "grep_tool_output", map[string]any{"id": rc.OutputID, "pattern": "x", "offset": json.Number("1e30")}, []string{"offset 1e30 is out of range"}, "offset"},
+		{"byte_offset past int64", "read_file", map[string]any{"path": "/etc/hostname", "byte_offset": json.Number("-100000000000000000000")}, []string{"byte_offset -100000000000000000000 is out of range"}, "offset"},
+		{"limit past int64", "read_tool_output", map[string]any{"id": rc.OutputID, "limit": json.Number("100000000000000000000")}, []string{"read_tool_output: limit 100000000000000000000 is out of range", "see tools/list"}, "argument"},
 		{"limit zero", "read_tool_output", map[string]any{"id": rc.OutputID, "limit": 0}, []string{"limit 0 is out of range", "1 to 4096"}, "argument"},
 		{"limit too big", "read_tool_output", map[string]any{"id": rc.OutputID, "limit": 5000}, []string{"limit 5000"}, "argument"},
 		{"empty command", "run_command", map[string]any{"command": " "}, []string{"command is empty"}, "argument"},

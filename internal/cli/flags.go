@@ -145,7 +145,13 @@ func recordRefusals(fs *flag.FlagSet, failed **refused) {
 func flagError(fs *flag.FlagSet, args []string, err error, bad *refused, pos []string) error {
 	msg := err.Error()
 	if bad != nil {
-		return usageError{msg: refusedText(bad)}
+		e := usageError{msg: refusedText(bad)}
+		// An offset too large for a number is out of range, the kind the
+		// tools give any offset out of range (checkOffsetFlag).
+		if (bad.f.Name == "offset" || bad.f.Name == "byte-offset") && outOfRange(bad.err) {
+			e.kind = scrollback.KindOffset
+		}
+		return e
 	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 		if f := fs.Lookup(name); f != nil {
@@ -180,7 +186,7 @@ func refusedText(bad *refused) string {
 	}
 	msg := fmt.Sprintf("%s wants %s such as %s, got %q", dashed(bad.f.Name), what, example, bad.value)
 	switch {
-	case errors.Is(bad.err, strconv.ErrRange) || strings.Contains(bad.err.Error(), "out of range"):
+	case outOfRange(bad.err):
 		msg += " (out of range)"
 	case what == "a duration":
 		if _, err := strconv.ParseFloat(bad.value, 64); err == nil {
@@ -188,6 +194,12 @@ func refusedText(bad *refused) string {
 		}
 	}
 	return msg
+}
+
+// outOfRange reports whether a flag refused a number too large for it
+// (the flag package words strconv.ErrRange as its own error).
+func outOfRange(err error) bool {
+	return errors.Is(err, strconv.ErrRange) || strings.Contains(err.Error(), "out of range")
 }
 
 // asGiven returns flag name as it stands in args (-la or --la), the
