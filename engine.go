@@ -187,6 +187,27 @@ func (e *Engine) DefaultSession(ctx context.Context, owner string) (*Session, er
 	return &Session{e: e, info: s, dflt: true}, nil
 }
 
+// CopySession returns a handle on the session of owner's that holds copy
+// id, or held it until it was evicted: for a reader scoped to an owner
+// rather than to one session, as MCP's resources/read is (the contract
+// gives a copy's resource to the principal that owns it). An id that none
+// of owner's sessions holds, another owner's included, is an *Error
+// wrapping ErrNoOutput, as in a session.
+func (e *Engine) CopySession(ctx context.Context, owner, id string) (*Session, error) {
+	const op = "find copy"
+	if err := e.usable(op, true); err != nil {
+		return nil, err
+	}
+	sid, err := e.store.CopySession(ctx, owner, id)
+	switch {
+	case errors.Is(err, store.ErrCopyNotFound):
+		return nil, &Error{Op: op, Err: ErrNoOutput, Msg: ErrNoOutput.Error() + ": " + quoteArg(id)}
+	case err != nil:
+		return nil, &Error{Op: op, Err: err, Msg: err.Error()}
+	}
+	return e.Session(ctx, owner, sid)
+}
+
 // ListSessions returns owner's sessions, oldest first, with their copy
 // counts and sizes.
 func (e *Engine) ListSessions(ctx context.Context, owner string) ([]store.Session, error) {

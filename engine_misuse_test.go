@@ -37,6 +37,7 @@ func TestEngineWithoutStore(t *testing.T) {
 				"DefaultSession": func() error { _, err := eng.DefaultSession(ctx, scrollback.LocalOwner); return err },
 				"Session":        func() error { _, err := eng.Session(ctx, scrollback.LocalOwner, "s_x"); return err },
 				"ListSessions":   func() error { _, err := eng.ListSessions(ctx, scrollback.LocalOwner); return err },
+				"CopySession":    func() error { _, err := eng.CopySession(ctx, scrollback.LocalOwner, "out_x"); return err },
 				"ForkSession":    func() error { _, err := eng.ForkSession(ctx, scrollback.LocalOwner, "s_x"); return err },
 				"DeleteSession":  func() error { return eng.DeleteSession(ctx, scrollback.LocalOwner, "s_x") },
 			}
@@ -292,6 +293,10 @@ func TestNilReceivers(t *testing.T) {
 		},
 		"Engine.ListSessions": func(e *scrollback.Engine, _ *scrollback.Session) error {
 			_, err := e.ListSessions(ctx, "o")
+			return err
+		},
+		"Engine.CopySession": func(e *scrollback.Engine, _ *scrollback.Session) error {
+			_, err := e.CopySession(ctx, "o", "out_x")
 			return err
 		},
 		"Engine.ForkSession": func(e *scrollback.Engine, _ *scrollback.Session) error {

@@ -307,6 +307,58 @@ func TestHTTPListOutputResourcesSeparate(t *testing.T) {
 	}
 }
 
+// TestHTTPReadOutputResourceByPrincipal: resources/read of a copy's URI
+// returns its text to the principal that owns it, from any of its
+// sessions (the contract's "to the principal that owns it"), while
+// read_tool_output stays scoped to the session; another token gets the
+// not_found error, as for an id that never existed.
+func TestHTTPReadOutputResourceByPrincipal(t *testing.T) {
+	const alpha, beta = "alpha-token-0123456789", "beta-token-9876543210"
+	eng, _ := newEngine(t, filepager.Options{})
+	ts := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{Tokens: []string{alpha, beta}}))
+	t.Cleanup(ts.Close)
+	ctx := context.Background()
+	client := func(token string) *mcp.ClientSession {
+		t.Helper()
+		cs, err := httpClientAt(t, ts.URL, map[string]string{"Authorization": "Bearer " + token}, "2025-11-25")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	a, b := client(alpha), client(beta)
+	id, _ := runBig(t, a)
+	const total = 588895 // seq 100000
+	a2 := client(alpha)  // a new MCP session: a new scrollback session, nothing made in it yet
+	for _, cs := range []*mcp.ClientSession{a2, a} {
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: OutputURI(id)})
+		if err != nil {
+			t.Fatalf("the owner's read of %s: %v", id, err)
+		}
+		if got := int64(len(res.Contents[0].Text)); got != total {
+			t.Errorf("the owner read %d bytes of %s, want %d", got, id, total)
+		}
+	}
+	// Once a2 has a session of its own, the copy is still its principal's.
+	call(t, a2, "run_command", map[string]any{"command": "echo made"})
+	if _, err := a2.ReadResource(ctx, &mcp.ReadResourceParams{URI: OutputURI(id)}); err != nil {
+		t.Errorf("the owner's read from another session that holds copies: %v", err)
+	}
+	// read_tool_output is the session's, as the contract says.
+	if res := call(t, a2, "read_tool_output", map[string]any{"id": id}); !res.IsError || res.Meta[MetaErrorKind] != "not_found" {
+		t.Errorf("read_tool_output from another session: isError=%v kind=%v", res.IsError, res.Meta[MetaErrorKind])
+	}
+	_, err := b.ReadResource(ctx, &mcp.ReadResourceParams{URI: OutputURI(id)})
+	var werr *jsonrpc.Error
+	if !errors.As(err, &werr) || !strings.Contains(string(werr.Data), "not_found") {
+		t.Errorf("another token's read: %v, want the not_found error", err)
+	}
+	_, never := b.ReadResource(ctx, &mcp.ReadResourceParams{URI: OutputURI("out_aaaaaaaaaaaaaaaaaaaaaaaaaa")})
+	if err == nil || never == nil || err.Error() != strings.ReplaceAll(never.Error(), "out_aaaaaaaaaaaaaaaaaaaaaaaaaa", id) {
+		t.Errorf("another token's read differs from a never-made id's:\n%v\n%v", err, never)
+	}
+}
+
 // TestHTTPRequestWithoutSession: a request other than initialize (or
 // ping), sent without an Mcp-Session-Id by a client of a protocol with
 // sessions, gets 400 and a JSON-RPC invalid request saying what to send,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -293,15 +294,30 @@ func ReadOutputResource(ctx context.Context, b *Binding, uri string) (*mcp.ReadR
 		return nil, ResourceError(uri, fmt.Errorf("%s: %w", op, err))
 	}
 	s, err := b.Existing(ctx)
-	if err == nil && s == nil {
-		err = &scrollback.Error{Op: op, Err: scrollback.ErrNoOutput, Msg: scrollback.ErrNoOutput.Error() + ": " + quote(ref.ID),
-			Hint: present.NothingRetainedHint}
-	}
 	if err != nil {
 		return nil, ResourceError(uri, err)
 	}
 	var text bytes.Buffer
-	info, err := s.CatRange(ctx, op, ref.ID, 0, -1, &text)
+	var info store.CopyInfo
+	err = &scrollback.Error{Op: op, Err: scrollback.ErrNoOutput, Msg: scrollback.ErrNoOutput.Error() + ": " + quote(ref.ID),
+		Hint: present.NothingRetainedHint}
+	if s != nil {
+		info, err = s.CatRange(ctx, op, ref.ID, 0, -1, &text)
+	}
+	// The resource is the principal's, not only the session's (the
+	// contract's "to the principal that owns it"): a copy another of the
+	// owner's sessions holds is read there. Any other miss keeps the
+	// session's own error, so another owner's copy reads as one never
+	// made.
+	if errors.Is(err, scrollback.ErrNoOutput) {
+		if holder, ferr := b.eng.CopySession(ctx, b.owner, ref.ID); ferr == nil && (s == nil || holder.ID() != s.ID()) {
+			text.Reset()
+			info, err = holder.CatRange(ctx, op, ref.ID, 0, -1, &text)
+			if s == nil {
+				s = holder
+			}
+		}
+	}
 	if err != nil {
 		return nil, ResourceError(uri, err)
 	}

@@ -182,6 +182,14 @@ type Store interface {
 	// ListCopies returns the session's copies, oldest first.
 	ListCopies(ctx context.Context, session string) ([]CopyInfo, error)
 
+	// CopySession returns the id of the session, owned by owner, that
+	// holds copy id or held it until it was evicted: what a reader scoped
+	// to an owner rather than to one session (an MCP resources/read)
+	// looks the copy up by. ErrCopyNotFound when none of owner's sessions
+	// does, whether or not another owner's does; a copy still being saved
+	// is not found.
+	CopySession(ctx context.Context, owner, id string) (string, error)
+
 	// Close releases the backend's resources.
 	Close() error
 }

@@ -62,6 +62,10 @@ func (u unsavedStore) StatReadCopyAt(context.Context, string, string, []byte, in
 	return store.CopyInfo{}, 0, store.ErrCopyNotFound
 }
 
+func (u unsavedStore) CopySession(context.Context, string, string) (string, error) {
+	return "", store.ErrCopyNotFound
+}
+
 func (u unsavedStore) ListCopies(context.Context, string) ([]store.CopyInfo, error) {
 	return nil, u.err
 }

@@ -587,6 +587,26 @@ func (db *DB) StatCopy(ctx context.Context, session, id string) (store.CopyInfo,
 	return c, db.wrap("stat copy", err)
 }
 
+// CopySession returns the id of owner's session that holds copy id, or
+// held it until it was evicted, in one query of the unique copy ids.
+func (db *DB) CopySession(ctx context.Context, owner, id string) (string, error) {
+	if !store.ValidID(store.CopyPrefix, id) {
+		return "", store.ErrCopyNotFound
+	}
+	var session string
+	err := db.retry(ctx, func() error {
+		return db.pool.QueryRow(ctx, `
+			SELECT c.session FROM copies c JOIN sessions s ON s.id = c.session WHERE c.id = $1 AND s.owner = $2 AND NOT c.pending
+			UNION ALL
+			SELECT e.session FROM evicted e JOIN sessions s ON s.id = e.session WHERE e.id = $1 AND s.owner = $2
+			LIMIT 1`, id, []byte(owner)).Scan(&session)
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", store.ErrCopyNotFound
+	}
+	return session, db.wrap("find copy", err)
+}
+
 // ListCopies returns the session's copies, oldest first. A session that
 // does not exist has none.
 func (db *DB) ListCopies(ctx context.Context, session string) ([]store.CopyInfo, error) {

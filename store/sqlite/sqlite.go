@@ -883,6 +883,24 @@ func (d *DB) StatCopy(ctx context.Context, session, id string) (store.CopyInfo, 
 	return c, d.readErr("stat copy", err)
 }
 
+// CopySession returns the id of owner's session that holds copy id, or
+// held it until it was evicted, in one query of the unique copy ids.
+func (d *DB) CopySession(ctx context.Context, owner, id string) (string, error) {
+	if !store.ValidID(store.CopyPrefix, id) {
+		return "", store.ErrCopyNotFound
+	}
+	var session string
+	err := d.db.QueryRowContext(ctx, `
+		SELECT c.session FROM copies c JOIN sessions s ON s.id = c.session WHERE c.id = ? AND s.owner = ? AND NOT c.pending
+		UNION ALL
+		SELECT e.session FROM evicted e JOIN sessions s ON s.id = e.session WHERE e.id = ? AND s.owner = ?
+		LIMIT 1`, id, owner, id, owner).Scan(&session)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", store.ErrCopyNotFound
+	}
+	return session, d.readErr("find copy", err)
+}
+
 // ReadCopyAt reads len(p) bytes of the copy from byte offset off, with
 // io.ReaderAt semantics. One statement (one snapshot) looks the copy up and
 // reads only the chunks covering the range, and only the wanted bytes of

@@ -231,6 +231,13 @@ func testEvictLRU(t *testing.T, s store.Store, h store.Housekeeper) {
 	if len(list) != 2 {
 		t.Errorf("ListCopies after eviction: %d copies, want 2", len(list))
 	}
+	// Its owner finds where it was, to say it was evicted.
+	if got, err := s.CopySession(ctxT(t), alice, infos[1].ID); err != nil || got != sess.ID {
+		t.Errorf("CopySession(evicted id) = %q, %v; want %s", got, err, sess.ID)
+	}
+	if _, err := s.CopySession(ctxT(t), bob, infos[1].ID); !errors.Is(err, store.ErrCopyNotFound) || errors.Is(err, store.ErrEvicted) {
+		t.Errorf("CopySession(evicted id, another owner) = %v, want not found", err)
+	}
 	// Another session never learns of the eviction: the id is not its own.
 	_, err = s.StatCopy(ctxT(t), other.ID, infos[1].ID)
 	wantErr(t, "StatCopy(evicted id, other session)", err, store.ErrCopyNotFound)

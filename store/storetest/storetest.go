@@ -65,6 +65,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"IDsUnique", testIDsUnique},
 		{"ListCopies", testListCopies},
 		{"CopyIsolation", testCopyIsolation},
+		{"CopySession", testCopySession},
 		{"ForkIsolation", testForkIsolation},
 		{"DeletedSessionCopies", testDeletedSessionCopies},
 		{"BadCopyIDs", testBadCopyIDs},
@@ -911,6 +912,46 @@ func testCopyIsolation(t *testing.T, s store.Store) {
 	if _, err := s.StatCopy(ctxT(t), a.ID, info.ID); err != nil {
 		t.Errorf("StatCopy in its own session: %v", err)
 	}
+}
+
+// testCopySession: a copy is found among its owner's sessions, whichever
+// holds it, and not for another owner, for an id never made or for one
+// that is not an id; a deleted session's copies are gone.
+func testCopySession(t *testing.T, s store.Store) {
+	a := createSession(t, s, alice)
+	a2 := createSession(t, s, alice)
+	b := createSession(t, s, bob)
+	info := saveCopy(t, s, a2.ID, store.CopyMeta{}, []byte("alice's\n"))
+	other := saveCopy(t, s, b.ID, store.CopyMeta{}, []byte("bob's\n"))
+	for _, tc := range []struct {
+		owner, id, want string
+	}{
+		{alice, info.ID, a2.ID},
+		{bob, other.ID, b.ID},
+		{bob, info.ID, ""},
+		{alice, other.ID, ""},
+		{alice, store.NewID(store.CopyPrefix), ""},
+		{"", info.ID, ""},
+	} {
+		got, err := s.CopySession(ctxT(t), tc.owner, tc.id)
+		if tc.want == "" {
+			wantErr(t, fmt.Sprintf("CopySession(%s, %s)", tc.owner, tc.id), err, store.ErrCopyNotFound)
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("CopySession(%s, %s) = %q, %v; want %q", tc.owner, tc.id, got, err, tc.want)
+		}
+	}
+	for _, id := range badIDs {
+		_, err := s.CopySession(ctxT(t), alice, id)
+		wantErr(t, fmt.Sprintf("CopySession(%q)", id), err, store.ErrCopyNotFound)
+	}
+	_ = a
+	if err := s.DeleteSession(ctxT(t), alice, a2.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.CopySession(ctxT(t), alice, info.ID)
+	wantErr(t, "CopySession(copy of a deleted session)", err, store.ErrCopyNotFound)
 }
 
 func testForkIsolation(t *testing.T, s store.Store) {

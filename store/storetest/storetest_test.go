@@ -223,4 +223,18 @@ func (m *memStore) ListCopies(ctx context.Context, session string) ([]store.Copy
 	return out, nil
 }
 
+func (m *memStore) CopySession(ctx context.Context, owner, id string) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for sid, s := range m.sessions {
+		if s.Owner != owner {
+			continue
+		}
+		if _, err := m.find(sid, id); err == nil {
+			return sid, nil
+		}
+	}
+	return "", store.ErrCopyNotFound
+}
+
 func (m *memStore) Close() error { return nil }
