@@ -921,11 +921,13 @@ func testCopySession(t *testing.T, s store.Store) {
 	a := createSession(t, s, alice)
 	a2 := createSession(t, s, alice)
 	b := createSession(t, s, bob)
+	first := saveCopy(t, s, a.ID, store.CopyMeta{}, []byte("alice's first\n"))
 	info := saveCopy(t, s, a2.ID, store.CopyMeta{}, []byte("alice's\n"))
 	other := saveCopy(t, s, b.ID, store.CopyMeta{}, []byte("bob's\n"))
 	for _, tc := range []struct {
 		owner, id, want string
 	}{
+		{alice, first.ID, a.ID},
 		{alice, info.ID, a2.ID},
 		{bob, other.ID, b.ID},
 		{bob, info.ID, ""},
@@ -946,7 +948,6 @@ func testCopySession(t *testing.T, s store.Store) {
 		_, err := s.CopySession(ctxT(t), alice, id)
 		wantErr(t, fmt.Sprintf("CopySession(%q)", id), err, store.ErrCopyNotFound)
 	}
-	_ = a
 	if err := s.DeleteSession(ctxT(t), alice, a2.ID); err != nil {
 		t.Fatal(err)
 	}
