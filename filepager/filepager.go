@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // Defaults from the product contract.
@@ -277,7 +278,7 @@ func locate(req Request, f io.ReaderAt, sc *scanner, size int64) (start, line in
 		if err != nil {
 			return 0, 0, fail(req, "read", err, "")
 		}
-		return 0, 0, fail(req, "read", fmt.Errorf("%w: asked for line %d, the file has %d lines", ErrLine, line, n),
+		return 0, 0, fail(req, "read", fmt.Errorf("%w: asked for line %d, the file has %s", ErrLine, line, present.Plural(n, "line")),
 			fmt.Sprintf("ask for a line from 1 to %d", max(n, 1)))
 	}
 	return start, line, nil

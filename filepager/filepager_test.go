@@ -484,3 +484,23 @@ func TestSensitivePerPlatform(t *testing.T) {
 		}
 	}
 }
+
+// TestLinePastEndWords: the error for a line past the end counts the
+// file's lines in words that read right for one line too.
+func TestLinePastEndWords(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		data string
+		line int64
+		want string
+	}{
+		{"abc", 2, "asked for line 2, the file has 1 line; ask for a line from 1 to 1"},
+		{"a\nb\n", 3, "asked for line 3, the file has 2 lines; ask for a line from 1 to 2"},
+	} {
+		path := writeFile(t, dir, fmt.Sprintf("f%d.txt", len(tc.data)), []byte(tc.data))
+		_, err := New(Options{}).Read(context.Background(), Request{Path: path, Line: tc.line})
+		if !errors.Is(err, ErrLine) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.data, err, tc.want)
+		}
+	}
+}
