@@ -25,7 +25,7 @@ var _ store.Housekeeper = (*DB)(nil)
 func (db *DB) SetLimits(l store.Limits) { db.limits = l }
 
 // readFlushEvery is how long noted reads wait for a write of this
-// instance to carry them before a read writes them down itself, in the
+// instance to carry them before they are written down in the
 // background: an instance that only reads would otherwise keep them until
 // it closes, and other instances' saves would evict the copies it reads
 // as if nobody had.

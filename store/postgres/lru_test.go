@@ -13,10 +13,12 @@ import (
 // TestReadsCountForOtherInstances: an instance that only reads has its
 // reads written down within readFlushEvery, without a save or a Close of
 // its own, so that another instance's eviction takes the copy it reads
-// last, not first (see the SQLite test of the same name).
+// last, not first (see the SQLite test of the same name). The interval is
+// not 0, so that the one read is not due when made: it must be written
+// down once it has waited, with no later read to find it due.
 func TestReadsCountForOtherInstances(t *testing.T) {
 	old := readFlushEvery
-	readFlushEvery = 0
+	readFlushEvery = 20 * time.Millisecond
 	defer func() { readFlushEvery = old }()
 	u := newDatabase(t)
 	writer, reader := openTest(t, u), openTest(t, u)

@@ -2,8 +2,8 @@ package sqlite
 
 import "time"
 
-// SetReadFlushEvery sets how old noted reads may grow before a read
-// writes them down, until the returned restore is called.
+// SetReadFlushEvery sets how old noted reads may grow before they are
+// written down in the background, until the returned restore is called.
 func SetReadFlushEvery(d time.Duration) (restore func()) {
 	old := readFlushEvery
 	readFlushEvery = d

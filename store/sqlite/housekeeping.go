@@ -23,7 +23,7 @@ var _ store.Housekeeper = (*DB)(nil)
 func (d *DB) SetLimits(l store.Limits) { d.limits = l }
 
 // readFlushEvery is how long noted reads wait for a write of this process
-// to carry them before a read writes them down itself, in the background:
+// to carry them before they are written down in the background:
 // a process that only reads (a stdio MCP server paging through a copy)
 // would otherwise keep them until it closes, and other processes' saves
 // would evict the copies it reads as if nobody had.

@@ -19,8 +19,14 @@ import (
 // were written down only with its next save or at its Close: the copy a
 // client was paging through at that moment was evicted as the least
 // recently read.
+//
+// The interval is not 0: a single read, with no read or write after it,
+// must still be written down once it has waited. It was written only when
+// a later read found it due, so a server that read a copy once and then
+// waited for its client kept that read to itself until it closed (the
+// interval 0 hid it: every read was due at once).
 func TestReadsCountForOtherProcesses(t *testing.T) {
-	defer sqlite.SetReadFlushEvery(0)()
+	defer sqlite.SetReadFlushEvery(20 * time.Millisecond)()
 	path := filepath.Join(t.TempDir(), "lru.db")
 	writer := open(t, path, &sqlite.Options{RawChunks: true})
 	reader := open(t, path, nil)

@@ -19,11 +19,20 @@ type Log struct {
 	reads   map[string]mark // by copy id
 	since   time.Time       // when the first of reads was noted
 	claimed bool            // Due said so since the last Take
+	timer   stopper         // the flush Mark scheduled, not yet fired, or nil
+	closed  bool            // Wait was called: no more flushes start
 
 	// flushing counts the flushes Mark started and that have not ended;
 	// Wait waits for them.
 	flushing sync.WaitGroup
 }
+
+// stopper is the part of *time.Timer a scheduled flush needs.
+type stopper interface{ Stop() bool }
+
+// afterFunc is time.AfterFunc; tests replace it to fire a scheduled flush
+// themselves.
+var afterFunc = func(d time.Duration, f func()) stopper { return time.AfterFunc(d, f) }
 
 type mark struct {
 	session string
@@ -51,25 +60,69 @@ func (l *Log) Note(session, id string, at time.Time) {
 
 // Mark notes that copy id of session was read now and, once the reads
 // noted have waited every for a write to carry them (see Due), runs flush
-// in a goroutine of its own to write them down. Flush should Take the
-// reads and write them, best effort: a lost read time only makes that
-// copy a little more likely to be evicted. Wait waits for the flushes
-// under way.
+// in a goroutine of its own to write them down: at a later Mark that
+// finds them due, else when a timer Mark sets for that moment fires, so
+// that a read with no read or write after it (a server that read a copy
+// once and waits for its client) is written down all the same. Flush
+// should Take the reads and write them, best effort: a lost read time
+// only makes that copy a little more likely to be evicted. Wait waits
+// for the flushes under way.
 func (l *Log) Mark(session, id string, every time.Duration, flush func()) {
 	at := time.Now()
 	l.Note(session, id, at)
 	if l.Due(at, every) {
+		l.mu.Lock()
+		if l.closed {
+			l.mu.Unlock()
+			return
+		}
 		l.flushing.Add(1)
+		l.mu.Unlock()
 		go func() {
 			defer l.flushing.Done()
 			flush()
 		}()
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.timer == nil && !l.closed && !l.claimed && len(l.reads) > 0 {
+		l.timer = afterFunc(l.since.Add(every).Sub(at), func() { l.fire(flush) })
 	}
 }
 
-// Wait waits for the flushes Mark started to end: a backend calls it in
-// Close, before it writes down what is still noted.
-func (l *Log) Wait() { l.flushing.Wait() }
+// fire is the timer Mark set: it flushes the reads noted, unless a write
+// took them first, a flush is under way or Wait was called. (A write may
+// have taken the reads the timer was set for and newer ones been noted
+// since: they are written down a little early, which does no harm.)
+func (l *Log) fire(flush func()) {
+	l.mu.Lock()
+	l.timer = nil
+	ok := !l.closed && !l.claimed && len(l.reads) > 0
+	if ok {
+		l.claimed = true
+		l.flushing.Add(1)
+	}
+	l.mu.Unlock()
+	if ok {
+		defer l.flushing.Done()
+		flush()
+	}
+}
+
+// Wait stops the flush Mark scheduled and waits for the flushes under way
+// to end; no flush starts after it. A backend calls it in Close, before
+// it writes down what is still noted.
+func (l *Log) Wait() {
+	l.mu.Lock()
+	l.closed = true
+	if l.timer != nil {
+		l.timer.Stop()
+		l.timer = nil
+	}
+	l.mu.Unlock()
+	l.flushing.Wait()
+}
 
 // Pending reports whether reads were noted since the last Take.
 func (l *Log) Pending() bool {

@@ -147,3 +147,69 @@ func TestMark(t *testing.T) {
 		t.Error("reads left after the flush took them")
 	}
 }
+
+// fakeTimer is a scheduled flush the test fires itself.
+type fakeTimer struct {
+	d       time.Duration
+	f       func()
+	stopped bool
+}
+
+func (t *fakeTimer) Stop() bool { t.stopped = true; return true }
+
+// A read with no read or write after it is still written down once it has
+// waited: Mark schedules the flush for then. It used to be written only
+// when a later read found it due, so a server that read a copy once kept
+// that read to itself until it closed, and another process's save
+// evicted the copy as if nobody had read it.
+func TestMarkSchedulesFlush(t *testing.T) {
+	var timers []*fakeTimer
+	old := afterFunc
+	afterFunc = func(d time.Duration, f func()) stopper {
+		tm := &fakeTimer{d: d, f: f}
+		timers = append(timers, tm)
+		return tm
+	}
+	defer func() { afterFunc = old }()
+
+	var l Log
+	flushes := 0
+	flush := func() { flushes++; l.Take() }
+	l.Mark("ses_a", "out_1", time.Minute, flush)
+	l.Mark("ses_a", "out_2", time.Minute, flush)
+	if len(timers) != 1 {
+		t.Fatalf("%d flushes scheduled for two reads, want 1", len(timers))
+	}
+	if d := timers[0].d; d <= 0 || d > time.Minute {
+		t.Errorf("flush scheduled in %v, want within a minute", d)
+	}
+	if flushes != 0 {
+		t.Fatalf("flushed before the reads were due")
+	}
+	timers[0].f()
+	if flushes != 1 || l.Pending() {
+		t.Fatalf("the scheduled flush: %d flushes, reads left %v; want 1, none", flushes, l.Pending())
+	}
+
+	// A write took the reads before the timer fired: nothing to do.
+	l.Mark("ses_a", "out_3", time.Minute, flush)
+	if len(timers) != 2 {
+		t.Fatalf("no flush scheduled for a read after the first flush")
+	}
+	l.Take()
+	timers[1].f()
+	if flushes != 1 {
+		t.Errorf("the timer flushed reads a write had taken")
+	}
+
+	// Wait (a backend's Close) stops the timer; the close writes the reads.
+	l.Mark("ses_a", "out_4", time.Minute, flush)
+	l.Wait()
+	if len(timers) != 3 || !timers[2].stopped {
+		t.Fatalf("Wait did not stop the scheduled flush")
+	}
+	timers[2].f() // fired as it was being stopped
+	if flushes != 1 || !l.Pending() {
+		t.Errorf("a flush ran after Wait: %d flushes, reads left %v", flushes, l.Pending())
+	}
+}
