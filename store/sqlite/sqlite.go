@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"modernc.org/sqlite"
@@ -276,17 +277,26 @@ func checkPath(abs string, readOnly bool) error {
 		return &Error{Op: "open", Path: abs, Err: fmt.Errorf("not a regular file (%s)", fi.Mode().Type()), Hint: "give the path of a database file"}
 	case err == nil:
 		return nil
-	case !errors.Is(err, fs.ErrNotExist):
+	case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
 		return &Error{Op: "open", Path: abs, Err: err}
 	case readOnly:
 		return &Error{Op: "open", Path: abs, Err: errors.New("database does not exist"), Hint: "a read-only open needs an existing database"}
 	}
+	// The directory is made when missing, parents included. When it
+	// cannot be, the message names it and says why: which part of the
+	// path is a file, or the system's reason. (A part that is a file
+	// failed with "stat PATH: not a directory", naming neither.)
 	dir := filepath.Dir(abs)
-	if di, err := os.Stat(dir); err == nil && !di.IsDir() {
-		return &Error{Op: "open", Path: abs, Err: fmt.Errorf("parent %s is not a directory", dir)}
+	const dirHint = "point --db (or SCROLLBACK_DB) at a database in a directory that exists or can be created"
+	if file := fileAncestor(dir); file != "" {
+		return &Error{Op: "open", Path: abs, Err: fmt.Errorf("cannot create the directory %s: %s is a file, not a directory", dir, file), Hint: dirHint}
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return &Error{Op: "open", Path: abs, Err: fmt.Errorf("create directory: %w", err)}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // "permission denied", "read-only file system"
+		}
+		return &Error{Op: "open", Path: abs, Err: fmt.Errorf("cannot create the directory %s: %w", dir, err), Hint: dirHint}
 	}
 	// The copies are command output, secrets included: the file is made
 	// readable by its owner only (SQLite would make it 0644, less the
@@ -298,6 +308,25 @@ func checkPath(abs string, readOnly bool) error {
 		f.Close()
 	}
 	return nil
+}
+
+// fileAncestor returns dir, or the nearest of its parents that exists,
+// when that is not a directory (a file, say); else "".
+func fileAncestor(dir string) string {
+	for {
+		fi, err := os.Stat(dir)
+		if err == nil {
+			if fi.IsDir() {
+				return ""
+			}
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
 }
 
 // mmapSize is how much of the file each connection reads through a

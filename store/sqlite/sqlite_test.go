@@ -645,11 +645,15 @@ func TestOpenErrors(t *testing.T) {
 		{"empty", "", "empty database path"},
 		{"directory", dir, "is a directory"},
 		{"parent is a file", filepath.Join(file, "x.db"), "not a directory"},
+		// A directory to create under a file: the message says which
+		// part is the file (it was "stat PATH: not a directory").
+		{"ancestor is a file", filepath.Join(file, "state", "scrollback", "x.db"),
+			"cannot create the directory " + filepath.Join(file, "state", "scrollback") + ": " + file + " is a file, not a directory"},
 		{"not a database", notDB, "not a valid scrollback database"},
 		{"device", "/dev/null", "not a regular file"},
 	}
 	if runtime.GOOS == "windows" {
-		tests = tests[:4] // no /dev/null
+		tests = tests[:5] // no /dev/null
 	}
 	for _, tt := range tests {
 		db, err := sqlite.Open(tt.path, nil)
