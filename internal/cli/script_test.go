@@ -70,6 +70,9 @@ func TestScripts(t *testing.T) {
 			if cond == "readonly" {
 				return canMakeReadOnly(), nil
 			}
+			if cond == "postgres" {
+				return os.Getenv("SCROLLBACK_TEST_POSTGRES") != "", nil
+			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -80,6 +83,7 @@ func TestScripts(t *testing.T) {
 			"islink":            cmdIsLink,
 			"installscrollback": cmdInstallScrollback,
 			"readonly":          cmdReadOnly,
+			"pgdatabase":        cmdPGDatabase,
 			"setenvout": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 1 {
 					ts.Fatalf("usage: setenvout VAR")
