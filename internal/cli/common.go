@@ -164,8 +164,21 @@ func (b *base) dbTarget() (string, error) {
 	if v := b.io.Getenv("SCROLLBACK_DB"); v != "" {
 		return v, nil
 	}
-	return DefaultDBPath(b.io.Getenv)
+	p, err := DefaultDBPath(b.io.Getenv)
+	if err != nil {
+		// Nothing the user gave is wrong: the store has no place, so it
+		// cannot be reached (it was the argument kind).
+		return "", unreachable{err}
+	}
+	return p, nil
 }
+
+// unreachable is an error that leaves the store out of reach: of the
+// unavailable kind, its text unchanged.
+type unreachable struct{ error }
+
+func (u unreachable) Unwrap() error        { return u.error }
+func (u unreachable) Is(target error) bool { return target == store.ErrUnavailable }
 
 // openStore opens the store named by --db / $SCROLLBACK_DB / the default,
 // with the quotas of --session-quota and --db-cap (or their environment
