@@ -2,11 +2,13 @@ package codemode
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/dop251/goja"
@@ -124,6 +126,9 @@ func transpile(code string) (string, *sourceMap, *Error) {
 			if l.Line >= 2 { // on the wrapper's lines, the column means nothing to the model
 				e.Column = columnOf(l.LineText, l.Column)
 			}
+			if l.Line > strings.Count(code, "\n")+2 {
+				endedEarly(e, m, code)
+			}
 		}
 		if len(out.Errors) > 1 {
 			e.Message += " (and " + strconv.Itoa(len(out.Errors)-1) + " more errors)"
@@ -132,6 +137,33 @@ func transpile(code string) (string, *sourceMap, *Error) {
 		return "", nil, e
 	}
 	return string(out.Code), parseSourceMap(out.Map, string(out.Code), wrapHead+code+wrapTail), nil
+}
+
+// endedEarly rewrites e, esbuild's error m found on the wrapper's closing
+// line: the code ended before a template, string, comment or bracket was
+// closed, or inside an expression, and esbuild read on into the "})"
+// the model never wrote. The error is put at the end of the script as
+// written (its last line with text), esbuild's words kept unless they
+// blame the wrapper's "}" or ")", and where a note of esbuild's points
+// into the script (where an unclosed comment starts), that is said too.
+func endedEarly(e *Error, m api.Message, code string) {
+	lines := strings.Split(code, "\n")
+	e.Line, e.Column = len(lines), 1
+	for i := len(lines) - 1; i >= 0; i-- {
+		if text := strings.TrimRightFunc(lines[i], unicode.IsSpace); text != "" {
+			e.Line, e.Column = i+1, utf8.RuneCountInString(text)+1
+			break
+		}
+	}
+	e.Message = "SyntaxError: unexpected end of the script: an expression is unfinished, or a bracket, string, template literal or comment is not closed"
+	if !strings.HasPrefix(m.Text, "Unexpected ") {
+		e.Message += " (" + m.Text + ")"
+	}
+	for _, n := range m.Notes {
+		if l := n.Location; l != nil && l.Line >= 2 && l.Line <= len(lines)+1 {
+			e.Message += fmt.Sprintf("; %s line %d, column %d", strings.TrimSpace(n.Text), l.Line-1, columnOf(l.LineText, l.Column))
+		}
+	}
 }
 
 // moduleError gives a syntax error on a line that imports or exports

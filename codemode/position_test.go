@@ -71,3 +71,43 @@ func FuzzSourceMap(f *testing.F) {
 		}
 	})
 }
+
+// TestSyntaxErrorAtTheEnd: code that ends too early (an unclosed
+// template, string, comment or bracket, an unfinished expression) is
+// found by esbuild only in the wrapper's closing line, which the model
+// never wrote. The error is at the end of the script as written (its
+// last line with text), not at the wrapper's column on some line of the
+// script, and does not blame the wrapper's "}" or ")".
+func TestSyntaxErrorAtTheEnd(t *testing.T) {
+	tests := []struct {
+		name, code   string
+		line, column int
+		says         string
+	}{
+		{"unclosed template, one line", "const s = `abc", 1, 15, "end of the script"},
+		{"unclosed template, TypeScript", "const n: number = 1;\nconst s: string = `a${n", 2, 24, "end of the script"},
+		{"unclosed template, newline after", "const s = `abc\n", 1, 15, "end of the script"},
+		{"unclosed comment", "const a = 1;\n/* abc\n\n", 2, 7, "multi-line comment starts here: line 2, column 1"},
+		{"unclosed array", "const x = [1,\n2,\n", 2, 3, "end of the script"},
+		{"unclosed block", "if (x) {\n  y();\n", 2, 7, "end of the script"},
+		{"unfinished expression", "return 1 +", 1, 11, "end of the script"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := Run(t.Context(), tt.code, nil, Options{})
+			e := res.Error
+			if e == nil || e.Kind != "syntax" {
+				t.Fatalf("error %+v, want a syntax error", e)
+			}
+			if e.Line != tt.line || e.Column != tt.column {
+				t.Errorf("at %d:%d (%s), want %d:%d", e.Line, e.Column, e.Message, tt.line, tt.column)
+			}
+			if !strings.Contains(e.Message, tt.says) {
+				t.Errorf("message %q does not say %q", e.Message, tt.says)
+			}
+			if strings.Contains(e.Message, `Unexpected "}"`) || strings.Contains(e.Message, `Unexpected ")"`) {
+				t.Errorf("message %q blames the wrapper's closing", e.Message)
+			}
+		})
+	}
+}
