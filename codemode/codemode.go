@@ -650,7 +650,7 @@ func (r *run) setValue(v goja.Value) {
 			Message: "the return value is " + kind + ", which has no JSON form: return what it computes (call it, e.g. return tools.x({...})), as plain data"}
 		return
 	}
-	if _, ok := v.Export().(string); ok {
+	if isString(v) {
 		s = v.String()
 	} else {
 		j, err := r.shown(goja.Undefined(), v)
@@ -669,6 +669,19 @@ func (r *run) setValue(v goja.Value) {
 		s = j.String()
 	}
 	r.res.Value, r.res.Complete = capText([]byte(s), r.opts.CopyCap)
+}
+
+// isString reports whether v is a string, which a run shows as itself.
+// It exports no object: exporting one runs its getters, and one that
+// threw panicked out of the run as an internal error instead of failing
+// the value's JSON form at the getter's line. (A String object is shown
+// as JSON, as it was when it was exported.)
+func isString(v goja.Value) bool {
+	if _, ok := v.(*goja.Object); ok {
+		return false
+	}
+	_, ok := v.Export().(string)
+	return ok
 }
 
 // scriptError turns what goja returned into an Error with the script's own

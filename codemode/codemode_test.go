@@ -133,6 +133,11 @@ func TestRunErrors(t *testing.T) {
 		{"function returned", "return function() {}", "result", ErrResult, 0, 0, "the return value is a function"},
 		{"tool returned uncalled", "return tools.echo", "result", ErrResult, 0, 0, "the return value is a function"},
 		{"symbol returned", "return Symbol('x')", "result", ErrResult, 0, 0, "the return value is a symbol"},
+		// A getter that throws while the value is turned into JSON is the
+		// value's failure, at the getter's line, not an internal error.
+		{"getter throws in the value", "const o = {\n  get x() { throw new Error('g') }\n};\nreturn o", "result", ErrResult, 2, 19, "the return value cannot be turned into JSON: Error: g"},
+		{"getter fails in an array", "const o = {get x() { return null.y }};\nreturn [o]", "result", ErrResult, 0, 0, "the return value cannot be turned into JSON: TypeError"},
+		{"defined getter throws", "const o = {};\nObject.defineProperty(o, 'x', {get() { throw new Error('g') }, enumerable: true});\nreturn o", "result", ErrResult, 2, 0, "cannot be turned into JSON: Error: g"},
 		// What a script cannot have says what to do instead.
 		{"no require", "require('fs')", "exception", ErrThrown, 1, 0, "ReferenceError: require is not defined: Code Mode has no modules; call the tools as tools.NAME(...)"},
 		{"no timers", "setTimeout(() => 1, 10)", "exception", ErrThrown, 1, 0, "ReferenceError: setTimeout is not defined: Code Mode has no timers"},
