@@ -687,7 +687,14 @@ func isString(v goja.Value) bool {
 // scriptError turns what goja returned into an Error with the script's own
 // line and column.
 func (r *run) scriptError(err error) *Error {
-	e := &Error{Kind: "exception", Err: ErrThrown, Message: err.Error()}
+	msg, stop := jsString(err.Error)
+	if stop != nil {
+		if intr := (*goja.InterruptedError)(nil); errors.As(stop, &intr) && !errors.As(err, &intr) {
+			return r.scriptError(stop) // reading the thrown value ran into the run's end
+		}
+		msg = "uncaught exception, which cannot be shown: reading it threw another"
+	}
+	e := &Error{Kind: "exception", Err: ErrThrown, Message: msg}
 	var frames []goja.StackFrame
 	var at []wrappedPos // where a rejected Error was made, from its stack
 	var intr *goja.InterruptedError
@@ -697,11 +704,19 @@ func (r *run) scriptError(err error) *Error {
 	var pend *pending
 	switch {
 	case errors.As(err, &rej):
-		e.Message = r.thrownMessage(rej.value)
+		m, stop := r.thrownMessage(rej.value)
+		if errors.As(stop, &intr) {
+			return r.scriptError(stop)
+		}
+		e.Message = m
 		if o, ok := rej.value.(*goja.Object); ok {
-			if st := o.Get("stack"); st != nil {
-				at = stackPositions(st.String(), r.smap)
-			}
+			st, _ := jsString(func() string {
+				if v := o.Get("stack"); v != nil {
+					return v.String()
+				}
+				return ""
+			})
+			at = stackPositions(st, r.smap)
 		}
 	case errors.As(err, &pend):
 		switch {
@@ -738,7 +753,11 @@ func (r *run) scriptError(err error) *Error {
 		e.Message = fmt.Sprintf("RangeError: maximum call stack size exceeded (%d nested calls); the recursion does not end, or goes too deep: use a loop", r.opts.MaxStackDepth)
 	case errors.As(err, &ex):
 		frames = ex.Stack()
-		e.Message = r.thrownMessage(ex.Value())
+		m, stop := r.thrownMessage(ex.Value())
+		if errors.As(stop, &intr) {
+			return r.scriptError(stop)
+		}
+		e.Message = m
 	}
 	for _, f := range frames {
 		if f.SrcName() == scriptName {
@@ -817,19 +836,48 @@ func (r *run) memoryError() *Error {
 		Message: fmt.Sprintf("memory limit exceeded: the script grew the heap by more than %d MiB and was stopped; keep less in memory (slice or filter results as you go)", r.opts.MaxMemory>>20)}
 }
 
-func (r *run) thrownMessage(v goja.Value) string {
+func (r *run) thrownMessage(v goja.Value) (string, error) {
 	if v == nil {
-		return "uncaught exception"
+		return "uncaught exception", nil
 	}
 	if o, ok := v.(*goja.Object); ok && o.ClassName() == "Error" {
-		return v.String()
+		s, err := jsString(v.String)
+		if err != nil {
+			return "uncaught Error, which cannot be shown: reading its message threw another error", err
+		}
+		return s, nil
 	}
 	// Any other value, quoted as JSON: a thrown "boom" is not read as a
 	// message of the run's own.
 	if s, err := r.shown(goja.Undefined(), v); err == nil && !goja.IsUndefined(s) {
-		return "uncaught " + s.String()
+		return "uncaught " + s.String(), nil
+	} else if errors.As(err, new(*goja.InterruptedError)) {
+		return "", err
 	}
-	return "uncaught " + v.String()
+	s, err := jsString(v.String)
+	if err != nil {
+		return "uncaught value, which cannot be shown: turning it into text threw an error", err
+	}
+	return "uncaught " + s, nil
+}
+
+// jsString calls f, which turns a value of the script's into text (a
+// toString, a getter, a proxy's trap may run), so that what it throws,
+// or the run's end stopping it, is returned as an error rather than
+// panicking out of the run as an internal error.
+func jsString(f func() string) (s string, err error) {
+	defer func() {
+		switch x := recover().(type) {
+		case nil:
+		case *goja.Exception:
+			s, err = "", x
+		case *goja.InterruptedError:
+			s, err = "", x
+		default:
+			panic(x)
+		}
+	}()
+	return f(), nil
 }
 
 // isError reports whether a thrown value is an Error (which carries its

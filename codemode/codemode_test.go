@@ -115,6 +115,14 @@ func TestRunErrors(t *testing.T) {
 		{"thrown object", "throw {code: 7}", "exception", ErrThrown, 0, 0, `uncaught {"code":7} (a thrown value that is not an Error has no line`},
 		{"thrown string", "const a = 1;\nthrow 'boom'", "exception", ErrThrown, 0, 0, `uncaught "boom" (a thrown value that is not an Error has no line: throw new Error(...) to get one)`},
 		{"thrown number", "throw 42", "exception", ErrThrown, 0, 0, `uncaught 42`},
+		// A thrown value that cannot be read (its toString, message or
+		// stack throws) is still the script's error, said plainly, not an
+		// internal error quoting positions in the generated JavaScript.
+		{"thrown Error whose stack getter throws", "const e = new Error('x');\nObject.defineProperty(e, 'stack', {get() { throw new Error('st') }});\nthrow e", "exception", ErrThrown, 0, 0, "Error: x"},
+		{"thrown Error whose message getter throws", "const e = new Error('x');\nObject.defineProperty(e, 'message', {get() { throw new Error('m') }});\nthrow e", "exception", ErrThrown, 0, 0, "cannot be shown"},
+		{"thrown Error whose toString throws", "const e = new Error('x');\ne.toString = () => { throw new Error('ts') };\nthrow e", "exception", ErrThrown, 0, 0, "cannot be shown"},
+		{"thrown Proxy", "throw new Proxy({}, {get() { throw new Error('p') }, ownKeys() { throw new Error('k') }})", "exception", ErrThrown, 0, 0, "cannot be shown"},
+		{"rejected with a toString that throws", "await Promise.reject({toString() { throw new Error('ts') }, toJSON() { throw new Error('tj') }})", "exception", ErrThrown, 0, 0, "cannot be shown"},
 		{"type error", "let x;\nx.y.z = 1", "exception", ErrThrown, 2, 0, "TypeError"},
 		{"syntax error", "const a = 1;\nconst = 2;", "syntax", ErrSyntax, 2, 0, "SyntaxError"},
 		{"escaping the wrapper", "return 1;\n}); (function() {", "syntax", ErrSyntax, 2, 0, "closes the function"},
@@ -175,6 +183,16 @@ func TestRunErrors(t *testing.T) {
 				t.Errorf("column %d, want %d", e.Column, tt.column)
 			}
 		})
+	}
+}
+
+// TestThrownValueStoppedWhileShown: a thrown Error whose toString never
+// ends is stopped by the run's timeout while the run reads it; that is
+// the timeout, not an internal error.
+func TestThrownValueStoppedWhileShown(t *testing.T) {
+	res := Run(t.Context(), "const e = new Error('x');\ne.toString = () => { while (true) {} };\nthrow e", nil, Options{Timeout: 200 * time.Millisecond})
+	if e := res.Error; e == nil || e.Kind != "timeout" || !errors.Is(e, ErrTimeout) || strings.Contains(e.Message, "internal error") {
+		t.Fatalf("error %+v, want the timeout", e)
 	}
 }
 
