@@ -33,6 +33,22 @@ func TestAwait(t *testing.T) {
 		{"string result", `return (await tools.text({})).toUpperCase()`, `"HELLO"`},
 		{"try/catch around a failing tool", "try {\n  await tools.fail({});\n  return 'no';\n} catch (e) {\n  return String(e.message);\n}", `"tools.fail: nope"`},
 		{".catch on a failing call", `return Promise.resolve().then(() => tools.fail({})).catch(e => "caught")`, `"caught"`},
+		// The tools are declared as returning promises: a promise's catch
+		// and finally work on a call, whether it succeeds or fails, as
+		// await gives (a failing call not awaited still throws where it
+		// is made).
+		{".catch on a call that succeeds", `const r = await tools.echo({n: 1}).catch(() => null); return r.n`, `1`},
+		{".catch on a call that fails", `return await tools.fail({}).catch(e => "caught: " + e.message)`, `"caught: tools.fail: nope"`},
+		{".then with a rejection handler on a call that fails", `return tools.fail({}).then(() => "no", e => "handled")`, `"handled"`},
+		{".finally on a call that succeeds", `let done = false; const r = await tools.echo({n: 2}).finally(() => { done = true }); return [r.n, done]`, `[2,true]`},
+		{".finally then .catch on a call that fails", `let done = false; const r = await tools.fail({}).finally(() => { done = true }).catch(() => "caught"); return [r, done]`, `["caught",true]`},
+		{"bracketed name, .catch", `return await tools["fail"]({}).catch(() => "caught")`, `"caught"`},
+		{"Promise.allSettled over calls", `const r = await Promise.allSettled([tools.echo({n: 1}), tools.fail({})]); return r.map(x => x.status)`, `["fulfilled","rejected"]`},
+		{"Promise.all over a failing call, caught", `return await Promise.all([tools.echo({n: 1}), tools.fail({})]).catch(e => e.message)`, `"tools.fail: nope"`},
+		{"awaited value keeps no catch or finally", `const r = await tools.echo({n: 1}).catch(() => null); return ["then", "catch", "finally"].filter(k => k in r)`, `[]`},
+		{"a tools of the script's own", "const tools = {n: 3, get(k: number) { return this.n * k }};\nreturn await tools.get(2).then((v: number) => v + 1)", `7`},
+		{"a tools of the script's own, in Promise.all", "const tools = {get: async (k: number) => k};\nreturn await Promise.all([tools.get(1), tools['get'](2)])", `[1,2]`},
+		{"a result's own catch field is kept", `return (await tools.own({})).catch`, `1`},
 		{"queueMicrotask", `let x = 0; queueMicrotask(() => { x = 1 }); await null; return x`, `1`},
 		{"top-level for await", `let n = 0; for await (const x of [Promise.resolve(1), 2]) n += x; return n`, `3`},
 		{"async generator", "async function* gen() { yield 1; yield await Promise.resolve(2) }\nconst out: number[] = [];\nfor await (const v of gen()) out.push(v);\nreturn out", `[1,2]`},
@@ -40,7 +56,7 @@ func TestAwait(t *testing.T) {
 	fail := Tool{Name: "fail", Call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 		return nil, errors.New("fail: nope")
 	}}
-	tools := []Tool{echoTool(), fail, jsonTool("list", []int{1, 2, 3}), jsonTool("text", "hello")}
+	tools := []Tool{echoTool(), fail, jsonTool("list", []int{1, 2, 3}), jsonTool("text", "hello"), jsonTool("own", map[string]int{"catch": 1})}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := Run(context.Background(), tt.code, tools, Options{})

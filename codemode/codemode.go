@@ -282,6 +282,8 @@ type run struct {
 	shown     goja.Callable
 	errorCtor goja.Value
 	then      goja.Value // given to each object a tool returns
+	catch     goja.Value // given with then
+	finally   goja.Value // given with then
 
 	logs        strings.Builder
 	logFull     bool
@@ -370,11 +372,11 @@ func (r *run) setup(tools []Tool) error {
 		return errors.New("no JSON.parse")
 	}
 	r.errorCtor = vm.Get("Error")
-	then, shown, err := prelude(vm, json.Get("parse"), json.Get("stringify"))
+	funcs, err := prelude(vm, json.Get("parse"), json.Get("stringify"))
 	if err != nil {
 		return err
 	}
-	r.then, r.shown = then, shown
+	r.then, r.catch, r.finally, r.shown = funcs.then, funcs.catch, funcs.finally, funcs.shown
 	if err := guard(vm, r.opts.MaxMemory); err != nil {
 		return err
 	}
@@ -401,6 +403,9 @@ func (r *run) setup(tools []Tool) error {
 	if err := obj.Set(Name, func(goja.FunctionCall) goja.Value {
 		panic(r.newError("tools.run_code: run_code cannot be called from inside run_code; call the other tools directly from this script"))
 	}); err != nil {
+		return err
+	}
+	if err := vm.GlobalObject().DefineDataProperty(promisedName, funcs.promised, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
 		return err
 	}
 	return vm.Set("tools", obj)
@@ -488,14 +493,20 @@ func (r *run) tool(t Tool) func(goja.FunctionCall) goja.Value {
 	}
 }
 
-// thenable gives an object result a non-enumerable then, unless it has a
-// then of its own: awaiting it, or calling .then, gives the object itself.
+// thenable gives an object result a non-enumerable then, catch and
+// finally (each unless it has one of its own), unless it has a then of its
+// own: awaiting it, or calling .then, gives the object itself.
 func (r *run) thenable(v goja.Value) {
 	o, ok := v.(*goja.Object)
 	if !ok || o.Get("then") != nil {
 		return
 	}
 	_ = o.DefineDataProperty("then", r.then, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	for name, fn := range map[string]goja.Value{"catch": r.catch, "finally": r.finally} {
+		if o.Get(name) == nil {
+			_ = o.DefineDataProperty(name, fn, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+		}
+	}
 }
 
 func ctxErr(ctx context.Context) error {

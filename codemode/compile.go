@@ -98,6 +98,7 @@ func compile(code string) (*goja.Program, *sourceMap, *Error) {
 		return nil, nil, e
 	}
 	markLoops(reflect.ValueOf(prg))
+	promisedCalls(reflect.ValueOf(prg))
 	p, err := goja.CompileAST(prg, false)
 	if err != nil {
 		e := &Error{Kind: "syntax", Err: ErrSyntax, Message: "SyntaxError: " + err.Error()}
@@ -352,4 +353,80 @@ func marked(at file.Idx, body ast.Statement) ast.Statement {
 	mark := &ast.ExpressionStatement{Expression: &ast.UnaryExpression{Operator: token.TYPEOF, Idx: at,
 		Operand: &ast.Identifier{Idx: at, Name: loopMark}}}
 	return &ast.BlockStatement{LeftBrace: at, List: []ast.Statement{mark, body}, RightBrace: body.Idx1()}
+}
+
+// promisedName is the global function that calls a tool as a
+// promise-returning function would run (the prelude's promised):
+// __scrollback_promised(tools, "x", ...args) gives a promise of the
+// result, rejected when the call fails.
+const promisedName = "__scrollback_promised"
+
+// promisedCalls makes the tool calls whose promise the script handles
+// call the tool through promisedName: tools.x(...) followed by .then,
+// .catch or .finally, and tools.x(...) as an element of an array given
+// to Promise.all, allSettled, any or race. A tool call is made at once
+// and throws when it fails (so that a call not awaited still stops the
+// script where it is made, as await would); there, the throw came before
+// the handler the script wrote for it could be reached. Other calls are
+// left as they are. (Where the script has a tools of its own, its method
+// is called the same way, its result given as a promise, which is what
+// .then and Promise.all make of it anyway.)
+func promisedCalls(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() || v.Elem().Kind() != reflect.Struct || v.Elem().Type().PkgPath() != astPkg {
+			return
+		}
+		if c, ok := v.Interface().(*ast.CallExpression); ok {
+			if d, ok := c.Callee.(*ast.DotExpression); ok {
+				switch d.Identifier.Name {
+				case "then", "catch", "finally":
+					promise(d.Left)
+				case "all", "allSettled", "any", "race":
+					if p, ok := d.Left.(*ast.Identifier); ok && p.Name == "Promise" && len(c.ArgumentList) > 0 {
+						if a, ok := c.ArgumentList[0].(*ast.ArrayLiteral); ok {
+							for _, e := range a.Value {
+								promise(e)
+							}
+						}
+					}
+				}
+			}
+		}
+		promisedCalls(v.Elem())
+	case reflect.Interface:
+		promisedCalls(v.Elem())
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			promisedCalls(v.Field(i))
+		}
+	case reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			promisedCalls(v.Index(i))
+		}
+	}
+}
+
+// promise rewrites e, when it is a call tools.x(args) or tools[k](args),
+// as __scrollback_promised(tools, "x", args) (or k).
+func promise(e ast.Expression) {
+	c, ok := e.(*ast.CallExpression)
+	if !ok {
+		return
+	}
+	var left, key ast.Expression
+	switch callee := c.Callee.(type) {
+	case *ast.DotExpression:
+		left = callee.Left
+		key = &ast.StringLiteral{Idx: callee.Identifier.Idx, Literal: strconv.Quote(string(callee.Identifier.Name)), Value: callee.Identifier.Name}
+	case *ast.BracketExpression:
+		left, key = callee.Left, callee.Member
+	default:
+		return
+	}
+	if id, ok := left.(*ast.Identifier); !ok || id.Name != "tools" {
+		return
+	}
+	c.Callee = &ast.Identifier{Name: promisedName, Idx: left.Idx0()}
+	c.ArgumentList = append([]ast.Expression{left, key}, c.ArgumentList...)
 }

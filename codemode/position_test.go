@@ -1,6 +1,9 @@
 package codemode
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -30,11 +33,13 @@ func TestErrorPositions(t *testing.T) {
 		{"CJK and emoji", "const s = '日本語'; const t = '😀'; throw new Error('x')", 1, 39},
 		{"null after multi-byte", "const s = 'ü', o = null; o.f();", 1, 26},
 		{"what goja lacks, after types", "const s: string = 'ü'; return /a/v.test('a')", 1, 31},
+		{"a failing call handled by then only", "const a = 1;\n  await tools.fail({}).then(r => r)", 2, 19},
+		{"a failing call in Promise.all", "const a = 1;\nawait Promise.all([tools.echo({}),\n  tools.fail({})])", 3, 13},
 		{"in a typed arrow", "const f = (a: number): number => { return undefinedName };\nf(1)", 1, 43},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := Run(t.Context(), tt.code, nil, Options{})
+			res := Run(t.Context(), tt.code, []Tool{echoTool(), {Name: "fail", Call: func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, errors.New("fail: nope") }}}, Options{})
 			if res.Error == nil {
 				t.Fatal("no error")
 			}

@@ -19,7 +19,7 @@ import (
 // forever).
 const preludeSource = `(function(JSONparse, JSONstringify) {
 "use strict";
-const G = globalThis, {Date, RegExp, ArrayBuffer, Map, Set, WeakMap, WeakSet, Error} = G, P = Promise, PT = P.prototype.then, RA = Reflect.apply, RD = Reflect.deleteProperty;
+const G = globalThis, {Date, RegExp, ArrayBuffer, Map, Set, WeakMap, WeakSet, Error} = G, P = Promise, PT = P.prototype.then, PF = P.prototype.finally, RA = Reflect.apply, RD = Reflect.deleteProperty;
 const def = (o, name, fn) => {
 	if (Object.prototype.hasOwnProperty.call(o, name)) return;
 	Object.defineProperty(o, name, {value: fn, writable: true, configurable: true, enumerable: false});
@@ -190,7 +190,31 @@ const then = function then(onFulfilled, onRejected) {
 	let v = this;
 	// A frozen result cannot lose its then: resolve with a plain copy.
 	if (!RD(v, "then")) v = JSONparse(JSONstringify(v));
+	if (v.catch === catch_) RD(v, "catch");
+	if (v.finally === finally_) RD(v, "finally");
 	return RA(PT, new P(resolve => resolve(v)), [onFulfilled, onRejected]);
+};
+// The tools are declared to return promises, so a result has a promise's
+// catch and finally beside then (non-enumerable, removed with then).
+const catch_ = function catch_(onRejected) { return RA(then, this, [undefined, onRejected]); };
+Object.defineProperty(catch_, "name", {value: "catch"});
+const finally_ = function finally_(onFinally) { return RA(PF, RA(then, this, []), [onFinally]); };
+Object.defineProperty(finally_, "name", {value: "finally"});
+// promised(obj, key, ...args) calls obj[key](...args) as a
+// promise-returning function would run: what it throws becomes a
+// rejected promise. The compiler calls a tool through it (as
+// __scrollback_promised) where the call is followed by .then, .catch or
+// .finally, or is an element of Promise.all([...]) and its kin, so that
+// a failing call reaches the script's handler (a call the script does not
+// handle throws where it is made, as await would).
+const promised = function promised(obj, key, ...args) {
+	let v;
+	try {
+		v = RA(obj[key], obj, args);
+	} catch (e) {
+		return P.reject(e);
+	}
+	return P.resolve(v);
 };
 // JSON for what the run shows (the return value, console output): a Map
 // as an object (an array of entries when a key is not a string or a
@@ -234,7 +258,7 @@ const shown = function shown(v) {
 		for (let i = 0; i < n; i++) RD(added[i], "toJSON");
 	}
 };
-return [then, shown];
+return [then, shown, catch_, finally_, promised];
 })`
 
 var (
@@ -243,27 +267,37 @@ var (
 	preludeErr  error
 )
 
-// prelude installs the polyfills in vm and returns the then method for
-// tool results, and shown: JSON.stringify with a JSON form for Map, Set
-// and BigInt, for what the run shows.
-func prelude(vm *goja.Runtime, parse, stringify goja.Value) (then goja.Value, shown goja.Callable, err error) {
+// preludeFuncs are what the prelude gives the run: then, catch and
+// finally for tool results (thenable), shown (JSON.stringify with a JSON
+// form for Map, Set and BigInt, for what the run shows) and promised,
+// which calls a tool as a promise-returning function (promisedCalls).
+type preludeFuncs struct {
+	then, catch, finally goja.Value
+	shown                goja.Callable
+	promised             goja.Value
+}
+
+// prelude installs the polyfills in vm and returns its functions.
+func prelude(vm *goja.Runtime, parse, stringify goja.Value) (preludeFuncs, error) {
 	preludeOnce.Do(func() { preludePrg, preludeErr = goja.Compile("prelude.js", preludeSource, true) })
 	if preludeErr != nil {
-		return nil, nil, preludeErr
+		return preludeFuncs{}, preludeErr
 	}
 	v, err := vm.RunProgram(preludePrg)
 	if err != nil {
-		return nil, nil, err
+		return preludeFuncs{}, err
 	}
 	fn, _ := goja.AssertFunction(v)
-	pair, err := fn(goja.Undefined(), parse, stringify)
+	list, err := fn(goja.Undefined(), parse, stringify)
 	if err != nil {
-		return nil, nil, err
+		return preludeFuncs{}, err
 	}
-	o := pair.ToObject(vm)
-	shown, ok := goja.AssertFunction(o.Get("1"))
-	if !ok {
-		return nil, nil, errors.New("prelude: no shown function")
+	o := list.ToObject(vm)
+	f := preludeFuncs{then: o.Get("0"), catch: o.Get("2"), finally: o.Get("3"), promised: o.Get("4")}
+	var ok1 bool
+	f.shown, ok1 = goja.AssertFunction(o.Get("1"))
+	if _, ok2 := goja.AssertFunction(f.promised); !ok1 || !ok2 {
+		return preludeFuncs{}, errors.New("prelude: a function is missing")
 	}
-	return o.Get("0"), shown, nil
+	return f, nil
 }
