@@ -3,6 +3,7 @@ package scrollback_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -323,4 +324,43 @@ func TestQueryJSONLinesPastTheCap(t *testing.T) {
 	if err != nil || res.Text != "" || !strings.Contains(res.Note, "may still exist") {
 		t.Errorf("a record in the gap: %q, note %q, %v", res.Text, res.Note, err)
 	}
+}
+
+// FuzzQueryPaging: whatever the results hold (any text, multi-byte
+// characters of every length) and whatever the limit, the pages follow
+// one another by nextOffset, each valid UTF-8 and within the limit, and
+// put together are the results in one page; an offset inside a character
+// is the offset error, never a page that splits it.
+func FuzzQueryPaging(f *testing.F) {
+	f.Add("aé€😀", 4)
+	f.Add(strings.Repeat("😀x", 700), 5)
+	f.Add("\u2028<&>\x00\xff", 7)
+	env := newTestEnv(f)
+	f.Fuzz(func(t *testing.T, s string, limit int) {
+		limit = 4 + abs(limit)%(scrollback.PageLimit-3)
+		doc, _ := json.Marshal(strings.Split(s, "é"))
+		id := env.save(t, env.sess, doc)
+		in := scrollback.QueryInput{ID: id, Filter: ".[]"}
+		whole := queryAll(t, env.sess, in)
+		in.Limit = intp(limit)
+		if got := queryAll(t, env.sess, in); got != whole {
+			t.Fatalf("pages of %d bytes put together:\n%q\nwant\n%q", limit, got, whole)
+		}
+		for off := range len(whole) {
+			if utf8.RuneStart(whole[off]) {
+				continue
+			}
+			_, err := env.sess.QueryToolOutput(context.Background(), scrollback.QueryInput{ID: id, Filter: ".[]", Offset: int64(off), Limit: intp(limit)})
+			if !errors.Is(err, scrollback.ErrOffset) {
+				t.Fatalf("offset %d inside a character: %v, want the offset error", off, err)
+			}
+		}
+	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
