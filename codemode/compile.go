@@ -122,13 +122,15 @@ func transpile(code string) (string, *sourceMap, *Error) {
 	if len(out.Errors) > 0 {
 		m := out.Errors[0]
 		e := &Error{Kind: "syntax", Err: ErrSyntax, Message: "SyntaxError: " + m.Text}
+		lines := jsLines(wrapHead + code + wrapTail)
 		if l := m.Location; l != nil {
-			e.Line = userLine(l.Line, code)
-			if l.Line >= 2 { // on the wrapper's lines, the column means nothing to the model
-				e.Column = columnOf(l.LineText, l.Column)
+			p, _ := nlPos(lines, l.Line-1, columnOf(l.LineText, l.Column)-1)
+			e.Line = userLine(p.line, code)
+			if p.line >= 2 { // on the wrapper's lines, the column means nothing to the model
+				e.Column = p.column + 1
 			}
-			if l.Line > strings.Count(code, "\n")+2 {
-				endedEarly(e, m, code)
+			if l.Line >= len(lines) { // the wrapper's closing line
+				endedEarly(e, m, code, lines)
 			}
 		}
 		if len(out.Errors) > 1 {
@@ -147,7 +149,7 @@ func transpile(code string) (string, *sourceMap, *Error) {
 // written (its last line with text), esbuild's words kept unless they
 // blame the wrapper's "}" or ")", and where a note of esbuild's points
 // into the script (where an unclosed comment starts), that is said too.
-func endedEarly(e *Error, m api.Message, code string) {
+func endedEarly(e *Error, m api.Message, code string, wrapped []jsLine) {
 	lines := strings.Split(code, "\n")
 	e.Line, e.Column = len(lines), 1
 	for i := len(lines) - 1; i >= 0; i-- {
@@ -161,8 +163,10 @@ func endedEarly(e *Error, m api.Message, code string) {
 		e.Message += " (" + m.Text + ")"
 	}
 	for _, n := range m.Notes {
-		if l := n.Location; l != nil && l.Line >= 2 && l.Line <= len(lines)+1 {
-			e.Message += fmt.Sprintf("; %s line %d, column %d", strings.TrimSpace(n.Text), l.Line-1, columnOf(l.LineText, l.Column))
+		if l := n.Location; l != nil {
+			if p, ok := nlPos(wrapped, l.Line-1, columnOf(l.LineText, l.Column)-1); ok && p.line >= 2 && p.line <= len(lines)+1 {
+				e.Message += fmt.Sprintf("; %s line %d, column %d", strings.TrimSpace(n.Text), p.line-1, p.column+1)
+			}
 		}
 	}
 }

@@ -35,6 +35,11 @@ func TestErrorPositions(t *testing.T) {
 		{"what goja lacks, after types", "const s: string = 'ü'; return /a/v.test('a')", 1, 31},
 		{"a failing call handled by then only", "const a = 1;\n  await tools.fail({}).then(r => r)", 2, 19},
 		{"a failing call in Promise.all", "const a = 1;\nawait Promise.all([tools.echo({}),\n  tools.fail({})])", 3, 13},
+		// U+2028 and U+2029 end a line for JavaScript (and esbuild's
+		// source map), not for the model, whose lines end at "\n".
+		{"line separator in a string before", "const s = 'a\u2028b';\nundefinedName.f();", 2, 1},
+		{"paragraph separator in a comment before", "/* a\u2029b */\nconst x = 1; undefinedName.f();", 2, 14},
+		{"line separator in a template, same line", "const s = `a\u2028b`; undefinedName.f();", 1, 18},
 		{"in a typed arrow", "const f = (a: number): number => { return undefinedName };\nf(1)", 1, 43},
 	}
 	for _, tt := range tests {
@@ -54,7 +59,7 @@ func TestErrorPositions(t *testing.T) {
 // esbuild's source map is on a line of the wrapped code and within it
 // (a character column at most its length).
 func FuzzSourceMap(f *testing.F) {
-	for _, s := range []string{"const x: number = 1;\nnull.f()", "const s = '😀日本'; throw new Error('x')", "enum E { A }\nreturn E.A", "@dec class A {}"} {
+	for _, s := range []string{"const x: number = 1;\nnull.f()", "const s = 'a\u2028b';\r\nundefinedName.f()\r", "const s = '😀日本'; throw new Error('x')", "enum E { A }\nreturn E.A", "@dec class A {}"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, code string) {
@@ -89,6 +94,7 @@ func TestSyntaxErrorAtTheEnd(t *testing.T) {
 		line, column int
 		says         string
 	}{
+		{"after a line separator in a string", "const s = 'a\u2028b';\nconst = 1;", 2, 7, "SyntaxError"},
 		{"unclosed template, one line", "const s = `abc", 1, 15, "end of the script"},
 		{"unclosed template, TypeScript", "const n: number = 1;\nconst s: string = `a${n", 2, 24, "end of the script"},
 		{"unclosed template, newline after", "const s = `abc\n", 1, 15, "end of the script"},

@@ -14,8 +14,61 @@ import (
 // counts from the mapping to the position where esbuild left the text
 // as it was, and gives columns in characters.
 type sourceMap struct {
-	gen, src []string    // the generated and the wrapped source, by line
-	lines    [][]segment // the mappings of each generated line, by column
+	gen   []string    // the generated source, by line
+	src   []jsLine    // the wrapped source, by JavaScript's lines
+	lines [][]segment // the mappings of each generated line, by column
+}
+
+// jsLine is a line of source as JavaScript (and so esbuild, in its source
+// map and its errors) counts lines: ended by "\n", "\r\n", "\r", U+2028
+// or U+2029. The model counts lines ended by "\n" only: nl is the 0-based
+// index of the "\n" line it is part of, col the characters before it in
+// that line.
+type jsLine struct {
+	text    string
+	nl, col int
+}
+
+// jsLines splits src into JavaScript's lines.
+func jsLines(src string) []jsLine {
+	var out []jsLine
+	nl, col, start := 0, 0, 0
+	for i := 0; i < len(src); {
+		r, size := utf8.DecodeRuneInString(src[i:])
+		end := -1 // where the terminator ends, when there is one at i
+		switch r {
+		case '\n', '\u2028', '\u2029':
+			end = i + size
+		case '\r':
+			end = i + 1
+			if strings.HasPrefix(src[end:], "\n") {
+				end++
+			}
+		}
+		if end < 0 {
+			i += size
+			continue
+		}
+		text := src[start:i]
+		out = append(out, jsLine{text: text, nl: nl, col: col})
+		if src[end-1] == '\n' {
+			nl, col = nl+1, 0
+		} else {
+			col += utf8.RuneCountInString(src[start:end])
+		}
+		start, i = end, end
+	}
+	return append(out, jsLine{text: src[start:], nl: nl, col: col})
+}
+
+// nlPos turns a JavaScript line (0-based) and a character column in it
+// into the "\n" line (1-based) and the character column (0-based) in it;
+// ok is false past the last line.
+func nlPos(lines []jsLine, line, column int) (wrappedPos, bool) {
+	if line < 0 || line >= len(lines) {
+		return wrappedPos{}, false
+	}
+	return wrappedPos{lines[line].nl + 1, lines[line].col + column}, true
 }
 
 // segment is one mapping: 0-based, columns in UTF-16 units as source
@@ -31,7 +84,7 @@ func parseSourceMap(raw []byte, gen, src string) *sourceMap {
 	if json.Unmarshal(raw, &v) != nil {
 		return nil
 	}
-	m := &sourceMap{gen: strings.Split(gen, "\n"), src: strings.Split(src, "\n")}
+	m := &sourceMap{gen: strings.Split(gen, "\n"), src: jsLines(src)}
 	// Each field is relative to the one before; the source index (the
 	// second) is always 0, the one source.
 	var srcLine, srcCol int
@@ -99,7 +152,7 @@ func (m *sourceMap) original(line, byteCol int) (wrappedPos, bool) {
 	if seg == nil || seg.srcLine >= len(m.src) {
 		return wrappedPos{}, false
 	}
-	src := m.src[seg.srcLine]
+	src := m.src[seg.srcLine].text
 	at := byteOfUTF16(src, seg.srcCol)
 	// Where esbuild copied the text from the mapping to the position as
 	// it was, the position is as far past the mapping in the source.
@@ -108,7 +161,7 @@ func (m *sourceMap) original(line, byteCol int) (wrappedPos, bool) {
 	if strings.HasPrefix(src[at:], genLine[from:to]) {
 		at += to - from
 	}
-	return wrappedPos{seg.srcLine + 1, utf8.RuneCountInString(src[:at])}, true
+	return nlPos(m.src, seg.srcLine, utf8.RuneCountInString(src[:at]))
 }
 
 // utf16Len is the length of s in UTF-16 units.
