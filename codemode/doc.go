@@ -38,11 +38,15 @@
 // timeout, which says so. Code that closes the wrapper early is refused.
 //
 // Tools are synchronous Go calls underneath. Each object result also has a
-// non-enumerable then that resolves to the object itself, so
-// tools.x({}).field, (await tools.x({})).field, Promise.all([...]) and
-// tools.x({}).then(f) all see the same value. A failing tool throws at the
-// call (try/catch around the call, with or without await, catches it); a
-// string result has no then, but await works on it.
+// non-enumerable then (and a promise's catch and finally) that resolves to
+// the object itself, so tools.x({}).field, (await tools.x({})).field,
+// Promise.all([...]) and tools.x({}).then(f) all see the same value. A
+// failing tool throws at the call (try/catch around the call, with or
+// without await, catches it), except where the script handles the call's
+// promise itself (tools.x({}).catch(f), .then, .finally, or the call as an
+// element of Promise.all([...]) and its kin): the compiler calls those
+// through a helper that turns the throw into a rejected promise. A string
+// result has no then, but await works on it.
 //
 // Each run gets a fresh goja runtime holding only the ECMAScript built-ins,
 // small polyfills for what goja lacks (Object.groupBy, Map.groupBy,
