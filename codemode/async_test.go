@@ -48,6 +48,7 @@ func TestAwait(t *testing.T) {
 		{"awaited value keeps no catch or finally", `const r = await tools.echo({n: 1}).catch(() => null); return ["then", "catch", "finally"].filter(k => k in r)`, `[]`},
 		{"a tools of the script's own", "const tools = {n: 3, get(k: number) { return this.n * k }};\nreturn await tools.get(2).then((v: number) => v + 1)", `7`},
 		{"a tools of the script's own, in Promise.all", "const tools = {get: async (k: number) => k};\nreturn await Promise.all([tools.get(1), tools['get'](2)])", `[1,2]`},
+		{".then on a string result", `return tools.text({}).then(s => s.length)`, `5`},
 		{"a result's own catch field is kept", `return (await tools.own({})).catch`, `1`},
 		{"queueMicrotask", `let x = 0; queueMicrotask(() => { x = 1 }); await null; return x`, `1`},
 		{"top-level for await", `let n = 0; for await (const x of [Promise.resolve(1), 2]) n += x; return n`, `3`},
