@@ -294,7 +294,8 @@ func scriptPosition(at []wrappedPos, oneLine bool) (line, column int) {
 }
 
 // markLoops gives each loop whose test is constant or absent (while
-// (true), for (;;)) a position of its own on every turn: a
+// (true), for (;;)) a position of its own on every turn (and each null or
+// undefined literal used as a receiver one, markedNullish): a
 // `typeof loopMark;` at the loop's start, before its body. goja compiles
 // such a loop with an empty body (or a body of awaits) to jumps with no
 // position, and a script stopped there (by its timeout) was said to have
@@ -309,6 +310,10 @@ func markLoops(v reflect.Value) {
 			return
 		}
 		switch n := v.Interface().(type) {
+		case *ast.DotExpression:
+			n.Left = markedNullish(n.Left)
+		case *ast.BracketExpression:
+			n.Left = markedNullish(n.Left)
 		case *ast.WhileStatement:
 			if constantTest(n.Test) {
 				n.Body = marked(n.While, n.Body)
@@ -334,6 +339,27 @@ func markLoops(v reflect.Value) {
 			markLoops(v.Index(i))
 		}
 	}
+}
+
+// markedNullish gives left, when it is the literal null or undefined
+// (which esbuild writes as void 0), a position of its own: a `typeof
+// loopMark` at it, evaluated first. goja gives a method call or an
+// assignment on such a receiver no position, and the TypeError it throws
+// was said to be at the last step before it that had one, often the
+// statement before. Anything else is returned as it is.
+func markedNullish(left ast.Expression) ast.Expression {
+	switch l := left.(type) {
+	case *ast.NullLiteral:
+	case *ast.UnaryExpression:
+		if l.Operator != token.VOID {
+			return left
+		}
+	default:
+		return left
+	}
+	at := left.Idx0()
+	mark := &ast.UnaryExpression{Operator: token.TYPEOF, Idx: at, Operand: &ast.Identifier{Idx: at, Name: loopMark}}
+	return &ast.SequenceExpression{Sequence: []ast.Expression{mark, left}}
 }
 
 // astPkg is the package of goja's syntax tree: markLoops walks its nodes

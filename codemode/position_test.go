@@ -40,6 +40,11 @@ func TestErrorPositions(t *testing.T) {
 		{"line separator in a string before", "const s = 'a\u2028b';\nundefinedName.f();", 2, 1},
 		{"paragraph separator in a comment before", "/* a\u2029b */\nconst x = 1; undefinedName.f();", 2, 14},
 		{"line separator in a template, same line", "const s = `a\u2028b`; undefinedName.f();", 1, 18},
+		// goja gives a call on a null or undefined literal no position of
+		// its own: it was reported at the statement before.
+		{"method of null on the second line", "const a = 1;\nnull.x();", 2, 1},
+		{"method of undefined, indented", "const a = 1;\n  undefined.x();", 2, 3},
+		{"bracketed method of null", "const a = 1;\nconst b = 2; null['x']();", 2, 14},
 		{"in a typed arrow", "const f = (a: number): number => { return undefinedName };\nf(1)", 1, 43},
 	}
 	for _, tt := range tests {
