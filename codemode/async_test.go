@@ -384,3 +384,47 @@ func TestAllocCounts(t *testing.T) {
 	}
 	runtime.KeepAlive(sink)
 }
+
+// TestUnhandledRejection: a promise the script lets be rejected with no
+// handler (an async callback in forEach, a .then chain not awaited) is
+// not lost without a word: the logs say what it was rejected with, and
+// where. The run's own result is as it was; a rejection that is handled,
+// or that is the script's own error, is not logged.
+func TestUnhandledRejection(t *testing.T) {
+	fail := Tool{Name: "fail", Call: func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		return nil, errors.New("fail: nope")
+	}}
+	tests := []struct {
+		name, code, value string
+		logs              []string // each in the logs; none: no rejection logged
+		count             int      // lines saying "unhandled"
+	}{
+		{"then chain not awaited", "tools.fail({}).then(r => r);\nreturn 1", "1", []string{"unhandled promise rejection", "tools.fail: nope", "line 1"}, 1},
+		{"async callbacks in forEach", "[1, 2].forEach(async n => {\n  await tools.fail({n});\n});\nreturn 2", "2", []string{"tools.fail: nope", "line 2"}, 2},
+		{"rejected promise dropped", "const a = 1;\nPromise.reject(new Error('dropped'));\nreturn 3", "3", []string{"Error: dropped", "line 2"}, 1},
+		{"caught", "await tools.fail({}).catch(() => null);\nreturn 4", "4", nil, 0},
+		{"caught later", "const p = Promise.reject(new Error('x'));\nawait null;\nreturn await p.catch(() => 5)", "5", nil, 0},
+		{"allSettled", "await Promise.allSettled([1, 2].map(async () => tools.fail({})));\nreturn 6", "6", nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := Run(context.Background(), tt.code, []Tool{echoTool(), fail}, Options{})
+			if res.Error != nil || string(res.Value) != tt.value {
+				t.Fatalf("value %q, error %v; want %s", res.Value, res.Error, tt.value)
+			}
+			for _, s := range tt.logs {
+				if !strings.Contains(res.Logs, s) {
+					t.Errorf("logs %q lack %q", res.Logs, s)
+				}
+			}
+			if n := strings.Count(res.Logs, "unhandled"); n != tt.count {
+				t.Errorf("logs %q say unhandled %d times, want %d", res.Logs, n, tt.count)
+			}
+		})
+	}
+	// The script's own error is its error, not also an unhandled rejection.
+	res := Run(context.Background(), "await tools.fail({})", []Tool{fail}, Options{})
+	if res.Error == nil || strings.Contains(res.Logs, "unhandled") {
+		t.Errorf("error %v, logs %q", res.Error, res.Logs)
+	}
+}

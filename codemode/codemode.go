@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -231,7 +232,9 @@ func runWith(ctx context.Context, code string, tools []Tool, opts Options, mem *
 	}
 
 	v, err := r.call(prg)
+	var main *goja.Promise // the async body's own promise
 	if err == nil {
+		main, _ = v.Export().(*goja.Promise)
 		v, err = r.settle(v)
 	}
 	if stopWatch() {
@@ -249,8 +252,47 @@ func runWith(ctx context.Context, code string, tools []Tool, opts Options, mem *
 	case v != nil:
 		r.setValue(v)
 	}
+	if r.vm != nil && r.ctx.Err() == nil {
+		r.logUnhandled(main)
+	}
 	r.finishLogs()
 	return res
+}
+
+// maxUnhandled is how many unhandled rejections the logs describe one by
+// one; past it, they are counted.
+const maxUnhandled = 10
+
+// logUnhandled writes to the logs each promise that was rejected and had
+// no handler when the run ended, other than the async body's own (main,
+// which is the run's error): what it was rejected with, and where. An
+// async callback the script did not await (forEach(async ...)), or a
+// .then chain left to itself, fails without stopping the script; the
+// failure is not lost without a word. (Node.js ends the process there.)
+func (r *run) logUnhandled(main *goja.Promise) {
+	n := 0
+	for _, p := range r.unhandled {
+		if p == main || p.State() != goja.PromiseStateRejected {
+			continue
+		}
+		n++
+		if n > maxUnhandled {
+			continue
+		}
+		e := r.scriptError(&rejection{p.Result()})
+		at := ""
+		if e.Line > 0 {
+			at = fmt.Sprintf(" (line %d", e.Line)
+			if e.Column > 0 {
+				at += fmt.Sprintf(", column %d", e.Column)
+			}
+			at += ")"
+		}
+		r.appendLog("error: unhandled promise rejection, which nothing awaited or caught, so the script went on: " + e.Message + at + "\n")
+	}
+	if n > maxUnhandled {
+		r.appendLog(fmt.Sprintf("error: %d more unhandled promise rejections\n", n-maxUnhandled))
+	}
 }
 
 type run struct {
@@ -284,6 +326,10 @@ type run struct {
 	then      goja.Value // given to each object a tool returns
 	catch     goja.Value // given with then
 	finally   goja.Value // given with then
+
+	// unhandled are the promises rejected with no handler, in order; a
+	// promise is taken out when a handler is added (logUnhandled).
+	unhandled []*goja.Promise
 
 	logs        strings.Builder
 	logFull     bool
@@ -361,6 +407,16 @@ const memGrace = 50 * time.Millisecond
 func (r *run) setup(tools []Tool) error {
 	vm := r.vm
 	vm.SetMaxCallStackSize(r.opts.MaxStackDepth)
+	vm.SetPromiseRejectionTracker(func(p *goja.Promise, op goja.PromiseRejectionOperation) {
+		switch op {
+		case goja.PromiseRejectionReject:
+			r.unhandled = append(r.unhandled, p)
+		case goja.PromiseRejectionHandle:
+			if i := slices.Index(r.unhandled, p); i >= 0 {
+				r.unhandled = slices.Delete(r.unhandled, i, i+1)
+			}
+		}
+	})
 	// Keep the built-ins the bridge relies on before the script can
 	// replace them.
 	json := vm.Get("JSON").ToObject(vm)
