@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -405,6 +406,11 @@ func TestUnhandledRejection(t *testing.T) {
 		{"caught", "await tools.fail({}).catch(() => null);\nreturn 4", "4", nil, 0},
 		{"caught later", "const p = Promise.reject(new Error('x'));\nawait null;\nreturn await p.catch(() => 5)", "5", nil, 0},
 		{"allSettled", "await Promise.allSettled([1, 2].map(async () => tools.fail({})));\nreturn 6", "6", nil, 0},
+		// Many rejected, all handled later, and one of them left: only it
+		// is logged.
+		{"many handled later", "const ps = [];\nfor (let i = 0; i < 20000; i++) ps.push(Promise.reject(new Error('x' + i)));\nPromise.reject(new Error('the one left'));\nconst r = await Promise.allSettled(ps);\nreturn r.length", "20000", []string{"Error: the one left", "line 3"}, 1},
+		// In the order they were rejected.
+		{"in order", "Promise.reject(new Error('first'));\nPromise.reject(new Error('second'));\nreturn 7", "7", []string{"first (line 1", "second (line 2"}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -421,6 +427,19 @@ func TestUnhandledRejection(t *testing.T) {
 				t.Errorf("logs %q say unhandled %d times, want %d", res.Logs, n, tt.count)
 			}
 		})
+	}
+	// The rejections are logged in the order they happened, whatever the
+	// order of a map.
+	for range 5 {
+		res := Run(context.Background(), "for (let i = 0; i < 9; i++) Promise.reject(new Error('r' + i));\nreturn 0", nil, Options{})
+		last := -1
+		for i := range 9 {
+			at := strings.Index(res.Logs, fmt.Sprintf("Error: r%d ", i))
+			if at <= last {
+				t.Fatalf("rejection r%d logged out of order: %q", i, res.Logs)
+			}
+			last = at
+		}
 	}
 	// The script's own error is its error, not also an unhandled rejection.
 	res := Run(context.Background(), "await tools.fail({})", []Tool{fail}, Options{})

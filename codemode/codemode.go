@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"runtime/debug"
 	"slices"
@@ -270,8 +271,9 @@ const maxUnhandled = 10
 // .then chain left to itself, fails without stopping the script; the
 // failure is not lost without a word. (Node.js ends the process there.)
 func (r *run) logUnhandled(main *goja.Promise) {
+	ps := slices.SortedFunc(maps.Keys(r.unhandled), func(a, b *goja.Promise) int { return r.unhandled[a] - r.unhandled[b] })
 	n := 0
-	for _, p := range r.unhandled {
+	for _, p := range ps {
 		if p == main || p.State() != goja.PromiseStateRejected {
 			continue
 		}
@@ -327,9 +329,12 @@ type run struct {
 	catch     goja.Value // given with then
 	finally   goja.Value // given with then
 
-	// unhandled are the promises rejected with no handler, in order; a
-	// promise is taken out when a handler is added (logUnhandled).
-	unhandled []*goja.Promise
+	// unhandled are the promises rejected with no handler, each with
+	// its place in the order of rejections; a promise is taken out when a
+	// handler is added (logUnhandled). A map: a script may reject and
+	// then handle many thousands (Promise.allSettled of failing calls).
+	unhandled map[*goja.Promise]int
+	rejected  int // rejections seen, for the order of unhandled
 
 	logs        strings.Builder
 	logFull     bool
@@ -410,11 +415,13 @@ func (r *run) setup(tools []Tool) error {
 	vm.SetPromiseRejectionTracker(func(p *goja.Promise, op goja.PromiseRejectionOperation) {
 		switch op {
 		case goja.PromiseRejectionReject:
-			r.unhandled = append(r.unhandled, p)
-		case goja.PromiseRejectionHandle:
-			if i := slices.Index(r.unhandled, p); i >= 0 {
-				r.unhandled = slices.Delete(r.unhandled, i, i+1)
+			if r.unhandled == nil {
+				r.unhandled = map[*goja.Promise]int{}
 			}
+			r.rejected++
+			r.unhandled[p] = r.rejected
+		case goja.PromiseRejectionHandle:
+			delete(r.unhandled, p)
 		}
 	})
 	// Keep the built-ins the bridge relies on before the script can
