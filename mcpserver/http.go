@@ -51,6 +51,10 @@ var (
 	// loopback when no bearer token is configured.
 	ErrNeedToken = errors.New("mcpserver: serving a non-loopback address requires a bearer token")
 
+	// ErrBadAddress is returned by CheckAddress and Listen for an address
+	// that is not HOST:PORT with a port from 0 to 65535.
+	ErrBadAddress = errors.New("mcpserver: bad address")
+
 	// ErrNoTokens is returned by ReadTokenFile for a file that holds no
 	// token.
 	ErrNoTokens = errors.New("mcpserver: no token in the token file")
@@ -121,14 +125,8 @@ type HTTPOptions struct {
 // an interface's address, or a name that resolves to one. Port 0 picks a
 // free port; the listener's Addr says which.
 func Listen(ctx context.Context, addr string, tokens bool) (net.Listener, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("mcpserver: bad address %q: want HOST:PORT, e.g. 127.0.0.1:7777", addr)
-	}
-	if !tokens {
-		if err := checkLoopback(ctx, host); err != nil {
-			return nil, err
-		}
+	if err := CheckAddress(ctx, addr, tokens); err != nil {
+		return nil, err
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
@@ -140,6 +138,23 @@ func Listen(ctx context.Context, addr string, tokens bool) (net.Listener, error)
 		return nil, fmt.Errorf("%w: %s is bound to %s; use 127.0.0.1 or give a token (--token-file or $SCROLLBACK_TOKEN)", ErrNeedToken, addr, ln.Addr())
 	}
 	return ln, nil
+}
+
+// CheckAddress checks addr as Listen does before binding it: HOST:PORT
+// with a port from 0 to 65535 (else ErrBadAddress), and unless tokens, a
+// loopback host (else ErrNeedToken; a name is resolved to know).
+func CheckAddress(ctx context.Context, addr string, tokens bool) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	if err != nil {
+		return fmt.Errorf("%w %q: want HOST:PORT, e.g. 127.0.0.1:7777", ErrBadAddress, addr)
+	}
+	if !tokens {
+		return checkLoopback(ctx, host)
+	}
+	return nil
 }
 
 func checkLoopback(ctx context.Context, host string) error {

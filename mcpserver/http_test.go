@@ -306,10 +306,20 @@ func TestListen(t *testing.T) {
 		{"192.0.2.1:0", false, false},
 		{"0.0.0.0:0", true, true},
 		{"127.0.0.1", false, false}, // no port
+		{"127.0.0.1:99999", true, false},
+		{"127.0.0.1:-1", true, false},
+		{"nonsense", true, false},
+		{"", true, false},
 	} {
 		ln, err := Listen(ctx, tc.addr, tc.tokens)
 		if ln != nil {
 			ln.Close()
+		}
+		if tc.tokens && !tc.ok && !errors.Is(err, ErrBadAddress) {
+			t.Errorf("Listen(%q): %v, want ErrBadAddress", tc.addr, err)
+		}
+		if cerr := CheckAddress(ctx, tc.addr, tc.tokens); (cerr == nil) != tc.ok {
+			t.Errorf("CheckAddress(%q, tokens=%v) = %v, want ok=%v", tc.addr, tc.tokens, cerr, tc.ok)
 		}
 		if tc.addr == "[::1]:0" && err != nil && !errors.Is(err, ErrNeedToken) {
 			continue // no IPv6 on this machine

@@ -95,7 +95,7 @@ var ErrOAuthConfig = errors.New("mcpserver: OAuth")
 // verifier of tokens for opts.Audience. It fails when the issuer cannot
 // be reached or names another issuer than the one asked for.
 func NewOAuth(ctx context.Context, opts OAuthOptions) (*OAuth, error) {
-	if err := checkIssuer(opts.Issuer); err != nil {
+	if err := CheckIssuer(opts.Issuer); err != nil {
 		return nil, err
 	}
 	if opts.Audience == "" {
@@ -142,15 +142,25 @@ func NewOAuth(ctx context.Context, opts OAuthOptions) (*OAuth, error) {
 	return o, nil
 }
 
-// checkIssuer refuses an issuer that is not an absolute https URL (http
-// is allowed on loopback, for development).
-func checkIssuer(issuer string) error {
+// Why CheckIssuer refuses an issuer; its errors wrap one of them (and
+// ErrOAuthConfig).
+var (
+	// ErrIssuerNotURL: the issuer is not an absolute http or https URL.
+	ErrIssuerNotURL = errors.New("want the issuer's URL, e.g. https://accounts.example.com/realms/team")
+	// ErrIssuerNotHTTPS: an issuer off this machine uses http.
+	ErrIssuerNotHTTPS = errors.New("an issuer off this machine must use https")
+)
+
+// CheckIssuer refuses an issuer that is not an absolute https URL (http
+// is allowed on loopback, for development), as NewOAuth does, without
+// asking the issuer anything.
+func CheckIssuer(issuer string) error {
 	u, err := url.Parse(issuer)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return fmt.Errorf("%w: issuer %q: want the issuer's URL, e.g. https://accounts.example.com/realms/team", ErrOAuthConfig, issuer)
+		return fmt.Errorf("%w: issuer %q: %w", ErrOAuthConfig, issuer, ErrIssuerNotURL)
 	}
 	if u.Scheme == "http" && !isLoopbackHost(u.Hostname()) {
-		return fmt.Errorf("%w: issuer %q: an issuer off this machine must use https", ErrOAuthConfig, issuer)
+		return fmt.Errorf("%w: issuer %q: %w", ErrOAuthConfig, issuer, ErrIssuerNotHTTPS)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -335,9 +336,25 @@ func TestParseScopes(t *testing.T) {
 }
 
 func TestNewOAuthRefusesBadIssuers(t *testing.T) {
-	for _, issuer := range []string{"", "issuer.example.com", "http://issuer.example.com", "ftp://x"} {
-		if _, err := NewOAuth(context.Background(), OAuthOptions{Issuer: issuer, Audience: "https://x/mcp"}); err == nil {
-			t.Errorf("NewOAuth accepted issuer %q", issuer)
+	for _, tc := range []struct {
+		issuer string
+		want   error // what CheckIssuer's error wraps
+	}{
+		{"", ErrIssuerNotURL},
+		{"issuer.example.com", ErrIssuerNotURL},
+		{"ftp://x", ErrIssuerNotURL},
+		{"http://issuer.example.com", ErrIssuerNotHTTPS},
+	} {
+		if _, err := NewOAuth(context.Background(), OAuthOptions{Issuer: tc.issuer, Audience: "https://x/mcp"}); err == nil {
+			t.Errorf("NewOAuth accepted issuer %q", tc.issuer)
+		}
+		if err := CheckIssuer(tc.issuer); !errors.Is(err, tc.want) || !errors.Is(err, ErrOAuthConfig) {
+			t.Errorf("CheckIssuer(%q) = %v, want it to wrap %v", tc.issuer, err, tc.want)
+		}
+	}
+	for _, issuer := range []string{"https://issuer.example.com/realms/team", "http://127.0.0.1:1", "http://localhost:8080/"} {
+		if err := CheckIssuer(issuer); err != nil {
+			t.Errorf("CheckIssuer(%q) = %v", issuer, err)
 		}
 	}
 	// An issuer that cannot be reached fails at start, naming it.

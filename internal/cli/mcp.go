@@ -48,7 +48,7 @@ func (c *mcpCmd) Run(ctx context.Context, args []string) error {
 	if len(pos) != 0 {
 		return usagef("mcp takes no arguments, got %q", pos)
 	}
-	if err := c.checkFlags(fs); err != nil {
+	if err := c.checkFlags(fs, c.io.Getenv); err != nil {
 		return err
 	}
 	if c.http != "" && c.session != "" {

@@ -141,7 +141,7 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		return usagef("--session applies to stdio only: over HTTP a client resumes a session with the %s header", mcpserver.SessionHeader)
 	}
 
-	if err := c.checkFlags(fs); err != nil {
+	if err := c.checkFlags(fs, c.io.Getenv); err != nil {
 		return err
 	}
 	if c.cwd != "" {

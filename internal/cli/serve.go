@@ -39,6 +39,7 @@ type httpServing struct {
 	origins     originFlag
 	drain       time.Duration
 	rate        rateFlag
+	httpExample string // --http's example address, as its usage gives it
 
 	oauthIssuer    string
 	oauthAudience  string
@@ -101,12 +102,17 @@ const defaultDrain = 30 * time.Second
 // such a connection, a client's or anyone's, held a descriptor forever.
 var idleConnTimeout = 2 * time.Minute
 
-// addFlags puts the HTTP serving flags on fs.
+// metricsExample is the example address of --metrics.
+const metricsExample = "127.0.0.1:9090"
+
+// addFlags puts the HTTP serving flags on fs; example is --http's example
+// address.
 func (h *httpServing) addFlags(fs *flag.FlagSet, example string) {
+	h.httpExample = example
 	fs.StringVar(&h.http, "http", "", "serve streamable HTTP at /mcp on `ADDR`, e.g. "+example+" (port 0 picks one; default none: stdio)")
 	fs.StringVar(&h.tokenFile, "token-file", "", "with --http, require a bearer token from `FILE`: one a line, \"alice: TOKEN\" or a bare TOKEN; re-read on SIGHUP (default: $SCROLLBACK_TOKEN, the token itself, else none)")
 	fs.DurationVar(&h.idle, "idle-timeout", mcpserver.DefaultIdleTimeout, fmt.Sprintf("with --http, close MCP sessions idle for `DUR` (their copies stay; default %s)", mcpserver.DefaultIdleTimeout))
-	fs.StringVar(&h.metrics, "metrics", "", "with --http, also serve /metrics (behind the token when one is configured), /healthz and /readyz on `ADDR`, e.g. 127.0.0.1:9090 (default none)")
+	fs.StringVar(&h.metrics, "metrics", "", "with --http, also serve /metrics (behind the token when one is configured), /healthz and /readyz on `ADDR`, e.g. "+metricsExample+" (default none)")
 	fs.StringVar(&h.logFormat, "log-format", "text", "log one line per tool call to stderr as `FORMAT` text or json (default text)")
 	fs.StringVar(&h.logLevel, "log-level", "info", "the least `LEVEL` logged: debug, info, warn or error; warn leaves out the line per call (default info)")
 	fs.Int64Var(&h.maxBody, "max-body", mcpserver.DefaultMaxRequestBytes, fmt.Sprintf("with --http, refuse request bodies over `BYTES` with 413 (default %d)", mcpserver.DefaultMaxRequestBytes))
@@ -121,14 +127,25 @@ func (h *httpServing) addFlags(fs *flag.FlagSet, example string) {
 	fs.StringVar(&h.oauthNameClaim, "oauth-name-claim", mcpserver.DefaultNameClaim, fmt.Sprintf("with --oauth-issuer, the token `CLAIM` that names a user in logs and metrics, else its sub (default %s)", mcpserver.DefaultNameClaim))
 }
 
-// checkFlags refuses HTTP-only flags given without --http, and bad values.
-func (h *httpServing) checkFlags(fs *flag.FlagSet) error {
+// checkFlags refuses HTTP-only flags given without --http, and bad values:
+// among them an address that is not HOST:PORT, or not loopback without a
+// token (getenv gives $SCROLLBACK_TOKEN), and an OAuth issuer that cannot
+// be one, all before anything is started.
+func (h *httpServing) checkFlags(fs *flag.FlagSet, getenv func(string) string) error {
 	if h.logFormat != "text" && h.logFormat != "json" {
 		return badFlag("log-format", "text or json", "", fmt.Sprintf("%q", h.logFormat))
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(h.logLevel)); err != nil {
 		return badFlag("log-level", "debug, info, warn or error", "", fmt.Sprintf("%q", h.logLevel))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["http"] && h.http == "" {
+		return badFlag("http", "an address (HOST:PORT)", "127.0.0.1:7777", `""`)
+	}
+	if set["oauth-issuer"] && h.oauthIssuer == "" {
+		return badFlag("oauth-issuer", "the issuer's URL", "https://accounts.example.com/realms/team", `""`)
 	}
 	if h.http == "" {
 		var bad []string
@@ -154,6 +171,15 @@ func (h *httpServing) checkFlags(fs *flag.FlagSet) error {
 	case h.drain < 0:
 		return badFlag("drain", "a duration of 0 or more", "30s or 2m", h.drain)
 	}
+	tokens := h.tokenFile != "" || strings.TrimSpace(getenv("SCROLLBACK_TOKEN")) != "" || h.oauthIssuer != ""
+	if err := checkAddress("http", h.http, h.httpExample, tokens); err != nil {
+		return err
+	}
+	if h.metrics != "" {
+		if err := checkAddress("metrics", h.metrics, metricsExample, tokens); err != nil {
+			return err
+		}
+	}
 	if h.oauthIssuer == "" {
 		var bad []string
 		fs.Visit(func(f *flag.Flag) {
@@ -167,6 +193,11 @@ func (h *httpServing) checkFlags(fs *flag.FlagSet) error {
 		}
 		return nil
 	}
+	if err := mcpserver.CheckIssuer(h.oauthIssuer); errors.Is(err, mcpserver.ErrIssuerNotURL) {
+		return badFlag("oauth-issuer", "the issuer's URL", "https://accounts.example.com/realms/team", fmt.Sprintf("%q", h.oauthIssuer))
+	} else if err != nil {
+		return usagef("--oauth-issuer %s: %v", h.oauthIssuer, mcpserver.ErrIssuerNotHTTPS)
+	}
 	if _, _, err := mcpserver.ParseScopes(h.oauthScopes); err != nil {
 		return usagef("--oauth-scopes: %v", err)
 	}
@@ -174,6 +205,20 @@ func (h *httpServing) checkFlags(fs *flag.FlagSet) error {
 		return usagef("--oauth-name-claim: give a claim's name, e.g. preferred_username, email or sub")
 	}
 	return nil
+}
+
+// checkAddress is the usage error for the address flag name (--http,
+// --metrics) when addr is not HOST:PORT or, without tokens, not loopback.
+func checkAddress(name, addr, example string, tokens bool) error {
+	err := mcpserver.CheckAddress(context.Background(), addr, tokens)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, mcpserver.ErrBadAddress):
+		return badFlag(name, "an address (HOST:PORT)", example, fmt.Sprintf("%q", addr))
+	default:
+		return usagef("%s %s: %s", dashed(name), addr, strings.TrimPrefix(err.Error(), "mcpserver: "))
+	}
 }
 
 // startTracing sets up OpenTelemetry tracing as the OTEL_* environment
