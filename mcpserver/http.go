@@ -180,6 +180,22 @@ func checkLoopback(ctx context.Context, host string) error {
 	return nil
 }
 
+// namedSessionGone reports whether b, a kept binding of a request naming
+// session sid in its Scrollback-Session header, opened sid and it no
+// longer exists for owner (or b moved from it). A store that cannot say
+// is taken to still hold it: the call then fails or not on its own.
+func (h *httpHandler) namedSessionGone(ctx context.Context, b *Binding, owner, sid string) bool {
+	cur := b.Current()
+	if cur == nil {
+		return false // not opened yet: its first use finds it, or not_found
+	}
+	if cur.ID() != sid {
+		return true
+	}
+	_, err := h.eng.Session(ctx, owner, sid)
+	return errors.Is(err, scrollback.ErrNoSession)
+}
+
 // NewHTTPHandler returns the streamable HTTP transport of scrollback's MCP
 // server, serving Path, with /healthz, /readyz and (given an Observer)
 // /metrics beside it; other paths get 404. Each MCP session gets its own
@@ -463,14 +479,25 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// not own is the tools' not_found error), else on the principal's
 		// default session.
 		sid := r.Header.Get(SessionHeader)
-		hs := h.requests.get(owner+"\x00"+sid, func() *httpSession {
+		key := owner + "\x00" + sid
+		mk := func() *httpSession {
 			b := DefaultBinding(h.eng, owner)
 			if sid != "" {
 				b = ResumeBinding(h.eng, owner, sid)
 			}
 			b.perRequest, b.done = true, make(chan struct{})
 			return &httpSession{b: b, owner: owner, name: name, release: func() {}}
-		})
+		}
+		hs := h.requests.get(key, mk)
+		if sid != "" && h.namedSessionGone(r.Context(), hs.b, owner, sid) {
+			// Deleted since the kept server opened it: each request names
+			// the session anew, and one that does not exist is not_found,
+			// as on a server that never saw it. The kept server's session
+			// handle would run the call in the deleted session, or move to
+			// a new session of its own making on its first save.
+			h.requests.forget(key, hs)
+			hs = h.requests.get(key, mk)
+		}
 		h.stateless.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), httpSessionKey{}, hs)))
 		return
 	}

@@ -70,6 +70,16 @@ func (c *requestServers) get(key string, make func() *httpSession) *httpSession 
 	return hs
 }
 
+// forget drops the entry of key if it still keeps hs (a concurrent
+// request may have replaced it already).
+func (c *requestServers) forget(key string, hs *httpSession) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[key]; ok && e.hs == hs {
+		c.drop(key, e)
+	}
+}
+
 // drop forgets an entry: its binding is done (Binding.Done), and its
 // session no longer held. Requests in flight on its server finish.
 func (c *requestServers) drop(key string, e *requestEntry) {

@@ -343,3 +343,63 @@ func TestStatelessMissingVersionHeader(t *testing.T) {
 		t.Fatalf("with the header: %s", text(res, 0))
 	}
 }
+
+// TestStatelessNamedSessionDeleted: a request naming, in its
+// Scrollback-Session header, a session of the caller's that has been
+// deleted gets the not_found error and runs nothing, as on a server that
+// never saw the session; the server kept from the earlier requests naming
+// it does not move them to a new session of its own making. Without the
+// header, the principal's default session is still the one every server
+// finds.
+func TestStatelessNamedSessionDeleted(t *testing.T) {
+	const tok = "tok-0123456789"
+	eng, _ := newEngine(t, filepager.Options{})
+	ctx := context.Background()
+	owner := TokenOwner(tok)
+	hdr := map[string]string{"Authorization": "Bearer " + tok}
+	var servers []string
+	for range 2 {
+		ts := httptest.NewServer(NewHTTPHandler(eng, HTTPOptions{Tokens: []string{tok}}))
+		t.Cleanup(ts.Close)
+		servers = append(servers, ts.URL)
+	}
+	named, err := eng.NewSession(ctx, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withHeader := map[string]string{"Authorization": "Bearer " + tok, SessionHeader: named.ID()}
+	run := func(url string, h map[string]string, command string) *mcp.CallToolResult {
+		t.Helper()
+		return rawStateless(t, url, "tools/call", map[string]any{"name": "run_command", "arguments": map[string]any{"command": command}}, h).toolResult(t)
+	}
+	if res := run(servers[0], withHeader, "echo before"); res.IsError || res.Meta[MetaSession] != named.ID() {
+		t.Fatalf("naming the session: %q %v", text(res, 0), res.Meta)
+	}
+	def, _ := run(servers[0], hdr, "echo default").Meta[MetaSession].(string)
+	if err := eng.DeleteSession(ctx, owner, named.ID()); err != nil {
+		t.Fatal(err)
+	}
+	// Output to retain: a save into the deleted session would move it.
+	for i, url := range servers {
+		res := run(url, withHeader, "seq 50000")
+		if !res.IsError || res.Meta[MetaErrorKind] != scrollback.KindNotFound || !strings.Contains(text(res, 0), "no session") {
+			t.Errorf("server %d, naming the deleted session: isError %v, %q, _meta %v; want the not_found error", i, res.IsError, cut(text(res, 0)), res.Meta)
+		}
+	}
+	ss, err := eng.Store().ListSessions(ctx, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != 1 || ss[0].ID != def {
+		var ids []string
+		for _, s := range ss {
+			ids = append(ids, s.ID)
+		}
+		t.Errorf("the owner's sessions are %v, want only the default %s", ids, def)
+	}
+	for i, url := range servers {
+		if s := run(url, hdr, "echo default").Meta[MetaSession]; s != def {
+			t.Errorf("server %d: default session %v, want %s", i, s, def)
+		}
+	}
+}
