@@ -198,6 +198,9 @@ func (h *httpServing) checkFlags(fs *flag.FlagSet, getenv func(string) string) e
 	} else if err != nil {
 		return usagef("--oauth-issuer %s: %v", h.oauthIssuer, mcpserver.ErrIssuerNotHTTPS)
 	}
+	if h.oauthAudience == "" && !knownHost(h.http) {
+		return usagef("--oauth-audience is needed: the server listens on every interface (%s), so the URL clients use is not known; give it, e.g. --oauth-audience https://scrollback.example.com/mcp", h.http)
+	}
 	if _, _, err := mcpserver.ParseScopes(h.oauthScopes); err != nil {
 		return usagef("--oauth-scopes: %v", err)
 	}
@@ -205,6 +208,15 @@ func (h *httpServing) checkFlags(fs *flag.FlagSet, getenv func(string) string) e
 		return usagef("--oauth-name-claim: give a claim's name, e.g. preferred_username, email or sub")
 	}
 	return nil
+}
+
+// knownHost reports whether addr (HOST:PORT) names a host clients can
+// use, so that the server's own URL is known: not every interface (an
+// empty host, 0.0.0.0 or [::]).
+func knownHost(addr string) bool {
+	host, _, _ := net.SplitHostPort(addr)
+	ip := net.ParseIP(host)
+	return host != "" && (ip == nil || !ip.IsUnspecified())
 }
 
 // checkAddress is the usage error for the address flag name (--http,
@@ -365,10 +377,8 @@ func (h *httpServing) openOAuth(ctx context.Context, addr net.Addr) (*mcpserver.
 	}
 	audience := h.oauthAudience
 	if audience == "" {
+		// checkFlags refused an address of every interface without one.
 		host, _, _ := net.SplitHostPort(h.http)
-		if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-			return nil, usagef("--oauth-audience is needed: the server listens on every interface (%s), so the URL clients use is not known; give it, e.g. --oauth-audience https://scrollback.example.com/mcp", h.http)
-		}
 		// The host as given (a name such as localhost is what clients
 		// use, and the resource they ask a token for), the port as bound.
 		_, port, _ := net.SplitHostPort(addr.String())
