@@ -170,6 +170,8 @@ func (h *httpServing) checkFlags(fs *flag.FlagSet, getenv func(string) string) e
 		return badFlag("max-sessions", "a positive number, or -1 for no limit,", "16", h.maxSessions)
 	case h.drain < 0:
 		return badFlag("drain", "a duration of 0 or more", "30s or 2m", h.drain)
+	case h.idle <= 0:
+		return badFlag("idle-timeout", "a positive duration", "8h or 30m", h.idle)
 	}
 	tokens := h.tokenFile != "" || strings.TrimSpace(getenv("SCROLLBACK_TOKEN")) != "" || h.oauthIssuer != ""
 	if err := checkAddress("http", h.http, h.httpExample, tokens); err != nil {
