@@ -22,6 +22,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -105,7 +106,7 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	runs := fs.Int("runs", 1, "run each scenario `N` times in each mode; over 1, the totals get 95% intervals")
 	turns := fs.Int("max-turns", 24, "end a run that has not answered after `N` model turns; it counts as wrong")
 	tokens := fs.Int64("max-tokens", 2_000_000, "end a run after `N` input plus output tokens; it counts as wrong")
-	maxOutput := fs.Int64("max-output-tokens", 4096, "the most tokens, `N`, the model may write in one turn")
+	maxOutput := fs.Int64("max-output-tokens", 4096, "the most tokens, `N`, the model may write in one turn; 0 = the endpoint's default (4096 for anthropic)")
 	timeout := fs.Duration("timeout", 0, "stop the whole evaluation after `DURATION`, e.g. 30m (default none)")
 	out := fs.String("out", "", "keep each run's full transcript as JSON Lines in `DIR` (default: not kept)")
 	html := fs.String("html", "", "also write a self-contained report page, the modes side by side, to `FILE` (default: none)")
@@ -157,8 +158,26 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	if *previewBytes > scrollback.MaxShownBytes {
 		return usagef("--preview-bytes %d: give at most %d bytes, the most scrollback mcp --preview-bytes takes", *previewBytes, scrollback.MaxShownBytes)
 	}
-	if *runs < 1 || *turns < 1 || *tokens < 1 {
-		return usagef("--runs, --max-turns and --max-tokens must be at least 1")
+	switch {
+	case *runs < 1:
+		return usagef("--runs %d: run each scenario at least once in each mode", *runs)
+	case *turns < 1:
+		return usagef("--max-turns %d: give a run at least 1 turn", *turns)
+	case *tokens < 1:
+		return usagef("--max-tokens %d: give a run at least 1 token", *tokens)
+	case *maxOutput < 0:
+		return usagef("--max-output-tokens %d: give at least 1, or 0 for the endpoint's default", *maxOutput)
+	case *timeout < 0:
+		return usagef("--timeout %s: give a duration over 0, or leave it out for none", *timeout)
+	}
+	if *provider != "openai" && *provider != "anthropic" {
+		return usagef("--provider %q: want openai or anthropic", *provider)
+	}
+	if *html != "" {
+		// Found now, not after the runs, with the report lost.
+		if fi, err := os.Stat(filepath.Dir(*html)); err != nil || !fi.IsDir() {
+			return usagef("--html %s: its directory does not exist", *html)
+		}
 	}
 	var m eval.Model
 	if *scripted != "" {
@@ -168,7 +187,12 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		}
 		hs := httptest.NewServer(evaltest.NewServer(p, all))
 		defer hs.Close()
-		m = eval.NewOpenAI(hs.URL+"/v1", "", "scripted-"+*scripted)
+		// The scripted model speaks both protocols: --provider picks.
+		if *provider == "anthropic" {
+			m = eval.NewAnthropic(hs.URL+"/v1", "", "scripted-"+*scripted)
+		} else {
+			m = eval.NewOpenAI(hs.URL+"/v1", "", "scripted-"+*scripted)
+		}
 		*provider = "scripted"
 	} else if *model == "" {
 		return usagef("give the model with --model NAME (and its endpoint with --base-url URL), or --scripted POLICY")
