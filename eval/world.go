@@ -65,9 +65,12 @@ func newWorld(ctx context.Context, sc *Scenario, mode Mode, shown int) (w *world
 		return nil, fmt.Errorf("no mode %q: the modes are %s", mode, modeList(AllModes))
 	}
 	w = &world{sc: sc, mode: mode, outputs: map[string]*sealedOutput{}, route: map[string]*mcp.ClientSession{}}
+	// made, not w: each "return nil, err" below sets w to nil before this
+	// runs.
+	made := w
 	defer func() {
 		if err != nil {
-			w.close()
+			made.close()
 			w = nil
 		}
 	}()

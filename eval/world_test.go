@@ -241,3 +241,36 @@ func TestGeneratedBytes(t *testing.T) {
 		t.Errorf("%s: no such scenario file or output", key)
 	}
 }
+
+// A world that cannot be set up, here because the evaluation was stopped
+// (--timeout, an interrupt) as it began, returns an error and leaves no
+// temporary directory behind; it used to close a nil world and panic.
+func TestNewWorldStopped(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	all, err := Scenarios()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, sc := range all[:3] {
+		for _, mode := range AllModes {
+			w, err := newWorld(ctx, sc, mode, 2048)
+			if err == nil {
+				w.close()
+				t.Fatalf("%s %s: set up with a stopped context", sc.Name, mode)
+			}
+			if w != nil {
+				t.Errorf("%s %s: an error and a world", sc.Name, mode)
+			}
+		}
+	}
+	left, err := os.ReadDir(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range left {
+		t.Errorf("left behind: %s", e.Name())
+	}
+}
