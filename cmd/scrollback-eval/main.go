@@ -69,6 +69,12 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
+// stoppedError is a run stopped by --timeout or an interrupt: exit 1, no
+// report.
+type stoppedError struct{ msg string }
+
+func (e stoppedError) Error() string { return e.msg }
+
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
 // run is the command line: it returns the exit status.
@@ -83,6 +89,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "scrollback-eval: %s\n%s\n", ue.msg, usage)
 		return 2
+	case errors.As(err, new(stoppedError)):
+		fmt.Fprintf(stderr, "scrollback-eval: %s; no report was written\n", err)
+		return 1
 	case eval.IsEndpointError(err):
 		// No partial report: a report of a broken run would claim results
 		// it did not measure.
@@ -231,6 +240,14 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	rep, err := eval.Run(ctx, eval.Config{Model: m, Scenarios: scs, Modes: modes, Runs: *runs,
 		Limits: eval.Limits{Turns: *turns, Tokens: *tokens}, Progress: stderr, OutDir: *out, PreviewBytes: *previewBytes})
 	if err != nil {
+		// Stopped, the error is whatever the stop cut short (a session,
+		// a request: "context deadline exceeded"); say what stopped it.
+		switch {
+		case errors.Is(ctx.Err(), context.DeadlineExceeded) && *timeout > 0:
+			return stoppedError{fmt.Sprintf("stopped by --timeout %s before the runs ended", *timeout)}
+		case ctx.Err() != nil:
+			return stoppedError{"interrupted before the runs ended"}
+		}
 		return err
 	}
 	if *html != "" {
