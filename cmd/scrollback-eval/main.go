@@ -151,7 +151,9 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	}
 	var names []string
 	if *scenarios != "" {
-		names = strings.Split(*scenarios, ",")
+		for _, n := range strings.Split(*scenarios, ",") {
+			names = append(names, strings.TrimSpace(n))
+		}
 	}
 	scs, err := eval.Select(all, names)
 	if err != nil {
