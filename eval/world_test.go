@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -272,5 +273,45 @@ func TestNewWorldStopped(t *testing.T) {
 	}
 	for _, e := range left {
 		t.Errorf("left behind: %s", e.Name())
+	}
+}
+
+// A scenario's client decides its tools: an agent has a shell and read_file
+// in every mode; a chat client has MCP tools only, in every mode.
+func TestClientTools(t *testing.T) {
+	all, err := Scenarios()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[Client]bool{}
+	for _, sc := range all {
+		if seen[sc.Client] {
+			continue
+		}
+		seen[sc.Client] = true
+		for _, mode := range AllModes {
+			w, err := newWorld(context.Background(), sc, mode, 2048)
+			if err != nil {
+				t.Fatalf("%s %s: %v", sc.Name, mode, err)
+			}
+			var names []string
+			for _, tl := range w.tools {
+				names = append(names, tl.Name)
+			}
+			w.close()
+			shell := slices.Contains(names, "run_command") && slices.Contains(names, "read_file")
+			switch {
+			case sc.Client == ClientAgent && !shell:
+				t.Errorf("%s (agent) %s: tools %v, want run_command and read_file among them", sc.Name, mode, names)
+			case sc.Client == ClientChat && (slices.Contains(names, "run_command") || slices.Contains(names, "read_file")):
+				t.Errorf("%s (chat) %s: tools %v, want no shell and no read_file", sc.Name, mode, names)
+			case len(names) == 0:
+				t.Errorf("%s %s: no tools", sc.Name, mode)
+			}
+			t.Logf("%s %s %s: %v", sc.Name, sc.Client, mode, names)
+		}
+	}
+	if !seen[ClientAgent] || !seen[ClientChat] {
+		t.Fatalf("the suite has no scenario of some client: %v", seen)
 	}
 }
