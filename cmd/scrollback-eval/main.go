@@ -189,6 +189,9 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		if fi, err := os.Stat(filepath.Dir(*html)); err != nil || !fi.IsDir() {
 			return usagef("--html %s: its directory does not exist", *html)
 		}
+		if fi, err := os.Stat(*html); err == nil && fi.IsDir() {
+			return usagef("--html %s: that is a directory; give a file", *html)
+		}
 	}
 	var m eval.Model
 	if *scripted != "" {
