@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -210,6 +211,11 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		*provider = "scripted"
 	} else if *model == "" {
 		return usagef("give the model with --model NAME (and its endpoint with --base-url URL), or --scripted POLICY")
+	}
+	if *baseURL != "" && *scripted == "" {
+		if u, err := url.Parse(*baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usagef("--base-url %s: give an http:// or https:// URL, e.g. http://localhost:11434/v1", *baseURL)
+		}
 	}
 	keyEnv := *apiKeyEnv
 	switch *provider {
