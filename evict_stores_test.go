@@ -1,28 +1,23 @@
 package scrollback_test
 
 import (
-	"context"
 	crand "crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
-	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/postgres"
+	"github.com/scrollback-dev/scrollback/store/postgres/pgtest"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
 // TestEvictionThroughTheAPI: through the Go API and a real store (SQLite,
-// and PostgreSQL when SCROLLBACK_TEST_POSTGRES names a server), a quota
+// and PostgreSQL: the test server pgtest names), a quota
 // evicts the least recently read copy; reading it, by every reader, is
 // ErrEvicted of kind "evicted", saying when and that the source must be
 // re-run; another session, a fork and the session once deleted get
@@ -136,39 +131,6 @@ func testEvictionThroughTheAPI(t *testing.T, st store.Store) {
 	notFound("a kept copy once its session is deleted", read(s1, a))
 }
 
-// newPostgresDatabase creates an empty database on the server
-// SCROLLBACK_TEST_POSTGRES names, dropped when the test ends, and returns
-// its URL; it skips the test without one.
-func newPostgresDatabase(t *testing.T) string {
-	admin := os.Getenv("SCROLLBACK_TEST_POSTGRES")
-	if admin == "" {
-		t.Skip("SCROLLBACK_TEST_POSTGRES is not set: no PostgreSQL server to test")
-	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatalf("connect to SCROLLBACK_TEST_POSTGRES: %v", err)
-	}
-	defer conn.Close(ctx)
-	var b [8]byte
-	crand.Read(b[:])
-	name := "scrollback_t_" + hex.EncodeToString(b[:])
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create test database: %v", err)
-	}
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, admin)
-		if err != nil {
-			t.Errorf("drop test database %s: %v", name, err)
-			return
-		}
-		defer conn.Close(ctx)
-		conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-	})
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
-}
+// newPostgresDatabase creates an empty database on the PostgreSQL test
+// server (pgtest), dropped when the test ends, and returns its URL.
+func newPostgresDatabase(t *testing.T) string { return pgtest.Database(t) }

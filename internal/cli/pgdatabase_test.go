@@ -2,13 +2,10 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
 	"os"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/scrollback-dev/scrollback/store/postgres/pgtest"
 )
 
 // cmdPGDatabase creates an empty database on the PostgreSQL server that
@@ -20,32 +17,16 @@ func cmdPGDatabase(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: pgdatabase VAR")
 	}
-	admin := os.Getenv("SCROLLBACK_TEST_POSTGRES")
+	admin := os.Getenv(pgtest.EnvURL)
 	if admin == "" {
-		ts.Fatalf("pgdatabase: SCROLLBACK_TEST_POSTGRES is not set; guard the script with [!postgres] skip")
+		ts.Fatalf("pgdatabase: %s is not set; guard the script with [!postgres] skip", pgtest.EnvURL)
 	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, admin)
-	ts.Check(err)
-	defer conn.Close(ctx)
-	var b [8]byte
-	rand.Read(b[:])
-	name := "scrollback_t_" + hex.EncodeToString(b[:])
-	_, err = conn.Exec(ctx, "CREATE DATABASE "+name)
+	dbURL, drop, err := pgtest.Create(context.Background(), admin)
 	ts.Check(err)
 	ts.Defer(func() {
-		conn, err := pgx.Connect(ctx, admin)
-		if err != nil {
-			ts.Logf("drop test database %s: %v", name, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			ts.Logf("drop test database %s: %v", name, err)
+		if err := drop(); err != nil {
+			ts.Logf("%v", err)
 		}
 	})
-	u, err := url.Parse(admin)
-	ts.Check(err)
-	u.Path = "/" + name
-	ts.Setenv(args[0], u.String())
+	ts.Setenv(args[0], dbURL)
 }

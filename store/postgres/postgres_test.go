@@ -3,8 +3,6 @@ package postgres
 import (
 	"bytes"
 	"context"
-	crand "crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -15,77 +13,21 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/internal/sample"
+	"github.com/scrollback-dev/scrollback/store/postgres/pgtest"
 	"github.com/scrollback-dev/scrollback/store/storetest"
 )
 
-// The tests need a PostgreSQL server. SCROLLBACK_TEST_POSTGRES is its URL
-// (a database the tests may connect to, as a user that may create
-// databases); each test makes its own database there and drops it after.
-// .ci/postgres.sh starts a throwaway server and prints the export line.
-// Without it the tests fail, so that CI can never pass by skipping them,
-// unless SCROLLBACK_SKIP_POSTGRES=1 says to skip on purpose.
-const (
-	envURL  = "SCROLLBACK_TEST_POSTGRES"
-	envSkip = "SCROLLBACK_SKIP_POSTGRES"
-)
+// The tests need a PostgreSQL server: pgtest says which, and makes each
+// test a database of its own there, dropped after.
 
-func serverURL(tb testing.TB) string {
-	tb.Helper()
-	u := os.Getenv(envURL)
-	if u == "" {
-		if os.Getenv(envSkip) == "1" {
-			tb.Skipf("%s=1: skipping the PostgreSQL tests", envSkip)
-		}
-		tb.Fatalf("%s is not set: start a test server with\n\teval \"$(.ci/postgres.sh)\"\n"+
-			"(from the repository root), or set %s=1 to skip the PostgreSQL tests on purpose", envURL, envSkip)
-	}
-	return u
-}
+func serverURL(tb testing.TB) string { return pgtest.Server(tb) }
 
 // newDatabase creates an empty database on the test server and returns its
 // URL, with params added to the query (pool settings, say). The database is
 // dropped when the test ends.
-func newDatabase(tb testing.TB, params ...string) string {
-	tb.Helper()
-	admin := serverURL(tb)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		tb.Fatalf("connect to %s=%s: %v (is the server running? eval \"$(.ci/postgres.sh)\")", envURL, admin, err)
-	}
-	defer conn.Close(ctx)
-	var b [8]byte
-	crand.Read(b[:])
-	name := "scrollback_t_" + hex.EncodeToString(b[:])
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		tb.Fatalf("create test database: %v", err)
-	}
-	tb.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, admin)
-		if err != nil {
-			tb.Errorf("drop test database %s: %v", name, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			tb.Errorf("drop test database %s: %v", name, err)
-		}
-	})
-	u, err := url.Parse(admin)
-	if err != nil {
-		tb.Fatalf("%s is not a URL: %v", envURL, err)
-	}
-	u.Path = "/" + name
-	q := u.Query()
-	for i := 0; i+1 < len(params); i += 2 {
-		q.Set(params[i], params[i+1])
-	}
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+func newDatabase(tb testing.TB, params ...string) string { return pgtest.Database(tb, params...) }
 
 func openTest(tb testing.TB, u string) *DB {
 	tb.Helper()
