@@ -97,8 +97,10 @@ func compile(code string) (*goja.Program, *sourceMap, *Error) {
 		at(e, p.Line, p.Column)
 		return nil, nil, e
 	}
-	markLoops(reflect.ValueOf(prg))
-	promisedCalls(reflect.ValueOf(prg))
+	walkAST(reflect.ValueOf(prg), func(node any) {
+		markLoop(node)
+		promisedCall(node)
+	})
 	p, err := goja.CompileAST(prg, false)
 	if err != nil {
 		e := &Error{Kind: "syntax", Err: ErrSyntax, Message: "SyntaxError: " + err.Error()}
@@ -293,7 +295,7 @@ func scriptPosition(at []wrappedPos, oneLine bool) (line, column int) {
 	return 0, 0
 }
 
-// markLoops gives each loop whose test is constant or absent (while
+// markLoop gives each loop whose test is constant or absent (while
 // (true), for (;;)) a position of its own on every turn (and each null or
 // undefined literal used as a receiver one, markedNullish): a
 // `typeof loopMark;` at the loop's start, before its body. goja compiles
@@ -303,40 +305,48 @@ func scriptPosition(at []wrappedPos, oneLine bool) (line, column int) {
 // had done nothing wrong. typeof of a name nothing declares never throws
 // (`this` would, before super() in a derived class's constructor), and
 // costs next to nothing.
-func markLoops(v reflect.Value) {
+func markLoop(node any) {
+	switch n := node.(type) {
+	case *ast.DotExpression:
+		n.Left = markedNullish(n.Left)
+	case *ast.BracketExpression:
+		n.Left = markedNullish(n.Left)
+	case *ast.WhileStatement:
+		if constantTest(n.Test) {
+			n.Body = marked(n.While, n.Body)
+		}
+	case *ast.DoWhileStatement:
+		if constantTest(n.Test) {
+			n.Body = marked(n.Do, n.Body)
+		}
+	case *ast.ForStatement:
+		if constantTest(n.Test) {
+			n.Body = marked(n.For, n.Body)
+		}
+	}
+}
+
+// walkAST calls visit with each node of goja's syntax tree under v (the
+// pointer to a node), a node before its children, and walks the children
+// as visit left them: visit may rewrite them. compile walks the tree once,
+// with every rewrite it makes.
+func walkAST(v reflect.Value, visit func(node any)) {
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() || v.Elem().Kind() != reflect.Struct || v.Elem().Type().PkgPath() != astPkg {
 			return
 		}
-		switch n := v.Interface().(type) {
-		case *ast.DotExpression:
-			n.Left = markedNullish(n.Left)
-		case *ast.BracketExpression:
-			n.Left = markedNullish(n.Left)
-		case *ast.WhileStatement:
-			if constantTest(n.Test) {
-				n.Body = marked(n.While, n.Body)
-			}
-		case *ast.DoWhileStatement:
-			if constantTest(n.Test) {
-				n.Body = marked(n.Do, n.Body)
-			}
-		case *ast.ForStatement:
-			if constantTest(n.Test) {
-				n.Body = marked(n.For, n.Body)
-			}
-		}
-		markLoops(v.Elem())
+		visit(v.Interface())
+		walkAST(v.Elem(), visit)
 	case reflect.Interface:
-		markLoops(v.Elem())
+		walkAST(v.Elem(), visit)
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
-			markLoops(v.Field(i))
+			walkAST(v.Field(i), visit)
 		}
 	case reflect.Slice:
 		for i := 0; i < v.Len(); i++ {
-			markLoops(v.Index(i))
+			walkAST(v.Index(i), visit)
 		}
 	}
 }
@@ -362,7 +372,7 @@ func markedNullish(left ast.Expression) ast.Expression {
 	return &ast.SequenceExpression{Sequence: []ast.Expression{mark, left}}
 }
 
-// astPkg is the package of goja's syntax tree: markLoops walks its nodes
+// astPkg is the package of goja's syntax tree: walkAST walks its nodes
 // only (not the source file and its map).
 var astPkg = reflect.TypeFor[ast.Program]().PkgPath()
 
@@ -375,7 +385,7 @@ func constantTest(e ast.Expression) bool {
 	return false
 }
 
-// loopMark is the name markLoops reads: one no script declares.
+// loopMark is the name markLoop reads: one no script declares.
 const loopMark = "__scrollback_loop_mark"
 
 // marked is body after a `this;` at at.
@@ -391,7 +401,7 @@ func marked(at file.Idx, body ast.Statement) ast.Statement {
 // result, rejected when the call fails.
 const promisedName = "__scrollback_promised"
 
-// promisedCalls makes the tool calls whose promise the script handles
+// promisedCall makes the tool calls whose promise the script handles
 // call the tool through promisedName: tools.x(...) followed by .then,
 // .catch or .finally, and tools.x(...) as an element of an array given
 // to Promise.all, allSettled, any or race. A tool call is made at once
@@ -401,38 +411,25 @@ const promisedName = "__scrollback_promised"
 // left as they are. (Where the script has a tools of its own, its method
 // is called the same way, its result given as a promise, which is what
 // .then and Promise.all make of it anyway.)
-func promisedCalls(v reflect.Value) {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() || v.Elem().Kind() != reflect.Struct || v.Elem().Type().PkgPath() != astPkg {
-			return
-		}
-		if c, ok := v.Interface().(*ast.CallExpression); ok {
-			if d, ok := c.Callee.(*ast.DotExpression); ok {
-				switch d.Identifier.Name {
-				case "then", "catch", "finally":
-					promise(d.Left)
-				case "all", "allSettled", "any", "race":
-					if p, ok := d.Left.(*ast.Identifier); ok && p.Name == "Promise" && len(c.ArgumentList) > 0 {
-						if a, ok := c.ArgumentList[0].(*ast.ArrayLiteral); ok {
-							for _, e := range a.Value {
-								promise(e)
-							}
-						}
-					}
+func promisedCall(node any) {
+	c, ok := node.(*ast.CallExpression)
+	if !ok {
+		return
+	}
+	d, ok := c.Callee.(*ast.DotExpression)
+	if !ok {
+		return
+	}
+	switch d.Identifier.Name {
+	case "then", "catch", "finally":
+		promise(d.Left)
+	case "all", "allSettled", "any", "race":
+		if p, ok := d.Left.(*ast.Identifier); ok && p.Name == "Promise" && len(c.ArgumentList) > 0 {
+			if a, ok := c.ArgumentList[0].(*ast.ArrayLiteral); ok {
+				for _, e := range a.Value {
+					promise(e)
 				}
 			}
-		}
-		promisedCalls(v.Elem())
-	case reflect.Interface:
-		promisedCalls(v.Elem())
-	case reflect.Struct:
-		for i := 0; i < v.NumField(); i++ {
-			promisedCalls(v.Field(i))
-		}
-	case reflect.Slice:
-		for i := 0; i < v.Len(); i++ {
-			promisedCalls(v.Index(i))
 		}
 	}
 }

@@ -270,7 +270,7 @@ var (
 // preludeFuncs are what the prelude gives the run: then, catch and
 // finally for tool results (thenable), shown (JSON.stringify with a JSON
 // form for Map, Set and BigInt, for what the run shows) and promised,
-// which calls a tool as a promise-returning function (promisedCalls).
+// which calls a tool as a promise-returning function (promisedCall).
 type preludeFuncs struct {
 	then, catch, finally goja.Value
 	shown                goja.Callable

@@ -9,7 +9,7 @@ import (
 
 // Where a script stopped by its timeout is said to have stopped: on the
 // script's own line. A loop whose test is constant or absent gets a
-// position at its start on every turn (markLoops), so that one with an
+// position at its start on every turn (markLoop), so that one with an
 // empty body, or a body of awaits, is not said to have stopped at the
 // statement before it, which goja would otherwise name; stopped in its
 // body, the body's position is given.
