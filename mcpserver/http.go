@@ -432,7 +432,7 @@ type httpHandler struct {
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Mcp-Session-Id") != "" {
-		nw := &otherSessionWriter{ResponseWriter: w}
+		nw := &refusalWriter{ResponseWriter: w, status: http.StatusForbidden, answer: answerOtherSession}
 		defer nw.finish()
 		w = nw
 	}
@@ -453,7 +453,9 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !checkScope(w, r, body) {
 		return
 	}
-	rw := &rpcErrorWriter{ResponseWriter: w, body: body}
+	rw := &refusalWriter{ResponseWriter: w, status: http.StatusBadRequest, answer: func(w http.ResponseWriter, msg string) {
+		answerRefusal(w, body, msg)
+	}}
 	defer rw.finish()
 	w = rw
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -610,23 +612,21 @@ func (h *httpHandler) limited(w http.ResponseWriter, r *http.Request, body []byt
 	return true
 }
 
-// otherSessionWriter answers a request in another token's MCP session as
-// one in a session that does not exist (the SDK's 404 "session not
-// found"), where the SDK answers 403 "session user mismatch": whether
-// another token's session exists is not revealed. Everything else passes
-// through, flushes included.
-type otherSessionWriter struct {
+// refusalWriter holds back the SDK's plain-text refusal with one status
+// (its http.Error), for answer to write in its place from the refusal's
+// text ("" when it came without a body). Everything else passes through,
+// flushes included; a flush while a refusal is held waits for its answer,
+// which sets the status.
+type refusalWriter struct {
 	http.ResponseWriter
-	held bool // a 403 is held back until its text says which it is
-	done bool
+	status int
+	answer func(w http.ResponseWriter, msg string)
+	held   bool // a refusal is held back, to be answered
+	done   bool // the status is written: what follows passes through
 }
 
-// sessionMismatch is the text of the SDK's refusal of another user's
-// session.
-const sessionMismatch = "session user mismatch"
-
-func (w *otherSessionWriter) WriteHeader(status int) {
-	if !w.done && status == http.StatusForbidden && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+func (w *refusalWriter) WriteHeader(status int) {
+	if !w.done && status == w.status && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
 		w.held = true
 		return
 	}
@@ -634,28 +634,25 @@ func (w *otherSessionWriter) WriteHeader(status int) {
 	w.ResponseWriter.WriteHeader(status)
 }
 
-func (w *otherSessionWriter) Write(p []byte) (int, error) {
+func (w *refusalWriter) Write(p []byte) (int, error) {
 	if w.held {
 		w.held, w.done = false, true
-		if strings.TrimSpace(string(p)) == sessionMismatch {
-			http.Error(w.ResponseWriter, "session not found", http.StatusNotFound)
-			return len(p), nil
-		}
-		w.ResponseWriter.WriteHeader(http.StatusForbidden)
+		w.answer(w.ResponseWriter, string(p))
+		return len(p), nil
 	}
 	w.done = true
 	return w.ResponseWriter.Write(p)
 }
 
-// finish writes a held 403 that came without a body.
-func (w *otherSessionWriter) finish() {
+// finish answers a refusal that came without a body.
+func (w *refusalWriter) finish() {
 	if w.held {
-		w.held = false
-		w.ResponseWriter.WriteHeader(http.StatusForbidden)
+		w.held, w.done = false, true
+		w.answer(w.ResponseWriter, "")
 	}
 }
 
-func (w *otherSessionWriter) Flush() {
+func (w *refusalWriter) Flush() {
 	if w.held {
 		return
 	}
@@ -664,4 +661,21 @@ func (w *otherSessionWriter) Flush() {
 	}
 }
 
-func (w *otherSessionWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *refusalWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// answerOtherSession answers the SDK's 403 for a request in another
+// token's MCP session as one in a session that does not exist (the SDK's
+// 404 "session not found"): whether another token's session exists is not
+// revealed. Any other 403 is written as it was.
+func answerOtherSession(w http.ResponseWriter, msg string) {
+	if strings.TrimSpace(msg) == sessionMismatch {
+		http.Error(w, "session not found", http.StatusNotFound)
+		return
+	}
+	w.WriteHeader(http.StatusForbidden)
+	io.WriteString(w, msg)
+}
+
+// sessionMismatch is the text of the SDK's refusal of another user's
+// session.
+const sessionMismatch = "session user mismatch"

@@ -542,68 +542,26 @@ func OpsHandler(opts OpsOptions) http.Handler {
 	})
 }
 
-// rpcErrorWriter turns the SDK's plain-text refusal of a POSTed message
-// (400 "JSON RPC not handled: ..." for a method it does not know, 400 for
-// a message it cannot take) into a JSON-RPC error a client can read, as
-// over stdio: method not found (-32601), answered with 200 as any answer
-// to a request, or id null and 400 for a notification; invalid request
-// (-32600) with 400 for the other refusals. Everything else passes
-// through, flushes included.
-type rpcErrorWriter struct {
-	http.ResponseWriter
-	body    []byte // the POSTed message, whose id and method are read only for a refusal
-	refused bool   // a refusal is held back, to be rewritten
-	done    bool
-}
-
-func (w *rpcErrorWriter) WriteHeader(status int) {
-	if !w.done && status == http.StatusBadRequest && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
-		w.refused = true
-		return
-	}
-	w.done = true
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *rpcErrorWriter) Write(p []byte) (int, error) {
-	if w.refused {
-		w.answer(string(p))
-		return len(p), nil
-	}
-	w.done = true
-	return w.ResponseWriter.Write(p)
-}
-
-// answer writes the JSON-RPC error of a refusal whose text is msg.
-func (w *rpcErrorWriter) answer(msg string) {
-	w.refused, w.done = false, true
+// answerRefusal answers the SDK's plain-text refusal of a POSTed message
+// body, whose text is msg (400 "JSON RPC not handled: ..." for a method it
+// does not know, 400 for a message it cannot take; a refusalWriter holds
+// it back), with a JSON-RPC error a client can read, as over stdio: method
+// not found (-32601), answered with 200 as any answer to a request, or id
+// null and 400 for a notification; invalid request (-32600) with 400 for
+// the other refusals.
+func answerRefusal(w http.ResponseWriter, body []byte, msg string) {
 	w.Header().Del("X-Content-Type-Options")
-	id, method := messageHead(w.body)
+	id, method := messageHead(body)
 	msg = strings.TrimSpace(msg)
 	if strings.HasPrefix(msg, "JSON RPC not handled") {
 		if len(id) == 0 {
-			writeRPCError(w.ResponseWriter, http.StatusBadRequest, nil, jsonrpc.CodeMethodNotFound,
+			writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeMethodNotFound,
 				fmt.Sprintf("method not found: %q is not a method of this server", method))
 			return
 		}
-		writeRPCError(w.ResponseWriter, http.StatusOK, id, jsonrpc.CodeMethodNotFound,
+		writeRPCError(w, http.StatusOK, id, jsonrpc.CodeMethodNotFound,
 			fmt.Sprintf("method not found: %q is not a method of this server", method))
 		return
 	}
-	writeRPCError(w.ResponseWriter, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "invalid request: "+msg)
+	writeRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "invalid request: "+msg)
 }
-
-// finish writes a refusal that came without a body.
-func (w *rpcErrorWriter) finish() {
-	if w.refused {
-		w.answer("")
-	}
-}
-
-func (w *rpcErrorWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (w *rpcErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
