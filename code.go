@@ -30,7 +30,7 @@ type RunCodeInput struct {
 	// tool calls it makes included; past it the script is stopped and
 	// the result's Error (kind "timeout") says so. 0 = 30000
 	// (codemode.DefaultTimeout); negative is an argument error.
-	TimeoutMS int64 `json:"timeout_ms,omitempty" jsonschema:"default 30000"`
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
 }
 
 // RunCodeResult is the result of run_code. Preview through RecoveryError
@@ -175,7 +175,7 @@ func (s *Session) CodeTools() []codemode.Tool {
 // schemas, a TypeScript declaration of the tools it can call (the
 // session's tools plus extra): their result types, not their prose or
 // their inputs, which a client lists with the tools themselves, sent with
-// every request; a line after the declaration says so. Declaring the
+// every request; the description says so (present.CodeInputsListed). Declaring the
 // inputs again cost 650 bytes a request for scrollback's own tools alone.
 //
 // The extra tools (the proxy's upstream tools, each listed beside run_code
@@ -204,7 +204,7 @@ func CodeDescriptionOver(own []string, extra ...codemode.Tool) string {
 	if own != nil && !slices.Contains(own, "run_command") {
 		doc = present.RunCodeDocNoExample
 	}
-	return doc + "\n\n" + decl + present.CodeInputsListed + "\n"
+	return doc + "\n\n" + decl
 }
 
 // MaxCodeDeclaration is the size of run_code's declaration past which the

@@ -47,13 +47,13 @@ type RunCommandInput struct {
 	// grace period): the result then has TimedOut set, with the output
 	// up to then. 0 = Options.DefaultTimeout (none unless set); negative
 	// is an argument error.
-	TimeoutMS int64 `json:"timeout_ms,omitempty" jsonschema:"ms before it is killed (0: the default)"`
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
 
 	// Env holds variables added to the environment the command inherits
 	// from this process, replacing any of the same name; nil = the
 	// inherited environment as it is. A name that is empty or holds '='
 	// or NUL, or a value holding NUL, is an argument error.
-	Env map[string]string `json:"env,omitempty" jsonschema:"added to its environment"`
+	Env map[string]string `json:"env,omitempty"`
 
 	// Stdin is the text the command reads on its standard input; "" =
 	// an empty standard input (/dev/null), unless StdinFile is given.
@@ -62,7 +62,7 @@ type RunCommandInput struct {
 	// Preview chooses how many bytes of head and tail the preview shows
 	// when the output does not fit the preview budget (see
 	// PreviewShape); nil = the default split of Options.ShownBytes.
-	Preview *PreviewShape `json:"preview,omitempty" jsonschema:"bytes of head and tail shown if it does not fit"`
+	Preview *PreviewShape `json:"preview,omitempty"`
 
 	// Args, for Go callers only, runs a program with exactly these
 	// arguments and no shell, instead of Command (give one or the other):

@@ -15,13 +15,13 @@ type ReadFileInput struct {
 	// set, else to the working directory.
 	Path string `json:"path"`
 	// Line is the 1-based line to start at; 0 means 1.
-	Line int64 `json:"line,omitempty" jsonschema:"1-based (default 1)"`
+	Line int64 `json:"line,omitempty"`
 	// Limit is the most lines to return; 0 means 2000. A page also stops
 	// at the file page budget (Options.File.PageBytes).
-	Limit int64 `json:"limit,omitempty" jsonschema:"most lines (default 2000)"`
+	Limit int64 `json:"limit,omitempty"`
 	// ByteOffset, when not nil, is the byte position to continue from (a
 	// nextByteOffset) and wins over Line.
-	ByteOffset *int64 `json:"byte_offset,omitempty" jsonschema:"nextByteOffset"`
+	ByteOffset *int64 `json:"byte_offset,omitempty"`
 }
 
 // FilePage is one page of a file: the result of read_file.

@@ -28,15 +28,15 @@ type GrepInput struct {
 	// ID is an output_id from a result in the same session.
 	ID string `json:"id"`
 	// Pattern is an RE2 regular expression matched against each line.
-	Pattern string `json:"pattern" jsonschema:"RE2, e.g. error|panic"`
+	Pattern string `json:"pattern"`
 	// IgnoreCase matches letters in either case.
 	IgnoreCase bool `json:"ignore_case,omitempty"`
 	// Context is how many lines before and after each match to return.
-	Context int `json:"context,omitempty" jsonschema:"lines around each match, 0 to 20"`
+	Context int `json:"context,omitempty" jsonschema:"lines around each match"`
 	// Max is the most matches to return, 1 to 1000; 0 means 50.
-	Max int `json:"max,omitempty" jsonschema:"1 to 1000 (default 50)"`
+	Max int `json:"max,omitempty"`
 	// Offset is the byte offset to search from: 0, or a nextOffset.
-	Offset int64 `json:"offset,omitempty" jsonschema:"nextOffset (default 0)"`
+	Offset int64 `json:"offset,omitempty"`
 	// Count asks only for the number of matching lines from Offset on.
 	Count bool `json:"count,omitempty"`
 }

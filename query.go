@@ -32,9 +32,9 @@ type QueryInput struct {
 	// Filter is a jq filter run on each document of the copy.
 	Filter string `json:"filter"`
 	// Offset is the UTF-8 byte offset into the results to start at.
-	Offset int64 `json:"offset,omitempty" jsonschema:"nextOffset (default 0)"`
+	Offset int64 `json:"offset,omitempty"`
 	// Limit is the most bytes to return, 1 to 4096; nil means 4096.
-	Limit *int `json:"limit,omitempty" jsonschema:"1 to 4096 (default 4096)"`
+	Limit *int `json:"limit,omitempty"`
 }
 
 // QueryResult is one page of a filter's results: the result of

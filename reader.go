@@ -20,9 +20,9 @@ type ReadInput struct {
 	ID string `json:"id"`
 	// Offset is the UTF-8 byte offset to start at: 0, a nextOffset, or any
 	// offset that is not inside a character.
-	Offset int64 `json:"offset,omitempty" jsonschema:"nextOffset (default 0)"`
+	Offset int64 `json:"offset,omitempty"`
 	// Limit is the most bytes to return, 1 to 4096; nil means 4096.
-	Limit *int `json:"limit,omitempty" jsonschema:"1 to 4096 (default 4096)"`
+	Limit *int `json:"limit,omitempty"`
 }
 
 // Page is one page of a retained copy: the result of read_tool_output.

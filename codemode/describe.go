@@ -17,23 +17,23 @@ import (
 //
 //	declare const tools: {
 //	  // Run a shell command.
-//	  run_command(input: { command: string; cwd?: string }): Promise<RunCommandResult>;
+//	  run_command(input: { command: string; cwd?: string }): Promise<{ preview: string; output_id?: string; ... }>;
 //	};
-//	type RunCommandResult = { preview: string; output_id?: string; ... };
 //
 // It declares types, not prose: a tool's description, when it has one,
 // becomes a one-line comment (its first sentence, cut at the end of a word
 // when longer than a line, never inside one), and the properties' own
 // descriptions are left out (a client lists them with the tools). Each
-// input is one object type; each output schema becomes a named result
-// type, both on one line. A tool without an output schema returns
+// input and each output schema is one object type on the tool's line: a
+// named result type cost its name twice and a line, about 45 bytes a tool
+// in a description sent with every request. A tool without an output schema returns
 // Promise<any>. Object properties not listed in "required" are optional
 // (name?), arrays are T[], enums unions of literals, a map an index
 // signature; a schema it cannot read, or nested deeper than a few levels,
 // is any; an optional property's type leaves out null. Tools named
 // run_code are left out: a script cannot call them.
 func Describe(tools []Tool) string {
-	var b, results strings.Builder
+	var b strings.Builder
 	b.WriteString("declare const tools: {\n")
 	for _, t := range tools {
 		if t.Name == Name || t.Name == "" {
@@ -49,18 +49,16 @@ func Describe(tools []Tool) string {
 		in := printer{b: &b, inline: true}
 		fmt.Fprintf(&b, "  %s(input: ", name)
 		in.schema(t.InputSchema)
-		out := "any"
+		b.WriteString("): Promise<")
 		if len(bytes.TrimSpace(t.OutputSchema)) > 0 {
-			out = resultName(t.Name)
-			fmt.Fprintf(&results, "type %s = ", out)
-			p := printer{b: &results, inline: true}
-			p.schema(t.OutputSchema)
-			results.WriteString(";\n")
+			out := printer{b: &b, inline: true}
+			out.schema(t.OutputSchema)
+		} else {
+			b.WriteString("any")
 		}
-		fmt.Fprintf(&b, "): Promise<%s>;\n", out)
+		b.WriteString(">;\n")
 	}
 	b.WriteString("};\n")
-	b.WriteString(results.String())
 	return b.String()
 }
 
@@ -76,28 +74,6 @@ func toolComment(desc string) string {
 		s = s[:i+1]
 	}
 	return present.Clip(s, maxToolComment)
-}
-
-// resultName names a tool's result type: run_command -> RunCommandResult.
-func resultName(tool string) string {
-	var b strings.Builder
-	up := true
-	for _, r := range tool {
-		switch {
-		case r == '_' || r == '-' || r == '.' || r == ' ':
-			up = true
-		case (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') || r == '$':
-			if up && r >= 'a' && r <= 'z' {
-				r -= 'a' - 'A'
-			}
-			b.WriteRune(r)
-			up = false
-		}
-	}
-	if b.Len() == 0 || (b.String()[0] >= '0' && b.String()[0] <= '9') {
-		return "Tool" + b.String() + "Result"
-	}
-	return b.String() + "Result"
 }
 
 // TypeScript renders a JSON Schema as a TypeScript type, as Describe does

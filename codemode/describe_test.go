@@ -60,10 +60,9 @@ func TestDescribe(t *testing.T) {
 	got := Describe([]Tool{{Name: "read_page", Description: "Read a page.", InputSchema: in, OutputSchema: out}, {Name: "x-y"}})
 	want := `declare const tools: {
   // Read a page.
-  read_page(input: { id: string; n?: number; o?: { x?: number } }): Promise<ReadPageResult>;
+  read_page(input: { id: string; n?: number; o?: { x?: number } }): Promise<{ text: string; rows?: { k: string }[] }>;
   "x-y"(input: any): Promise<any>;
 };
-type ReadPageResult = { text: string; rows?: { k: string }[] };
 `
 	if got != want {
 		t.Errorf("Describe =\n%s\nwant\n%s", got, want)
@@ -83,14 +82,6 @@ func TestDescribeShortens(t *testing.T) {
 	if !strings.Contains(got, "  // Search the issues of a repository with GitHub's search syntax, sorted and paginated however the…(45 bytes cut)") ||
 		strings.Contains(got, "More words") {
 		t.Errorf("the tool's comment is not its first sentence cut at a word:\n%s", got)
-	}
-}
-
-func TestResultName(t *testing.T) {
-	for in, want := range map[string]string{"run_command": "RunCommandResult", "search.issues": "SearchIssuesResult", "9lives": "Tool9livesResult", "ünï": "NResult", "": "ToolResult"} {
-		if got := resultName(in); got != want {
-			t.Errorf("resultName(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -155,8 +156,9 @@ func TestListTools(t *testing.T) {
 	}
 	// Inputs whose name says what they are go without a description:
 	// every byte of the schemas is sent with every request. The others
-	// say their unit, range, default or where the value comes from.
-	selfEvident := map[string]bool{"id": true, "path": true, "filter": true, "code": true, "command": true, "cwd": true, "stdin": true, "ignore_case": true, "count": true}
+	// are named in the tool's description, which says their unit, range,
+	// default or where the value comes from, or have a description.
+	selfEvident := map[string]bool{"id": true, "path": true, "filter": true, "code": true, "command": true, "cwd": true, "stdin": true, "ignore_case": true, "count": true, "timeout_ms": true, "env": true}
 	if len(res.Tools) != len(want) {
 		t.Errorf("got %d tools, want %d", len(res.Tools), len(want))
 	}
@@ -171,8 +173,8 @@ func TestListTools(t *testing.T) {
 		for _, p := range w.in {
 			if _, ok := in.Properties[p]; !ok {
 				t.Errorf("%s: input schema lacks %q", tool.Name, p)
-			} else if in.Properties[p].Description == "" && !selfEvident[p] {
-				t.Errorf("%s: input %q has no description", tool.Name, p)
+			} else if in.Properties[p].Description == "" && !selfEvident[p] && !regexp.MustCompile(`\b`+p+`\b`).MatchString(tool.Description) {
+				t.Errorf("%s: input %q has no description and the tool's description does not name it", tool.Name, p)
 			}
 		}
 		if strings.Join(in.Required, ",") != strings.Join(w.required, ",") {
