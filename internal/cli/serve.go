@@ -46,6 +46,9 @@ type httpServing struct {
 	oauthScopes    string
 	oauthNameClaim string
 
+	// Read by checkFlags: the token file's tokens, else $SCROLLBACK_TOKEN.
+	tokenList []mcpserver.Token
+
 	// Made by startTracing, prepareLog and prepare.
 	tracing *telemetry.Tracing
 	log     *slog.Logger
@@ -129,8 +132,9 @@ func (h *httpServing) addFlags(fs *flag.FlagSet, example string) {
 
 // checkFlags refuses HTTP-only flags given without --http, and bad values:
 // among them an address that is not HOST:PORT, or not loopback without a
-// token (getenv gives $SCROLLBACK_TOKEN), and an OAuth issuer that cannot
-// be one, all before anything is started.
+// token (getenv gives $SCROLLBACK_TOKEN), a token file that cannot be read
+// or holds no token, and an OAuth issuer that cannot be one, all before
+// anything is started. It keeps the tokens it read for prepare.
 func (h *httpServing) checkFlags(fs *flag.FlagSet, getenv func(string) string) error {
 	if h.logFormat != "text" && h.logFormat != "json" {
 		return badFlag("log-format", "text or json", "", fmt.Sprintf("%q", h.logFormat))
@@ -173,7 +177,12 @@ func (h *httpServing) checkFlags(fs *flag.FlagSet, getenv func(string) string) e
 	case h.idle <= 0:
 		return badFlag("idle-timeout", "a positive duration", "8h or 30m", h.idle)
 	}
-	tokens := h.tokenFile != "" || strings.TrimSpace(getenv("SCROLLBACK_TOKEN")) != "" || h.oauthIssuer != ""
+	list, err := h.readTokens(getenv)
+	if err != nil {
+		return usagef("--token-file %s: %s", h.tokenFile, strings.TrimPrefix(err.Error(), "mcpserver: "))
+	}
+	h.tokenList = list
+	tokens := len(list) > 0 || h.oauthIssuer != ""
 	if err := checkAddress("http", h.http, h.httpExample, tokens); err != nil {
 		return err
 	}
@@ -314,17 +323,12 @@ func (h *httpServing) observeStdio(std IO, srv *mcp.Server, sess *scrollback.Ses
 
 // prepare makes the logger, the observer, the token set and the limits;
 // call it after checkFlags, before observeStore and serve.
-func (h *httpServing) prepare(std IO) error {
+func (h *httpServing) prepare(std IO) {
 	h.prepareLog(std)
-	tokens, err := h.readTokens(std.Getenv)
-	if err != nil {
-		return err
-	}
-	if len(tokens) > 0 {
-		h.tokens = mcpserver.NewTokenSet(tokens)
+	if len(h.tokenList) > 0 {
+		h.tokens = mcpserver.NewTokenSet(h.tokenList)
 	}
 	h.limits = mcpserver.NewLimits(h.maxInFlight, h.maxSessions)
-	return nil
 }
 
 // prepareStore makes the logger and observer (and, over HTTP, the tokens
@@ -334,9 +338,7 @@ func (h *httpServing) prepare(std IO) error {
 // closing st.
 func (h *httpServing) prepareStore(ctx context.Context, std IO, st store.Store) (observed store.Store, stop func(), err error) {
 	if h.http != "" {
-		if err := h.prepare(std); err != nil {
-			return nil, nil, err
-		}
+		h.prepare(std)
 	} else {
 		h.prepareLog(std)
 	}
