@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"strconv"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -306,10 +307,20 @@ func loopbackHost(r *http.Request) error {
 // ValidOrigin checks one --allow-origin value: scheme://host[:port].
 func ValidOrigin(o string) error {
 	u, err := url.Parse(o)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || !validPort(u.Port()) {
 		return fmt.Errorf("mcpserver: origin %q: want scheme://host[:port], e.g. https://app.example.com", o)
 	}
 	return nil
+}
+
+// validPort reports whether p, the port of a URL, is none or 1 to 65535.
+func validPort(p string) bool {
+	if p == "" {
+		return true
+	}
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535
 }
 
 // Limits bounds what each token may hold at once: tool calls in flight and
