@@ -13,6 +13,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -121,7 +122,7 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	out := fs.String("out", "", "keep each run's full transcript as JSON Lines in `DIR` (default: not kept)")
 	html := fs.String("html", "", "also write a self-contained report page, the modes side by side, to `FILE` (default: none)")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of Markdown")
-	list := fs.Bool("list", false, "list the scenarios, one line each, and exit")
+	list := fs.Bool("list", false, "list the scenarios, one line each (with --json, a JSON array of {name, title, client, sealed}), and exit")
 	previewBytes := fs.Int("preview-bytes", scrollback.ShownBudget, "in scrollback mode, show at most `N` bytes (head, footer and tail) of a result too large to show whole, as scrollback mcp --preview-bytes does; compare sizes by running the suite at each")
 	scripted := fs.String("scripted", "", "answer with a scripted `POLICY` instead of a model endpoint: diligent (follows what the tools say), lazy, tee (a careful shell agent) or twice; it checks the harness and what the tools cost a model that follows them")
 	if err := fs.Parse(args); err != nil {
@@ -139,6 +140,9 @@ func evaluate(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	all, err := eval.Scenarios()
 	if err != nil {
 		return err
+	}
+	if *list && *asJSON {
+		return listJSON(stdout, all)
 	}
 	if *list {
 		for _, sc := range all {
@@ -285,4 +289,32 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return f.Close()
+}
+
+// listJSON prints the scenarios as a JSON array, one object a line: name,
+// title, client (agent or chat) and sealed.
+func listJSON(w io.Writer, all []*eval.Scenario) error {
+	type entry struct {
+		Name   string `json:"name"`
+		Title  string `json:"title"`
+		Client string `json:"client"`
+		Sealed bool   `json:"sealed"`
+	}
+	var b bytes.Buffer
+	b.WriteString("[\n")
+	for i, sc := range all {
+		line, err := json.Marshal(entry{sc.Name, sc.Title, string(sc.Client), sc.Sealed})
+		if err != nil {
+			return err
+		}
+		b.WriteString("  ")
+		b.Write(line)
+		if i < len(all)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("]\n")
+	_, err := w.Write(b.Bytes())
+	return err
 }
