@@ -113,8 +113,9 @@ type SaveFailure struct {
 	Full bool `json:"full"`
 }
 
-// Idle is what retention would delete at a cutoff (Housekeeper.CountIdle):
-// the sessions last used before it, and their copies.
+// Idle is what retention would delete at a cutoff (Housekeeper.CountIdle),
+// or deleted (Housekeeper.DeleteIdle): the sessions last used before it,
+// and their copies.
 type Idle struct {
 	Sessions     int64 `json:"sessions"`
 	Copies       int64 `json:"copies"`
@@ -145,8 +146,9 @@ type Housekeeper interface {
 
 	// DeleteIdle deletes every session (of any owner) last used before
 	// cutoff, with its copies, gives the space back where the backend
-	// can, and returns how many sessions it deleted.
-	DeleteIdle(ctx context.Context, cutoff time.Time) (int, error)
+	// can, and returns what it deleted: the sessions, their copies and
+	// the copies' bytes, counted as CountIdle counts them.
+	DeleteIdle(ctx context.Context, cutoff time.Time) (Idle, error)
 
 	// CountIdle reports what DeleteIdle with the same cutoff would delete
 	// now: the sessions (of any owner) last used before cutoff, their

@@ -57,22 +57,40 @@ func (c *gcCmd) Run(ctx context.Context, args []string) error {
 	if c.dryRun {
 		return c.report(ctx, h, period)
 	}
-	n := 0
+	var gone store.Idle
 	if period > 0 {
-		if n, err = h.DeleteIdle(ctx, time.Now().Add(-period)); err != nil {
+		if gone, err = h.DeleteIdle(ctx, time.Now().Add(-period)); err != nil {
 			return err
 		}
 	}
 	if c.json {
-		return printJSON(c.io.Stdout, map[string]any{"deletedSessions": n, "retention": formatPeriod(period)})
+		return printJSON(c.io.Stdout, gcDone{DeletedSessions: gone.Sessions, Deleted: gone, Retention: formatPeriod(period)})
 	}
 	switch {
 	case period == 0:
 		fmt.Fprintln(c.io.Stderr, "retention is 0: sessions are kept however long unused; nothing deleted")
 	default:
-		fmt.Fprintf(c.io.Stderr, "deleted %d session(s) unused for more than %s, with their copies\n", n, formatPeriod(period))
+		fmt.Fprintf(c.io.Stderr, "deleted %s\n", describeIdle(gone, period))
 	}
 	return nil
+}
+
+// gcDone is what `gc --json` prints: what retention deleted, and the
+// period it applied. DeletedSessions repeats Deleted.Sessions, as gc
+// printed it before it said the rest.
+type gcDone struct {
+	DeletedSessions int64      `json:"deletedSessions"`
+	Deleted         store.Idle `json:"deleted"`
+	Retention       string     `json:"retention"`
+}
+
+// describeIdle says what retention with period deletes or would delete:
+// "2 sessions unused for more than 30d, with 3 copies of 1.2MiB (300KiB
+// stored)".
+func describeIdle(idle store.Idle, period time.Duration) string {
+	return fmt.Sprintf("%s unused for more than %s, with %s of %s (%s stored)",
+		count(idle.Sessions, "session", "sessions"), formatPeriod(period), count(idle.Copies, "copy", "copies"),
+		FormatSize(idle.LogicalBytes), FormatSize(idle.StoredBytes))
 }
 
 // gcDryRun is what `gc --dry-run --json` prints: what retention would
@@ -99,9 +117,7 @@ func (c *gcCmd) report(ctx context.Context, h store.Housekeeper, period time.Dur
 		fmt.Fprintln(c.io.Stdout, "retention is 0: sessions are kept however long unused; gc would delete nothing")
 		return nil
 	}
-	fmt.Fprintf(c.io.Stdout, "gc would delete %s unused for more than %s, with %s of %s (%s stored); dry run: nothing deleted\n",
-		count(idle.Sessions, "session", "sessions"), formatPeriod(period), count(idle.Copies, "copy", "copies"),
-		FormatSize(idle.LogicalBytes), FormatSize(idle.StoredBytes))
+	fmt.Fprintf(c.io.Stdout, "gc would delete %s; dry run: nothing deleted\n", describeIdle(idle, period))
 	return nil
 }
 

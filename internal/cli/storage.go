@@ -211,12 +211,12 @@ func startRetention(ctx context.Context, st store.Store, period time.Duration, s
 			// A pass runs only when the live sessions were marked: else
 			// it could delete one under its client.
 			if period > 0 && i%passEvery == 0 && kept == nil {
-				n, err := h.DeleteIdle(ctx, time.Now().Add(-period))
+				gone, err := h.DeleteIdle(ctx, time.Now().Add(-period))
 				switch {
 				case err != nil && ctx.Err() == nil:
 					say(slog.LevelWarn, fmt.Sprintf("scrollback: retention: %v (retrying in %s)", err, housekeepingInterval))
-				case n > 0:
-					say(slog.LevelInfo, fmt.Sprintf("scrollback: retention: deleted %d session(s) unused for more than %s", n, formatPeriod(period)))
+				case gone.Sessions > 0:
+					say(slog.LevelInfo, "scrollback: retention: deleted "+describeIdle(gone, period))
 				}
 			}
 			select {

@@ -163,12 +163,12 @@ func (c *countingStore) markCalls() int {
 	return len(c.marks)
 }
 
-func (c *countingStore) DeleteIdle(ctx context.Context, cutoff time.Time) (int, error) {
+func (c *countingStore) DeleteIdle(ctx context.Context, cutoff time.Time) (store.Idle, error) {
 	c.passes.Add(1)
 	select {
 	case <-c.hold:
 	case <-ctx.Done():
-		return 0, ctx.Err()
+		return store.Idle{}, ctx.Err()
 	}
 	return c.DB.DeleteIdle(ctx, cutoff)
 }
@@ -556,8 +556,8 @@ func TestStartRetentionZeroMarksLiveSessions(t *testing.T) {
 			}
 		}
 		// Another process's gc with a two-hour period spares the session.
-		if n, err := db.DeleteIdle(t.Context(), time.Now().Add(-2*time.Hour)); err != nil || n != 0 {
-			t.Errorf("gc --retention 2h beside a server with --retention 0: deleted %d, %v; want the held session spared", n, err)
+		if gone, err := db.DeleteIdle(t.Context(), time.Now().Add(-2*time.Hour)); err != nil || gone.Sessions != 0 {
+			t.Errorf("gc --retention 2h beside a server with --retention 0: deleted %+v, %v; want the held session spared", gone, err)
 		}
 		stop()
 	})

@@ -286,24 +286,32 @@ FROM copies WHERE session IN (SELECT id FROM idle) AND NOT pending`, cutoff, use
 }
 
 // DeleteIdle deletes every session last used before cutoff, with its
-// copies, and counts them as retention deletions. The rows' space is made
-// reusable by a VACUUM in the background (see SetVacuumErrorLog).
-func (db *DB) DeleteIdle(ctx context.Context, cutoff time.Time) (int, error) {
+// copies, counts them as retention deletions and returns what it deleted.
+// The rows' space is made reusable by a VACUUM in the background (see
+// SetVacuumErrorLog).
+func (db *DB) DeleteIdle(ctx context.Context, cutoff time.Time) (store.Idle, error) {
 	if err := db.flushReads(ctx); err != nil {
-		return 0, db.wrap("delete idle sessions", err)
+		return store.Idle{}, db.wrap("delete idle sessions", err)
 	}
-	var n int64
+	var gone store.Idle
 	err := pgx.BeginTxFunc(ctx, db.pool, db.tx, func(tx pgx.Tx) error {
 		if err := setBackFuture(ctx, tx); err != nil {
 			return err
 		}
+		// One statement, one snapshot: the copies counted are those of
+		// the sessions it deletes, as they were before the cascade.
 		return tx.QueryRow(ctx, `
-WITH gone AS (DELETE FROM sessions WHERE last_used_at < $1 RETURNING 1)
-UPDATE counters SET value = value + (SELECT count(*) FROM gone) WHERE name = 'retention_deletions'
-RETURNING (SELECT count(*) FROM gone)`, cutoff).Scan(&n)
+WITH gone AS (DELETE FROM sessions WHERE last_used_at < $1 RETURNING id),
+counted AS (UPDATE counters SET value = value + (SELECT count(*) FROM gone) WHERE name = 'retention_deletions')
+SELECT (SELECT count(*) FROM gone), count(*), coalesce(sum(total_bytes), 0)::bigint, coalesce(sum(stored_bytes), 0)::bigint
+FROM copies WHERE session IN (SELECT id FROM gone) AND NOT pending`, cutoff).Scan(
+			&gone.Sessions, &gone.Copies, &gone.LogicalBytes, &gone.StoredBytes)
 	})
-	if err == nil && n > 0 {
+	if err != nil {
+		return store.Idle{}, db.wrap("delete idle sessions", err)
+	}
+	if gone.Sessions > 0 {
 		db.vac.soon()
 	}
-	return int(n), db.wrap("delete idle sessions", err)
+	return gone, nil
 }

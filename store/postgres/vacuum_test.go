@@ -76,8 +76,8 @@ func TestEvictedSpaceReused(t *testing.T) {
 			}
 			saveRandom(t, db, s.ID, i, size)
 			if i%8 == 7 {
-				if n, err := db.DeleteIdle(t.Context(), time.Now().Add(time.Hour)); err != nil || n != 8 {
-					t.Fatalf("DeleteIdle = %d, %v; want 8 sessions", n, err)
+				if n, err := db.DeleteIdle(t.Context(), time.Now().Add(time.Hour)); err != nil || n.Sessions != 8 {
+					t.Fatalf("DeleteIdle = %+v, %v; want 8 sessions", n, err)
 				}
 			}
 		}},

@@ -231,23 +231,34 @@ func (d *DB) CountIdle(ctx context.Context, cutoff time.Time) (store.Idle, error
 	if err != nil {
 		return store.Idle{}, err
 	}
-	var idle store.Idle
-	err = d.db.QueryRowContext(ctx, `
-WITH idle AS (SELECT id FROM sessions WHERE last_used_at < ?1 AND id NOT IN (SELECT value FROM json_each(?2)))
-SELECT (SELECT count(*) FROM idle), count(*), coalesce(sum(total_bytes), 0), coalesce(sum(stored_bytes), 0)
-FROM copies WHERE session IN (SELECT id FROM idle) AND NOT pending`, cutoff.UnixNano(), string(ids)).Scan(
-		&idle.Sessions, &idle.Copies, &idle.LogicalBytes, &idle.StoredBytes)
+	idle, err := countIdle(ctx, d.db, cutoff, string(ids))
 	if err != nil {
 		return store.Idle{}, d.readErr("count idle sessions", err)
 	}
 	return idle, nil
 }
 
+// countIdle counts the sessions last used before cutoff, less those whose
+// ids the JSON array spared holds, and their copies (as Stats counts them),
+// in one query on q: the database, or a transaction.
+func countIdle(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, cutoff time.Time, spared string) (store.Idle, error) {
+	var idle store.Idle
+	err := q.QueryRowContext(ctx, `
+WITH idle AS (SELECT id FROM sessions WHERE last_used_at < ?1 AND id NOT IN (SELECT value FROM json_each(?2)))
+SELECT (SELECT count(*) FROM idle), count(*), coalesce(sum(total_bytes), 0), coalesce(sum(stored_bytes), 0)
+FROM copies WHERE session IN (SELECT id FROM idle) AND NOT pending`, cutoff.UnixNano(), spared).Scan(
+		&idle.Sessions, &idle.Copies, &idle.LogicalBytes, &idle.StoredBytes)
+	return idle, err
+}
+
 // DeleteIdle deletes every session last used before cutoff, with its
-// copies, counts them as retention deletions and gives the freed pages
-// back to the file system.
-func (d *DB) DeleteIdle(ctx context.Context, cutoff time.Time) (int, error) {
-	var n int64
+// copies, counts them as retention deletions, gives the freed pages back
+// to the file system and returns what it deleted, counted in the same
+// transaction.
+func (d *DB) DeleteIdle(ctx context.Context, cutoff time.Time) (store.Idle, error) {
+	var gone store.Idle
 	err := d.write(ctx, "delete idle sessions", func(tx *sql.Tx) error {
 		if err := setBackFuture(ctx, tx, now()); err != nil {
 			return err
@@ -255,24 +266,24 @@ func (d *DB) DeleteIdle(ctx context.Context, cutoff time.Time) (int, error) {
 		if err := d.flushReads(ctx, tx); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE last_used_at < ?`, cutoff.UnixNano())
-		if err != nil {
+		var err error
+		if gone, err = countIdle(ctx, tx, cutoff, "[]"); err != nil || gone.Sessions == 0 {
 			return err
 		}
-		if n, err = res.RowsAffected(); err != nil || n == 0 {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE last_used_at < ?`, cutoff.UnixNano()); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE counters SET value = value + ? WHERE name = 'retention_deletions'`, n); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE counters SET value = value + ? WHERE name = 'retention_deletions'`, gone.Sessions); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `PRAGMA incremental_vacuum`)
 		return err
 	})
 	if err != nil {
-		return 0, err
+		return store.Idle{}, err
 	}
-	if n > 0 {
+	if gone.Sessions > 0 {
 		d.db.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
 	}
-	return int(n), nil
+	return gone, nil
 }

@@ -221,8 +221,8 @@ func TestClockSetBack(t *testing.T) {
 	// Retention counts from now: a pass with a cutoff an hour ahead
 	// deletes the session, as if last used now.
 	n, err := db.DeleteIdle(ctx, time.Now().Add(time.Hour))
-	if err != nil || n != 1 {
-		t.Errorf("DeleteIdle(an hour from now) of a session last used a year from now: %d, %v; want it deleted (1)", n, err)
+	if err != nil || n.Sessions != 1 {
+		t.Errorf("DeleteIdle(an hour from now) of a session last used a year from now: %+v, %v; want it deleted (1)", n, err)
 	}
 }
 

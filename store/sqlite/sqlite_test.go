@@ -157,8 +157,8 @@ func TestDeleteReclaimsSpace(t *testing.T) {
 			if _, err := db.SaveCopy(t.Context(), keep.ID, store.CopyMeta{}, strings.NewReader("x")); err != nil {
 				t.Fatal(err)
 			}
-			if n, err := db.DeleteIdle(t.Context(), cutoff); err != nil || n != 1 {
-				t.Fatalf("DeleteIdle = %d, %v; want the big session", n, err)
+			if gone, err := db.DeleteIdle(t.Context(), cutoff); err != nil || gone.Sessions != 1 {
+				t.Fatalf("DeleteIdle = %+v, %v; want the big session", gone, err)
 			}
 		}},
 	} {

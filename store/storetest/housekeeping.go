@@ -373,8 +373,8 @@ func testGoneNotCached(t *testing.T, s store.Store, h store.Housekeeper) {
 	idle := createSession(t, s, bob)
 	inIdle := read(idle.ID)
 	time.Sleep(10 * time.Millisecond) // order the clock readings, not a timing assertion
-	if n, err := h.DeleteIdle(ctxT(t), time.Now()); err != nil || n < 1 {
-		t.Fatalf("DeleteIdle = %d, %v", n, err)
+	if gone, err := h.DeleteIdle(ctxT(t), time.Now()); err != nil || gone.Sessions < 1 {
+		t.Fatalf("DeleteIdle = %+v, %v", gone, err)
 	}
 	checkNotVisible(t, s, idle.ID, inIdle.ID)
 
@@ -394,9 +394,10 @@ func testDeleteIdle(t *testing.T, s store.Store, h store.Housekeeper) {
 	time.Sleep(20 * time.Millisecond)
 	info := saveCopy(t, s, busy.ID, store.CopyMeta{}, []byte("new\n"))
 
-	n, err := h.DeleteIdle(ctxT(t), cutoff)
-	if err != nil || n != 1 {
-		t.Fatalf("DeleteIdle = %d, %v; want 1 session deleted", n, err)
+	idleStats := stats(t, h, idle.ID)
+	gone, err := h.DeleteIdle(ctxT(t), cutoff)
+	if want := (store.Idle{Sessions: 1, Copies: 1, LogicalBytes: 4, StoredBytes: idleStats.StoredBytes}); err != nil || gone != want {
+		t.Fatalf("DeleteIdle = %+v, %v; want %+v: the idle session and its copy", gone, err, want)
 	}
 	_, err = s.GetSession(ctxT(t), alice, idle.ID)
 	wantErr(t, "GetSession(idle, deleted)", err, store.ErrSessionNotFound)
@@ -413,8 +414,8 @@ func testDeleteIdle(t *testing.T, s store.Store, h store.Housekeeper) {
 	if st := stats(t, h, ""); st.RetentionDeletions != 1 || st.Sessions != 1 {
 		t.Errorf("stats = %+v, want 1 retention deletion and 1 session left", st)
 	}
-	if n, err := h.DeleteIdle(ctxT(t), cutoff); err != nil || n != 0 {
-		t.Errorf("DeleteIdle again = %d, %v; want 0, nil", n, err)
+	if gone, err := h.DeleteIdle(ctxT(t), cutoff); err != nil || gone != (store.Idle{}) {
+		t.Errorf("DeleteIdle again = %+v, %v; want nothing deleted", gone, err)
 	}
 }
 
@@ -465,9 +466,9 @@ func testCountIdle(t *testing.T, s store.Store, h store.Housekeeper) {
 
 	// What DeleteIdle deletes is what CountIdle said, once the reads made
 	// since are left out: empty is still idle, idle was read just now.
-	n, err := h.DeleteIdle(ctxT(t), cutoff)
-	if err != nil || n != 1 {
-		t.Fatalf("DeleteIdle = %d, %v; want 1 (the empty session; the others were read)", n, err)
+	gone, err := h.DeleteIdle(ctxT(t), cutoff)
+	if err != nil || gone != (store.Idle{Sessions: 1}) {
+		t.Fatalf("DeleteIdle = %+v, %v; want 1 session (the empty one; the others were read) and no copy", gone, err)
 	}
 	if got, err := h.CountIdle(ctxT(t), cutoff); err != nil || got != (store.Idle{}) {
 		t.Errorf("CountIdle after DeleteIdle = %+v, %v; want nothing", got, err)
@@ -484,8 +485,8 @@ func testCountIdle(t *testing.T, s store.Store, h store.Housekeeper) {
 		counted.LogicalBytes != before.LogicalBytes || counted.StoredBytes != before.StoredBytes {
 		t.Fatalf("CountIdle(now) = %+v, %v; want everything the store holds, %+v", counted, err, before)
 	}
-	if n, err := h.DeleteIdle(ctxT(t), cutoff); err != nil || int64(n) != counted.Sessions {
-		t.Errorf("DeleteIdle = %d, %v; want %d, as CountIdle said", n, err, counted.Sessions)
+	if gone, err := h.DeleteIdle(ctxT(t), cutoff); err != nil || gone != counted {
+		t.Errorf("DeleteIdle = %+v, %v; want %+v, as CountIdle said", gone, err, counted)
 	}
 	if after := stats(t, h, ""); after.Sessions != 0 || after.Copies != 0 {
 		t.Errorf("stats after DeleteIdle(now) = %+v, want nothing left", after)
@@ -508,9 +509,9 @@ func testMarkUsed(t *testing.T, s store.Store, h store.Housekeeper) {
 	if err := h.MarkUsed(ctxT(t), []string{held.ID, store.NewID(store.SessionPrefix), heldByBob.ID, held.ID, "../etc"}); err != nil {
 		t.Fatalf("MarkUsed: %v", err)
 	}
-	n, err := h.DeleteIdle(ctxT(t), cutoff)
-	if err != nil || n != 1 {
-		t.Fatalf("DeleteIdle = %d, %v; want 1 (the session nobody marked)", n, err)
+	gone, err := h.DeleteIdle(ctxT(t), cutoff)
+	if err != nil || gone.Sessions != 1 {
+		t.Fatalf("DeleteIdle = %+v, %v; want 1 session (the one nobody marked)", gone, err)
 	}
 	_, err = s.GetSession(ctxT(t), alice, idle.ID)
 	wantErr(t, "GetSession(idle)", err, store.ErrSessionNotFound)
