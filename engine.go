@@ -54,10 +54,11 @@ type Options struct {
 	// QueryMaxMemory bounds the heap's growth while a filter runs; 0 =
 	// jsonq.DefaultMaxMemory (512 MiB), < 0 = no limit.
 	QueryMaxMemory int64
-	// CodeWorkers runs run_code's scripts in worker processes, each
-	// under the operating system's limits and sandbox (see
-	// codemode.Pool); nil runs them in this process. The Engine does not
-	// own it: close it yourself when done.
+	// CodeWorkers runs run_code's scripts and query_tool_output's
+	// filters in worker processes, each under the operating system's
+	// limits and sandbox (see codemode.Pool); nil runs them in this
+	// process (a program whose main does not call codemode.WorkerMain).
+	// The Engine does not own it: close it yourself when done.
 	CodeWorkers *codemode.Pool
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/scrollback-dev/scrollback/codemode"
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
 	"github.com/scrollback-dev/scrollback/jsonq"
 	"github.com/scrollback-dev/scrollback/present"
@@ -58,9 +59,16 @@ type QueryResult struct {
 // inside a character. The results of a recent (id, filter) are kept by the
 // engine (up to QueryCacheBytes in all), so paging runs the filter once.
 //
+// With Options.CodeWorkers the filter runs in a worker process
+// (codemode.Pool.Query), under the operating system's memory and time
+// limits: a filter that blows up memory in one step (which the heap
+// watch cannot stop) ends its worker, not this process.
+//
 // An invalid filter, a copy that is not JSON, a filter that fails, and a
 // filter stopped by the time, output or memory limit are *Error values
-// wrapping ErrArgument, whose message says which.
+// wrapping ErrArgument, whose message says which. With CodeWorkers, a
+// worker process that could not be started is an *Error wrapping
+// ErrUnavailable.
 func (s *Session) QueryToolOutput(ctx context.Context, in QueryInput) (QueryResult, error) {
 	const op = "query_tool_output"
 	if err := s.usable(op); err != nil {
@@ -85,7 +93,7 @@ func (s *Session) QueryToolOutput(ctx context.Context, in QueryInput) (QueryResu
 	key := queryKey{session: s.ID(), id: in.ID, filter: in.Filter}
 	res, ok := s.e.queries.get(key)
 	if !ok {
-		r, err := jsonq.Run(ctx, f, store.ReaderAt(ctx, s.e.store, s.ID(), in.ID), info.TotalBytes, jsonq.Options{
+		r, err := s.e.opts.CodeWorkers.Query(ctx, f, store.ReaderAt(ctx, s.e.store, s.ID(), in.ID), info.TotalBytes, jsonq.Options{
 			Timeout:   s.e.opts.QueryTimeout,
 			MaxOutput: s.e.opts.QueryMaxOutput,
 			MaxMemory: s.e.opts.QueryMaxMemory,
@@ -98,6 +106,10 @@ func (s *Session) QueryToolOutput(ctx context.Context, in QueryInput) (QueryResu
 			}
 			if ctx.Err() != nil {
 				return QueryResult{}, &Error{Op: op, Err: ctx.Err(), Msg: "the query was cancelled: " + ctx.Err().Error()}
+			}
+			if errors.Is(err, codemode.ErrWorker) {
+				return QueryResult{}, &Error{Op: op, Err: fmt.Errorf("%w: %w", ErrUnavailable, err), Msg: err.Error(),
+					Hint: "the server runs filters in worker processes (Options.CodeWorkers); see its log for why they do not start"}
 			}
 			return QueryResult{}, s.readError(op, in.ID, errors.Unwrap(err))
 		}

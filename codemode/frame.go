@@ -24,6 +24,11 @@ import (
 //	pool → worker   result  {error, stop}                          the result (JSON)
 //	worker → pool   done    {complete, undefined, logs, logs_cut, error, calls}  the value
 //
+// or, for a jq filter (query.go), after hello:
+//
+//	pool → worker   query   {query}                                the copy
+//	worker → pool   done    {query_done}                           the results
+//
 // The pool applies the bridge rule to each result before it sends it.
 type frame struct {
 	T string `json:"t"`
@@ -43,6 +48,11 @@ type frame struct {
 	// over (timeout or canceled), tells the worker to stop the script.
 	Err  string `json:"err,omitempty"`
 	Stop string `json:"stop,omitempty"`
+
+	// query (query.go): the filter and its options; the body is the copy
+	Query *wireQuery `json:"query,omitempty"`
+	// done of a query: its outcome; the body is the results
+	QueryDone *wireQueryDone `json:"query_done,omitempty"`
 
 	// done
 	Complete  bool   `json:"complete,omitempty"`

@@ -84,7 +84,9 @@ func ServeWorker() int {
 	if err := writeFrame(out, &frame{T: "hello", PID: os.Getpid(), Layers: layers}, nil); err != nil {
 		return 1
 	}
-	f, code, err := readFrame(in, maxBody)
+	// The pool is trusted: a query's copy may be larger than a script's
+	// frames.
+	f, code, err := readFrame(in, math.MaxInt)
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			return 0 // the pool closed without using this worker
@@ -92,8 +94,11 @@ func ServeWorker() int {
 		fmt.Fprintln(os.Stderr, "codemode worker:", err)
 		return 1
 	}
+	if f.T == "query" && f.Query != nil {
+		return serveQuery(out, f.Query, code)
+	}
 	if f.T != "run" || f.Opts == nil {
-		fmt.Fprintf(os.Stderr, "codemode worker: want a run frame, got %q\n", f.T)
+		fmt.Fprintf(os.Stderr, "codemode worker: want a run or query frame, got %q\n", f.T)
 		return 1
 	}
 	w := &workerRun{in: in, out: out}

@@ -354,15 +354,25 @@ func raised(err error) *Error {
 }
 
 func stopped(ctx context.Context, timeout time.Duration, maxMem int64) error {
-	if errors.Is(context.Cause(ctx), ErrMemoryLimit) {
+	for _, limit := range []error{ErrMemoryLimit, ErrTimeLimit} {
+		if errors.Is(context.Cause(ctx), limit) {
+			return LimitError(limit, timeout, maxMem)
+		}
+	}
+	return ctx.Err()
+}
+
+// LimitError is the error of a filter stopped at a limit: limit is
+// ErrMemoryLimit (maxMem bytes) or ErrTimeLimit (timeout). Run returns
+// it; a caller that runs filters in another process (codemode.Pool)
+// makes the same error of a process killed at the limit.
+func LimitError(limit error, timeout time.Duration, maxMem int64) *Error {
+	if limit == ErrMemoryLimit {
 		return &Error{Err: ErrMemoryLimit, Msg: fmt.Sprintf("the filter grew memory past the limit (%d MiB) and was stopped", maxMem>>20),
 			Hint: "avoid collecting large arrays ([...], group_by, sort over everything); stream results with .[] and select, or take a few with limit(n; ...)"}
 	}
-	if errors.Is(context.Cause(ctx), ErrTimeLimit) {
-		return &Error{Err: ErrTimeLimit, Msg: fmt.Sprintf("the filter ran past the time limit (%s) and was stopped", timeout),
-			Hint: "a filter that never ends (repeat, range over a huge count) must be bounded, e.g. with limit(n; ...) or first(...)"}
-	}
-	return ctx.Err()
+	return &Error{Err: ErrTimeLimit, Msg: fmt.Sprintf("the filter ran past the time limit (%s) and was stopped", timeout),
+		Hint: "a filter that never ends (repeat, range over a huge count) must be bounded, e.g. with limit(n; ...) or first(...)"}
 }
 
 // deeper reports whether v nests arrays and objects deeper than max.
