@@ -215,3 +215,48 @@ func TestQueryWorkerCannotStart(t *testing.T) {
 		t.Fatalf("err = %v, want ErrUnavailable saying no worker could start", err)
 	}
 }
+
+// BenchmarkQueryLatency: one query (not cached: a new filter each time)
+// over a small and a 1 MB copy, in this process and in a worker process.
+// Back to back, each worker query waits for the pool to start and warm
+// a replacement; sleep=1 leaves it time to, as between a model's calls.
+func BenchmarkQueryLatency(b *testing.B) {
+	ctx := context.Background()
+	db, err := sqlite.Open(filepath.Join(b.TempDir(), "scrollback.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	for _, size := range []struct {
+		name string
+		data []byte
+	}{{"small", []byte(`{"a":["x","y","z"]}`)}, {"1MB", bombDoc()}} {
+		for _, mode := range []struct {
+			name    string
+			workers *codemode.Pool
+			pause   time.Duration
+		}{{"in-process", nil, 0}, {"workers", testWorkers, 0}, {"workers-paced", testWorkers, 300 * time.Millisecond}} {
+			b.Run(size.name+"/"+mode.name, func(b *testing.B) {
+				sess, err := scrollback.New(db, scrollback.Options{CodeWorkers: mode.workers}).NewSession(ctx, scrollback.LocalOwner)
+				if err != nil {
+					b.Fatal(err)
+				}
+				info, err := db.SaveCopy(ctx, sess.ID(), store.CopyMeta{Tool: "test", Complete: true}, bytes.NewReader(size.data))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if mode.pause > 0 {
+						b.StopTimer()
+						time.Sleep(mode.pause)
+						b.StartTimer()
+					}
+					if _, err := sess.QueryToolOutput(ctx, scrollback.QueryInput{ID: info.ID, Filter: fmt.Sprintf(".a[%d:] | length", i)}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -49,6 +49,11 @@ type PoolOptions struct {
 	Logger *slog.Logger
 	// OnExit, when set, is called after each worker process has ended.
 	OnExit func(WorkerExit)
+	// Light has the workers skip their warm-up (a TypeScript script run
+	// through esbuild and goja), so that one starts sooner: for a pool
+	// that runs only jq filters (Query), or a single script where the
+	// start counts more than the first transform's cost.
+	Light bool
 }
 
 // WorkerExit is what is known of a worker process once it has ended.
@@ -334,6 +339,9 @@ func (p *Pool) start() (*worker, error) {
 		return nil, err
 	}
 	cmd.Env = append(cmd.Environ(), workerEnv+"="+protocolVersion)
+	if p.opts.Light {
+		cmd.Env = append(cmd.Env, workerLightEnv+"=1")
+	}
 	killWithParent(cmd)
 	inR, inW, err := os.Pipe()
 	if err != nil {

@@ -2,6 +2,7 @@ package codemode
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/scrollback-dev/scrollback/codemode/internal/sandbox"
+	"github.com/scrollback-dev/scrollback/jsonq"
 )
 
 // WorkerArg is the argument that starts an executable as a Code Mode
@@ -27,6 +29,9 @@ const WorkerArg = "__code-worker"
 const (
 	workerEnv       = "SCROLLBACK_CODE_WORKER"
 	protocolVersion = "1"
+	// workerLightEnv, set to 1, has a worker skip the warm-up (a Pool of
+	// PoolOptions.Light).
+	workerLightEnv = "SCROLLBACK_CODE_WORKER_LIGHT"
 )
 
 // IsWorker reports whether this process was started as a Code Mode worker
@@ -76,7 +81,9 @@ func ServeWorker() int {
 	in, out := bufio.NewReaderSize(os.Stdin, 64<<10), bufio.NewWriterSize(os.Stdout, 64<<10)
 	os.Stdout = os.Stderr // a stray print must not corrupt the protocol
 	sandbox.Prepare()
-	warmUp()
+	if os.Getenv(workerLightEnv) != "1" {
+		warmUp()
+	}
 	layers := sandbox.Apply()
 	// Start light: the warm-up's garbage given back before the run's
 	// baseline is read.
@@ -124,6 +131,11 @@ const xs: number[] = Array.from({length: 10}, (_, i) => i).map((i: number) => i 
 console.log(JSON.stringify({xs, d: new Date(0).toISOString()}));
 return {sum: xs.reduce((s, x) => s + x, 0) + b.n, s: ` + "`${xs.length}`" + `};`
 	Run(context.Background(), code, []Tool{echo}, Options{MaxMemory: -1})
+	// A query's first filter too: gojq's builtins, and the parser.
+	if f, err := jsonq.Compile(`.a | map(tostring | ascii_downcase) | sort | length`); err == nil {
+		doc := []byte(`{"a": [1, "B", null, {"c": [true]}]}`)
+		jsonq.Run(context.Background(), f, bytes.NewReader(doc), int64(len(doc)), jsonq.Options{MaxMemory: -1})
+	}
 }
 
 // workerRun is the worker's side of one run: its tools call the pool.

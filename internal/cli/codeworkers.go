@@ -21,7 +21,7 @@ func (w *codeWorkers) addFlag(fs *flag.FlagSet, oneScript bool) {
 		fs.IntVar(&w.n, "code-workers", defaultCodeWorkers, "run the script in a worker process under the operating system's limits and sandbox (any `N` above 0), or in this process (0) (default 2)")
 		return
 	}
-	fs.IntVar(&w.n, "code-workers", defaultCodeWorkers, "run each run_code script in a worker process of its own, under the operating system's limits and sandbox, keeping `N` started and ready; 0 runs scripts in this process, without them (default 2)")
+	fs.IntVar(&w.n, "code-workers", defaultCodeWorkers, "run each run_code script and query_tool_output filter in a worker process of its own, under the operating system's limits and sandbox, keeping `N` started and ready; 0 runs them in this process, without them (default 2)")
 }
 
 func (w *codeWorkers) check() error {

@@ -70,6 +70,9 @@ func TestScripts(t *testing.T) {
 			if cond == "readonly" {
 				return canMakeReadOnly(), nil
 			}
+			if cond == "race" {
+				return raceEnabled, nil
+			}
 			if cond == "postgres" {
 				return os.Getenv("SCROLLBACK_TEST_POSTGRES") != "", nil
 			}
