@@ -52,7 +52,8 @@ type Options struct {
 	// QueryMaxOutput bounds a filter's results in bytes; 0 = QueryMaxOutput.
 	QueryMaxOutput int
 	// QueryMaxMemory bounds the heap's growth while a filter runs; 0 =
-	// jsonq.DefaultMaxMemory (512 MiB), < 0 = no limit.
+	// jsonq.DefaultMaxMemory (512 MiB), < 0 = no limit. With CodeWorkers
+	// it bounds the filter's worker process too (see codemode.Pool.Query).
 	QueryMaxMemory int64
 	// CodeWorkers runs run_code's scripts and query_tool_output's
 	// filters in worker processes, each under the operating system's
