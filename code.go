@@ -242,10 +242,11 @@ func codeTool[In, Out any](s *Session, name string, method func(*Session, contex
 	t.Call = func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 		var in In
 		if err := decodeArgs(name, args, &in, fieldNames[In]()); err != nil {
-			return nil, err
+			return nil, &codemode.KindError{Err: err, Kind: KindArgument}
 		}
 		out, err := method(s, ctx, in)
 		if err != nil {
+			err = &codemode.KindError{Err: err, Kind: ErrorKind(err)}
 			if reflect.ValueOf(&out).Elem().IsZero() {
 				return nil, err
 			}

@@ -527,3 +527,38 @@ func TestRunCodeLargestTimeout(t *testing.T) {
 		}
 	})
 }
+
+// TestCodeToolErrorKind: a nested tool's error, caught in the script,
+// carries the contract's error kind as its kind property, in this process
+// and in a worker alike, so that a script can branch on it as an MCP
+// client does on scrollback/error_kind.
+func TestCodeToolErrorKind(t *testing.T) {
+	codeModes(t, func(t *testing.T, sess *scrollback.Session) {
+		big := strings.Repeat("é", 20000)
+		res, err := sess.RunCommand(context.Background(), scrollback.RunCommandInput{Command: "printf '%s' '" + big + "'"})
+		if err != nil || res.OutputID == "" {
+			t.Fatalf("run_command: %+v, %v", res, err)
+		}
+		for _, tc := range []struct{ call, kind string }{
+			{`tools.read_tool_output({id: "out_nope"})`, scrollback.KindNotFound},
+			{`tools.read_tool_output({id: "` + res.OutputID + `", offset: 1})`, scrollback.KindOffset},
+			{`tools.read_tool_output({id: "` + res.OutputID + `", limit: 0})`, scrollback.KindArgument},
+			{`tools.grep_tool_output({id: "` + res.OutputID + `", pattern: "("})`, scrollback.KindArgument},
+			{`tools.read_file({path: "/no/such/file"})`, scrollback.KindNotFound},
+		} {
+			code := "try { await " + tc.call + "; return 'no error' } catch (e) { return [e instanceof Error, e.kind, e.message].join('|') }"
+			out, err := sess.RunCode(context.Background(), scrollback.RunCodeInput{Code: code})
+			if err != nil || out.Error != nil {
+				t.Fatalf("%s: %+v, %v", tc.call, out.Error, err)
+			}
+			if want := "true|" + tc.kind + "|tools."; !strings.HasPrefix(out.Preview, want) {
+				t.Errorf("%s: caught %q, want it to start %q", tc.call, out.Preview, want)
+			}
+		}
+		// A script's own errors have no kind.
+		out, err := sess.RunCode(context.Background(), scrollback.RunCodeInput{Code: "try { null.x } catch (e) { return String(e.kind) }"})
+		if err != nil || out.Preview != "undefined" {
+			t.Errorf("a script's own error: %q, %v; want no kind", out.Preview, err)
+		}
+	})
+}

@@ -72,7 +72,8 @@ type Tool struct {
 	OutputSchema json.RawMessage
 	// Call runs the tool with args, a JSON object, and returns its result
 	// as JSON. A returned error is thrown in the script as an Error whose
-	// message names the tool; the script may catch it. Call runs on the
+	// message names the tool (and whose kind property is a KindError's
+	// Kind, when the error holds one); the script may catch it. Call runs on the
 	// script's goroutine, one call at a time; ctx ends with the run.
 	// A result returned with an error (a command that ran, then the run
 	// ended) is not given to the script, but the copies it names are
@@ -474,6 +475,27 @@ func (r *run) setup(tools []Tool) error {
 	return vm.Set("tools", obj)
 }
 
+// A KindError is a tool's error with a kind a script can branch on: the
+// Error the script catches has it as its kind property (e.kind ===
+// "not_found"). A Tool's Call returns one to say the kind; scrollback's
+// own tools give the contract's error kinds.
+type KindError struct {
+	Err  error
+	Kind string
+}
+
+func (e *KindError) Error() string { return e.Err.Error() }
+func (e *KindError) Unwrap() error { return e.Err }
+
+// errorKind is the kind a KindError in err's chain gives, or "".
+func errorKind(err error) string {
+	var k *KindError
+	if errors.As(err, &k) {
+		return k.Kind
+	}
+	return ""
+}
+
 // newError makes a JavaScript Error to throw.
 func (r *run) newError(msg string) *goja.Object {
 	o, err := r.vm.New(r.errorCtor, r.vm.ToValue(msg))
@@ -535,7 +557,11 @@ func (r *run) tool(t Tool) func(goja.FunctionCall) goja.Value {
 				r.stopped, r.stoppedIn = cause, t.Name
 				panic(r.newError("tools." + t.Name + ": " + r.stopMessage()))
 			}
-			panic(r.newError("tools." + t.Name + ": " + strings.TrimPrefix(err.Error(), t.Name+": ")))
+			e := r.newError("tools." + t.Name + ": " + strings.TrimPrefix(err.Error(), t.Name+": "))
+			if k := errorKind(err); k != "" {
+				e.Set("kind", k)
+			}
+			panic(e)
 		}
 		if len(bytes.TrimSpace(out)) == 0 {
 			out = json.RawMessage("null")

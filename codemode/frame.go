@@ -44,10 +44,12 @@ type frame struct {
 	// call
 	Tool string `json:"tool,omitempty"`
 
-	// result: Err is the tool's error message; Stop, when the run is
-	// over (timeout or canceled), tells the worker to stop the script.
-	Err  string `json:"err,omitempty"`
-	Stop string `json:"stop,omitempty"`
+	// result: Err is the tool's error message and ErrKind its kind (see
+	// KindError); Stop, when the run is over (timeout or canceled), tells
+	// the worker to stop the script.
+	Err     string `json:"err,omitempty"`
+	ErrKind string `json:"err_kind,omitempty"`
+	Stop    string `json:"stop,omitempty"`
 
 	// query (query.go): the filter and its options; the body is the copy
 	Query *wireQuery `json:"query,omitempty"`

@@ -640,7 +640,7 @@ func (p *Pool) call(runCtx, toolCtx context.Context, byName map[string]Tool, cal
 			// A result given with the error: its copies are listed.
 			applyBridge(context.WithoutCancel(runCtx), opts, &res.Retained, call, tool, args, out)
 		}
-		reply.Err = err.Error()
+		reply.Err, reply.ErrKind = err.Error(), errorKind(err)
 		if runCtx.Err() != nil {
 			reply.Stop = ctxStop(runCtx)
 		}

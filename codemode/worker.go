@@ -213,6 +213,8 @@ func (w *workerRun) call(tool string, args json.RawMessage) (json.RawMessage, er
 		return nil, &stopError{ErrTimeout}
 	case f.Stop != "":
 		return nil, &stopError{ErrCanceled}
+	case f.Err != "" && f.ErrKind != "":
+		return nil, &KindError{Err: errors.New(f.Err), Kind: f.ErrKind}
 	case f.Err != "":
 		return nil, errors.New(f.Err)
 	}
