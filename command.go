@@ -167,6 +167,7 @@ func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunComman
 		Timeout:   timeout,
 		Stdout:    tap(cp.Stdout(), in.Output, &tapMu),
 		Stderr:    tap(cp.Stderr(), in.Output, &tapMu),
+		Gather:    s.e.opts.GatherOutput,
 	})
 	if err != nil && res.Duration == 0 {
 		// Not started: a bad working directory or environment, or the

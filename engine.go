@@ -43,7 +43,12 @@ type Options struct {
 	ShownBytes    int             // most bytes a result over its budget shows once retained (head, footer and tail); 0 = ShownBudget
 	Surface       present.Surface // how footers name the calls that continue: MCP tools (the zero value) or CLI commands
 	Capture       capture.Limits  // stdout, stderr and copy caps; zero fields = 8 MiB each, 2 MiB tail
-	File          filepager.Options
+	// GatherOutput reads a fast command's output in fewer, larger reads
+	// (runner.Command.Gather), for a process that runs one command and
+	// little else (scrollback run). Leave it off in a server: the reader
+	// of such a command holds a thread of the scheduler while it waits.
+	GatherOutput bool
+	File         filepager.Options
 	// DefaultTimeout applies to commands that give no timeout; 0 or
 	// less = none (New reports a negative one as 0).
 	DefaultTimeout time.Duration

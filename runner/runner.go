@@ -161,7 +161,31 @@ type Command struct {
 	// discards it. A writer that fails is not written to again, but the
 	// output is still read so that the command does not block.
 	Stdout, Stderr io.Writer
+
+	// Gather reads a fast writer's output in fewer, larger reads, for a
+	// process that runs this one command and little else (scrollback
+	// run): once a stream has given more than gatherAfter bytes, a read
+	// that returns less than a quarter of the read buffer is followed by
+	// a pause of gatherPause, holding the reader's thread (on Linux; a
+	// no-op elsewhere), so that the next read takes what the writer wrote
+	// meanwhile. A program writing through stdio to a pipe writes 4 KiB
+	// at a time (seq 1 12000000: 23,000 writes), and reading each one as
+	// it came (a read, a wait in the poller, a wake-up) cost the reader
+	// more than the writer. The pause holds a thread of the Go scheduler
+	// meanwhile: not for a server, whose other goroutines would wait.
+	Gather bool
 }
+
+// gatherAfter is how much a stream must have given before Gather pauses
+// its reads: the output of most commands is read as it comes.
+const gatherAfter = 1 << 20
+
+// gatherPause is Gather's pause: a writer at 650 MB/s (seq) writes 130
+// KiB meanwhile, half the pipe (pipeSize), and does not block on it.
+// Measured on seq 1 12000000 (2 cores, scrollback run, p50 of 15): 231
+// ms and 298 ms of CPU without, 205 and 257 with 200 us; 500 us with a 1
+// MiB pipe timed the same.
+const gatherPause = 200 * time.Microsecond
 
 // Result is how a command ended.
 type Result struct {
@@ -294,8 +318,8 @@ func start(c Command) (*running, error) {
 		return nil, startError(err)
 	}
 	r.readers.Add(2)
-	go pump(&r.readers, &r.progress, outR, c.Stdout)
-	go pump(&r.readers, &r.progress, errR, c.Stderr)
+	go pump(&r.readers, &r.progress, outR, c.Stdout, c.Gather)
+	go pump(&r.readers, &r.progress, errR, c.Stderr, c.Gather)
 	go func() {
 		r.group.WaitExited()
 		close(r.exited)
@@ -500,16 +524,19 @@ type drainProgress struct {
 
 // pump copies r to w until r ends or its read deadline passes. Once w fails
 // it keeps reading and discards, so that the command never blocks on a full
-// pipe.
-func pump(wg *sync.WaitGroup, progress *drainProgress, r *os.File, w io.Writer) {
+// pipe. With gather, it pauses after short reads of a fast writer (see
+// Command.Gather).
+func pump(wg *sync.WaitGroup, progress *drainProgress, r *os.File, w io.Writer, gather bool) {
 	defer wg.Done()
 	if w == nil {
 		w = io.Discard
 	}
 	buf := make([]byte, readBuffer)
+	var read int64
 	for {
 		n, err := r.Read(buf)
 		progress.reads.Add(1)
+		read += int64(n)
 		if n > 0 && w != io.Discard {
 			progress.writing.Add(1)
 			_, werr := w.Write(buf[:n])
@@ -523,6 +550,9 @@ func pump(wg *sync.WaitGroup, progress *drainProgress, r *os.File, w io.Writer) 
 				progress.cut.Store(true)
 			}
 			return
+		}
+		if gather && n < readBuffer/4 && read > gatherAfter {
+			pause(gatherPause)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -433,6 +434,41 @@ func TestLargeOutputIsReadWhole(t *testing.T) {
 	}
 	if n.n != 50000004 {
 		t.Errorf("read %d bytes, want 50000004", n.n)
+	}
+}
+
+// With Gather, output is read whole and in order however it is written:
+// many small writes past gatherAfter (where the reader pauses after short
+// reads), on one stream or both, and large ones; Gather changes when the
+// reader reads, never what it gets.
+func TestGatherReadsWhole(t *testing.T) {
+	seq := func(n int) string {
+		var b strings.Builder
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(&b, "%d\n", i)
+		}
+		return b.String()
+	}
+	for _, c := range []struct {
+		name, command  string
+		stdout, stderr string
+	}{
+		{"small writes past gatherAfter", "seq 1 400000", seq(400000), ""},
+		{"both streams", "seq 1 300000; seq 1 200000 >&2; echo end", seq(300000) + "end\n", seq(200000)},
+		{"a trickle after a burst", "seq 1 300000; for i in 1 2 3; do echo $i; sleep 0.05; done", seq(300000) + "1\n2\n3\n", ""},
+		{"large writes", "head -c 5000000 /dev/zero", strings.Repeat("\x00", 5000000), ""},
+	} {
+		var out, errOut syncBuffer
+		r, err := Run(context.Background(), Command{Command: c.command, Stdout: &out, Stderr: &errOut, Gather: true})
+		if err != nil || r.ExitCode == nil || *r.ExitCode != 0 || r.OutputCut {
+			t.Fatalf("%s: Run = %+v, %v", c.name, r, err)
+		}
+		if got := out.b.String(); got != c.stdout {
+			t.Errorf("%s: stdout is %d bytes, want %d: not the output as written", c.name, len(got), len(c.stdout))
+		}
+		if got := errOut.b.String(); got != c.stderr {
+			t.Errorf("%s: stderr is %d bytes, want %d: not the output as written", c.name, len(got), len(c.stderr))
+		}
 	}
 }
 

@@ -200,9 +200,11 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	defer prog.stop()
 	st, kept := keepUnsaved(st, c.unsavedDir, prog.before(c.io.Stderr))
 	// The process ends with the command: its capture buffer may take
-	// huge pages (capture.Limits.HugePages).
+	// huge pages (capture.Limits.HugePages), and the readers of its
+	// output may pause for a fast writer (Options.GatherOutput).
 	opts := c.engineOptions()
 	opts.Capture.HugePages = true
+	opts.GatherOutput = true
 	eng := scrollback.New(st, opts)
 	sess, err := c.openSession(ctx, eng, false)
 	if err != nil {

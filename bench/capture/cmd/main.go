@@ -28,6 +28,7 @@ func main() {
 		Command: strings.Join(os.Args[1:], " "),
 		Stdout:  c.Stdout(),
 		Stderr:  c.Stderr(),
+		Gather:  true, // as scrollback run reads
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "capbench:", err)
