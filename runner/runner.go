@@ -171,8 +171,10 @@ type Command struct {
 	// meanwhile. A program writing through stdio to a pipe writes 4 KiB
 	// at a time (seq 1 12000000: 23,000 writes), and reading each one as
 	// it came (a read, a wait in the poller, a wake-up) cost the reader
-	// more than the writer. The pause holds a thread of the Go scheduler
-	// meanwhile: not for a server, whose other goroutines would wait.
+	// more than the writer. No pause while the other stream is writing
+	// too, so that the merged output keeps the order of the two as it
+	// did. The pause holds a thread of the Go scheduler meanwhile: not
+	// for a server, whose other goroutines would wait.
 	Gather bool
 }
 
@@ -318,8 +320,8 @@ func start(c Command) (*running, error) {
 		return nil, startError(err)
 	}
 	r.readers.Add(2)
-	go pump(&r.readers, &r.progress, outR, c.Stdout, c.Gather)
-	go pump(&r.readers, &r.progress, errR, c.Stderr, c.Gather)
+	go pump(&r.readers, &r.progress, outR, c.Stdout, 0, c.Gather)
+	go pump(&r.readers, &r.progress, errR, c.Stderr, 1, c.Gather)
 	go func() {
 		r.group.WaitExited()
 		close(r.exited)
@@ -520,22 +522,31 @@ type drainProgress struct {
 	reads   atomic.Int64
 	writing atomic.Int32
 	cut     atomic.Bool // a pipe was closed by its read deadline, not at its end
+	// given counts the bytes read from stdout and from stderr, so that a
+	// pump knows whether the other stream is writing (see pump).
+	given [2]atomic.Int64
 }
 
-// pump copies r to w until r ends or its read deadline passes. Once w fails
-// it keeps reading and discards, so that the command never blocks on a full
-// pipe. With gather, it pauses after short reads of a fast writer (see
-// Command.Gather).
-func pump(wg *sync.WaitGroup, progress *drainProgress, r *os.File, w io.Writer, gather bool) {
+// pump copies r, stream 0 (stdout) or 1 (stderr), to w until r ends or
+// its read deadline passes. Once w fails it keeps reading and discards, so
+// that the command never blocks on a full pipe. With gather, it pauses
+// after short reads of a fast writer (see Command.Gather), unless the
+// other stream has given bytes since its last short read: while both
+// write, each is read as it comes, so that the merged copy keeps their
+// order as finely as before.
+func pump(wg *sync.WaitGroup, progress *drainProgress, r *os.File, w io.Writer, stream int, gather bool) {
 	defer wg.Done()
 	if w == nil {
 		w = io.Discard
 	}
 	buf := make([]byte, readBuffer)
 	var read int64
+	other := &progress.given[1-stream]
+	otherSeen := other.Load()
 	for {
 		n, err := r.Read(buf)
 		progress.reads.Add(1)
+		progress.given[stream].Add(int64(n))
 		read += int64(n)
 		if n > 0 && w != io.Discard {
 			progress.writing.Add(1)
@@ -552,7 +563,11 @@ func pump(wg *sync.WaitGroup, progress *drainProgress, r *os.File, w io.Writer, 
 			return
 		}
 		if gather && n < readBuffer/4 && read > gatherAfter {
-			pause(gatherPause)
+			if o := other.Load(); o != otherSeen {
+				otherSeen = o // the other stream writes too: no pause
+			} else {
+				pause(gatherPause)
+			}
 		}
 	}
 }
