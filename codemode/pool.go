@@ -710,30 +710,42 @@ func sentinel(kind string) error {
 	return ErrThrown
 }
 
-// lost reports a worker that stopped answering before its script was
-// done: the watch killed it (memory, time, the caller), the operating
-// system refused it memory, or it died.
-func (p *Pool) lost(w *worker, watch *watch, opts Options, res *Result, err error) string {
+// lostCause says why a worker stopped answering before its work was done
+// (err is what reading its answer returned): the watch killed it
+// ("memory", "timeout", "canceled", with the watch's detail), the
+// operating system refused it memory ("memory", "os"), or it died (the
+// worker's own cause, or ""). It stops the watch, and waits for the
+// process to end when the watch did not end it.
+func lostCause(w *worker, watch *watch, err error) (cause, detail string) {
 	if errors.Is(err, errFrameSize) {
 		w.kill("died")
 	}
 	watch.stop()
-	cause, detail := watch.result()
-	if cause == "" {
-		// Not the watch: wait for the process to end, to say how.
-		select {
-		case <-w.reaped:
-		case <-time.After(2 * time.Second):
-			w.kill("died")
-			<-w.reaped
-		}
-		w.mu.Lock()
-		cause = w.cause
-		w.mu.Unlock()
-		if cause == "" && w.outOfMemory() {
-			cause, detail = "memory", "os"
-		}
+	cause, detail = watch.result()
+	if cause != "" {
+		return cause, detail
 	}
+	// Not the watch: wait for the process to end, to say how.
+	select {
+	case <-w.reaped:
+	case <-time.After(2 * time.Second):
+		w.kill("died")
+		<-w.reaped
+	}
+	w.mu.Lock()
+	cause = w.cause
+	w.mu.Unlock()
+	if cause == "" && w.outOfMemory() {
+		return "memory", "os"
+	}
+	return cause, detail
+}
+
+// lost reports a worker that stopped answering before its script was
+// done: the watch killed it (memory, time, the caller), the operating
+// system refused it memory, or it died.
+func (p *Pool) lost(w *worker, watch *watch, opts Options, res *Result, err error) string {
+	cause, detail := lostCause(w, watch, err)
 	switch cause {
 	case "memory":
 		res.Error = memoryKilled(opts.MaxMemory, detail)

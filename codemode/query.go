@@ -181,25 +181,7 @@ func (p *Pool) querySession(ctx context.Context, w *worker, f *jsonq.Filter, r i
 // was done: the watch killed it (memory, time, the caller), the
 // operating system refused it memory, or it died.
 func (p *Pool) queryLost(ctx context.Context, w *worker, watch *watch, opts jsonq.Options, bound int64, err error) (*jsonq.Result, string, error) {
-	if errors.Is(err, errFrameSize) {
-		w.kill("died")
-	}
-	watch.stop()
-	cause, detail := watch.result()
-	if cause == "" {
-		select {
-		case <-w.reaped:
-		case <-time.After(2 * time.Second):
-			w.kill("died")
-			<-w.reaped
-		}
-		w.mu.Lock()
-		cause = w.cause
-		w.mu.Unlock()
-		if cause == "" && w.outOfMemory() {
-			cause, detail = "memory", "os"
-		}
-	}
+	cause, detail := lostCause(w, watch, err)
 	switch cause {
 	case "memory":
 		e := jsonq.LimitError(jsonq.ErrMemoryLimit, opts.Timeout, opts.MaxMemory)
