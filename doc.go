@@ -32,8 +32,9 @@
 // ErrUnavailable. ErrorKind names them as the contract does ("not_found",
 // ...), for the MCP servers' _meta and the CLI's --json alike. A call cut short
 // by the end of its context returns an *Error in which errors.Is finds
-// context.Canceled or context.DeadlineExceeded (ErrorKind calls it
-// "unavailable"); RunCode says so in its result's Error instead.
+// context.Canceled or context.DeadlineExceeded, and ErrUnavailable, the
+// sentinel of its kind (ErrorKind calls it "unavailable"); RunCode says so in
+// its result's Error instead.
 //
 // Two flags answer two questions and are never merged: HasMore says the
 // reader has not reached the end of the retained text; Complete says whether

@@ -124,6 +124,15 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// Is makes a call cut short by the end of its context match ErrUnavailable,
+// the sentinel of the kind ErrorKind gives it ("unavailable"), beside the
+// context.Canceled or context.DeadlineExceeded it wraps: every tool error's
+// kind is a sentinel errors.Is finds.
+func (e *Error) Is(target error) bool {
+	return target == ErrUnavailable && e.Err != nil &&
+		(errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, context.DeadlineExceeded))
+}
+
 func errorf(op string, err error, hint string, format string, args ...any) *Error {
 	return &Error{Op: op, Err: err, Msg: fmt.Sprintf(format, args...), Hint: hint}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/filepager"
@@ -171,5 +172,90 @@ func TestReadFileNULInPath(t *testing.T) {
 	_, err := scrollback.New(nil, scrollback.Options{}).ReadFile(context.Background(), scrollback.ReadFileInput{Path: "/etc/passwd\x00x"})
 	if !errors.Is(err, scrollback.ErrArgument) || !strings.Contains(err.Error(), `"/etc/passwd\x00x" holds a NUL byte at byte 11`) || strings.ContainsRune(err.Error(), 0) {
 		t.Errorf("err = %q", err)
+	}
+}
+
+// TestCancelledCallIsUnavailable: a call cut short by its context is an
+// *Error of kind "unavailable", and errors.Is finds that kind's sentinel,
+// ErrUnavailable, as for every other kind (the contract: "in Go as the
+// sentinel that errors.Is finds"), beside context.Canceled or
+// context.DeadlineExceeded. Before, ErrorKind said "unavailable" while
+// errors.Is(err, ErrUnavailable) was false.
+func TestCancelledCallIsUnavailable(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "scrollback.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	eng := scrollback.New(st, scrollback.Options{})
+	sess, err := eng.NewSession(ctx, scrollback.LocalOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sess.RunCommand(ctx, scrollback.RunCommandInput{Command: "seq 1 20000"})
+	if err != nil || res.OutputID == "" {
+		t.Fatalf("RunCommand: %v, id %q", err, res.OutputID)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	expired, cancel2 := context.WithDeadline(ctx, time.Unix(1, 0))
+	defer cancel2()
+	for _, c := range []struct {
+		name  string
+		ctx   context.Context
+		cause error
+	}{{"cancelled", cancelled, context.Canceled}, {"deadline", expired, context.DeadlineExceeded}} {
+		for _, tc := range []struct {
+			name string
+			call func(ctx context.Context) error
+		}{
+			{"NewSession", func(ctx context.Context) error { _, err := eng.NewSession(ctx, scrollback.LocalOwner); return err }},
+			{"Session", func(ctx context.Context) error {
+				_, err := eng.Session(ctx, scrollback.LocalOwner, sess.ID())
+				return err
+			}},
+			{"ForkSession", func(ctx context.Context) error {
+				_, err := eng.ForkSession(ctx, scrollback.LocalOwner, sess.ID())
+				return err
+			}},
+			{"ListSessions", func(ctx context.Context) error { _, err := eng.ListSessions(ctx, scrollback.LocalOwner); return err }},
+			{"DeleteSession", func(ctx context.Context) error { return eng.DeleteSession(ctx, scrollback.LocalOwner, sess.ID()) }},
+			{"RunCommand", func(ctx context.Context) error {
+				_, err := sess.RunCommand(ctx, scrollback.RunCommandInput{Command: "echo hi"})
+				return err
+			}},
+			{"ReadToolOutput", func(ctx context.Context) error {
+				_, err := sess.ReadToolOutput(ctx, scrollback.ReadInput{ID: res.OutputID})
+				return err
+			}},
+			{"GrepToolOutput", func(ctx context.Context) error {
+				_, err := sess.GrepToolOutput(ctx, scrollback.GrepInput{ID: res.OutputID, Pattern: "1"})
+				return err
+			}},
+			{"QueryToolOutput", func(ctx context.Context) error {
+				_, err := sess.QueryToolOutput(ctx, scrollback.QueryInput{ID: res.OutputID, Filter: "."})
+				return err
+			}},
+			{"Copies", func(ctx context.Context) error { _, err := sess.Copies(ctx); return err }},
+		} {
+			err := tc.call(c.ctx)
+			var se *scrollback.Error
+			if !errors.As(err, &se) || !errors.Is(err, c.cause) || !errors.Is(err, scrollback.ErrUnavailable) ||
+				scrollback.ErrorKind(err) != scrollback.KindUnavailable {
+				t.Errorf("%s %s: %v (*Error %v, is %v %v, is ErrUnavailable %v, kind %q); want an *Error of kind unavailable that errors.Is finds as ErrUnavailable and %v",
+					c.name, tc.name, err, errors.As(err, &se), c.cause, errors.Is(err, c.cause), errors.Is(err, scrollback.ErrUnavailable), scrollback.ErrorKind(err), c.cause)
+			}
+		}
+	}
+	// A cancelled call is not mistaken for any other kind.
+	err = &scrollback.Error{Op: "op", Err: context.Canceled}
+	for _, other := range []error{scrollback.ErrNotFound, scrollback.ErrEvicted, scrollback.ErrOffset, scrollback.ErrArgument, scrollback.ErrSensitive} {
+		if errors.Is(err, other) {
+			t.Errorf("a cancelled call matches %v", other)
+		}
+	}
+	if errors.Is(&scrollback.Error{Op: "op", Err: scrollback.ErrArgument}, scrollback.ErrUnavailable) {
+		t.Error("an argument error matches ErrUnavailable")
 	}
 }
