@@ -101,8 +101,11 @@ func (s *Session) RunCodeOver(ctx context.Context, in RunCodeInput, own []string
 	}
 	if res.Value != nil {
 		out.Returned = true
-		out.Shown = s.Retain(ctx, RetainInput{Tool: op, Source: codeSource(in.Code), Data: res.Value, Complete: res.Complete,
-			Whole: wholeCopies(res.Value, res.Retained)})
+		// A value the run cut at the copy cap is not the whole result, even
+		// when what is left fits the preview budget (a copy cap set below
+		// it): it is retained and previewed as a cut result is.
+		out.Shown = s.retainInput(ctx, RetainInput{Tool: op, Source: codeSource(in.Code), Data: res.Value, Complete: res.Complete,
+			Whole: wholeCopies(res.Value, res.Retained)}, !res.Complete)
 	}
 	return out, nil
 }

@@ -371,6 +371,13 @@ type RetainInput struct {
 // marker line, and is incomplete; the preview is cut even when that copy
 // would fit the budget.
 func (s *Session) Retain(ctx context.Context, in RetainInput) Shown {
+	return s.retainInput(ctx, in, false)
+}
+
+// retainInput is Retain; cut says a cap already cut in.Data from a larger
+// result (run_code's return value, cut at the copy cap by the run), so
+// that it is retained and previewed even when what is left fits the budget.
+func (s *Session) retainInput(ctx context.Context, in RetainInput, cut bool) Shown {
 	if err := s.usable("retain"); err != nil {
 		// Nothing can be saved: the result is shown within the default
 		// budget, and says why it was not kept.
@@ -397,7 +404,7 @@ func (s *Session) Retain(ctx context.Context, in RetainInput) Shown {
 	data, complete, gap := in.Data, in.Complete, in.Gap
 	// A result that fits its budget is shown whole, whatever the copy cap:
 	// no copy is made of it. Only one that does not is cut to the cap.
-	over := false
+	over := cut
 	if c := s.copyCap(); len(data) > c && !preview.Fits(data, budget) {
 		over = true
 		cp := capture.New(capture.Limits{Stdout: int64(len(data)), Copy: int64(c)})
