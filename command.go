@@ -97,8 +97,8 @@ type RunCommandInput struct {
 // grow to hold them. A part left out gets what the other leaves of the
 // default, and 0 means none of that part.
 type PreviewShape struct {
-	HeadBytes *int `json:"head_bytes,omitempty"`
-	TailBytes *int `json:"tail_bytes,omitempty"`
+	HeadBytes *int `json:"head_bytes,omitempty"` // bytes of the output's start to show; nil = the default share, 0 = none
+	TailBytes *int `json:"tail_bytes,omitempty"` // bytes of the output's end to show; nil = the default share, 0 = none
 }
 
 // RunCommandResult is the result of run_command.
@@ -110,10 +110,10 @@ type RunCommandResult struct {
 	ShownText
 	ExitCode    *int   `json:"exit_code"`        // null when killed by a signal
 	Signal      string `json:"signal,omitempty"` // the signal that killed it, e.g. "SIGKILL"
-	TimedOut    bool   `json:"timed_out"`
-	DurationMS  int64  `json:"duration_ms"`
-	StdoutBytes int64  `json:"stdout_bytes"` // bytes the command wrote to stdout, counted past the caps
-	StderrBytes int64  `json:"stderr_bytes"`
+	TimedOut    bool   `json:"timed_out"`        // the timeout (TimeoutMS, else Options.DefaultTimeout) stopped the command
+	DurationMS  int64  `json:"duration_ms"`      // wall time from start to exit, in milliseconds
+	StdoutBytes int64  `json:"stdout_bytes"`     // bytes the command wrote to stdout, counted past the caps
+	StderrBytes int64  `json:"stderr_bytes"`     // bytes the command wrote to stderr, counted past the caps
 	ShownCopy
 	Gap *GapRef `json:"gap,omitempty"` // the copy kept head and tail past the cap; this is what it dropped
 }
@@ -333,10 +333,10 @@ type ShownText struct {
 
 // ShownCopy is the state of the retained copy behind a preview.
 type ShownCopy struct {
-	TotalBytes    int64  `json:"totalBytes"` // length of the retained copy (of the whole result when none was needed)
-	Complete      bool   `json:"complete"`   // the copy (or the preview, when not truncated) holds the whole result
-	Recovery      string `json:"recovery"`   // not_needed, available or unavailable
-	RecoveryError string `json:"recovery_error,omitempty"`
+	TotalBytes    int64  `json:"totalBytes"`               // length of the retained copy (of the whole result when none was needed)
+	Complete      bool   `json:"complete"`                 // the copy (or the preview, when not truncated) holds the whole result
+	Recovery      string `json:"recovery"`                 // not_needed, available or unavailable
+	RecoveryError string `json:"recovery_error,omitempty"` // with recovery "unavailable": why the copy could not be saved
 }
 
 // RetainInput is a tool result to show within a budget.

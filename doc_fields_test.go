@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -38,5 +39,48 @@ func TestInputFieldsDocumented(t *testing.T) {
 	}
 	for name := range want {
 		t.Errorf("type %s not found", name)
+	}
+}
+
+// TestExportedFieldsDocumented: every exported field of the package's
+// exported structs, and of filepager.Page (read_file's result, FilePage),
+// has a doc or line comment, so that go doc answers what a field holds
+// (read_file's nextLine at the end of a file, say) without the source.
+func TestExportedFieldsDocumented(t *testing.T) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, filepath.Join("filepager", "filepager.go"))
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, file, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			ts, ok := n.(*ast.TypeSpec)
+			if !ok || !ts.Name.IsExported() {
+				return true
+			}
+			st, ok := ts.Type.(*ast.StructType)
+			if !ok || file == filepath.Join("filepager", "filepager.go") && ts.Name.Name != "Page" {
+				return false
+			}
+			for _, field := range st.Fields.List {
+				if strings.TrimSpace(field.Doc.Text()+field.Comment.Text()) != "" {
+					continue
+				}
+				for _, name := range field.Names {
+					if name.IsExported() {
+						t.Errorf("%s: %s.%s has no doc comment", file, ts.Name.Name, name.Name)
+					}
+				}
+			}
+			return false
+		})
 	}
 }

@@ -48,7 +48,9 @@ type Options struct {
 	// little else (scrollback run). Leave it off in a server: the reader
 	// of such a command holds a thread of the scheduler while it waits.
 	GatherOutput bool
-	File         filepager.Options
+	// File configures read_file: the page budget (24 KiB), the default
+	// line limit (2000), a root that confines reads, extra deny patterns.
+	File filepager.Options
 	// DefaultTimeout applies to commands that give no timeout; 0 or
 	// less = none (New reports a negative one as 0).
 	DefaultTimeout time.Duration

@@ -55,10 +55,10 @@ type GrepMatch struct {
 // neighbours of a match whether or not they match too, so a line can be
 // both a match and another match's context.
 type ContextLine struct {
-	Line      int64  `json:"line"`
-	Offset    int64  `json:"offset"`
-	Text      string `json:"text"`
-	Truncated bool   `json:"truncated,omitempty"`
+	Line      int64  `json:"line"`                // 1-based line number in the copy
+	Offset    int64  `json:"offset"`              // byte offset of the line's start: a read_tool_output offset
+	Text      string `json:"text"`                // the line without its line ending, its first GrepLineBytes when longer; invalid bytes as U+FFFD
+	Truncated bool   `json:"truncated,omitempty"` // Text is not the whole line
 }
 
 // GrepResult is the result of grep_tool_output: the matches or, when the

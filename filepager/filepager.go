@@ -48,13 +48,13 @@ type Request struct {
 
 // Page is one page of a file. Its JSON form is read_file's result.
 type Page struct {
-	Text           string `json:"text"`
-	StartLine      int64  `json:"startLine"`
-	EndLine        int64  `json:"endLine"`
-	NextLine       int64  `json:"nextLine"`
-	NextByteOffset int64  `json:"nextByteOffset"`
-	TotalBytes     int64  `json:"totalBytes"`
-	HasMore        bool   `json:"hasMore"`
+	Text           string `json:"text"`           // the page: whole lines with their line endings, or part of a line longer than a page (MidLine)
+	StartLine      int64  `json:"startLine"`      // 1-based line the page starts in
+	EndLine        int64  `json:"endLine"`        // line the page ends in (StartLine for an empty page)
+	NextLine       int64  `json:"nextLine"`       // line that NextByteOffset is in: where the next page starts
+	NextByteOffset int64  `json:"nextByteOffset"` // byte offset the next page starts at: pass it as byte_offset to go on, also inside a long line
+	TotalBytes     int64  `json:"totalBytes"`     // the file's size in bytes
+	HasMore        bool   `json:"hasMore"`        // the file goes on after this page
 }
 
 // MidLine reports whether the page ends inside a line that goes on after
