@@ -131,7 +131,10 @@ type GapRef = present.Gap
 // When the output does not fit the preview budget it is saved as a retained
 // copy of this session first. A non-zero exit, a signal and a timeout are
 // results, not errors; an error means the command could not be run at all
-// (bad arguments, a missing working directory).
+// (bad arguments, a missing working directory), or that ctx ended while it
+// ran: then its process group is stopped, and the result holds the output
+// up to then (and its copy) beside an *Error that errors.Is finds as
+// ctx's error and as ErrUnavailable.
 func (s *Session) RunCommand(ctx context.Context, in RunCommandInput) (RunCommandResult, error) {
 	const op = "run_command"
 	if err := s.usable(op); err != nil {

@@ -224,3 +224,32 @@ func ExampleSession_History() {
 	// {"temp": -3} false not_needed
 	// true available true true
 }
+
+// cancelOnWrite cancels a context at the first output a command writes.
+type cancelOnWrite struct{ cancel context.CancelFunc }
+
+func (w cancelOnWrite) Write(p []byte) (int, error) { w.cancel(); return len(p), nil }
+
+// A call whose context ends while the command runs stops the command's
+// process group and returns both: the result, with the output written up to
+// then (and its copy, when one was needed), and an *Error that errors.Is
+// finds as the context's error and as ErrUnavailable.
+func ExampleSession_RunCommand_cancelled() {
+	ctx := context.Background()
+	sess, done := openExample(ctx)
+	defer done()
+
+	call, cancel := context.WithCancel(ctx)
+	defer cancel()
+	res, err := sess.RunCommand(call, scrollback.RunCommandInput{
+		Command: "echo started; sleep 30; echo never",
+		Output:  cancelOnWrite{cancel}, // the caller gives up once the command has started
+	})
+	fmt.Println("preview starts:", strings.HasPrefix(res.Preview, "started\n"), "never:", strings.Contains(res.Preview, "never"))
+	fmt.Println("exit code:", res.ExitCode, "timed out:", res.TimedOut)
+	fmt.Println(errors.Is(err, context.Canceled), errors.Is(err, scrollback.ErrUnavailable), scrollback.ErrorKind(err))
+	// Output:
+	// preview starts: true never: false
+	// exit code: <nil> timed out: false
+	// true true unavailable
+}
