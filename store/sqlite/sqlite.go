@@ -29,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -167,6 +168,9 @@ func Open(path string, opts *Options) (*DB, error) {
 	}
 	if path == "" {
 		return nil, errors.New("sqlite: open: empty database path; give the path of a database file")
+	}
+	if i := strings.IndexByte(path, 0); i >= 0 {
+		return nil, fmt.Errorf("sqlite: open: the path %q holds a NUL byte at byte %d, which no file name can; give the path of a database file without it", path, i)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {

@@ -650,10 +650,13 @@ func TestOpenErrors(t *testing.T) {
 		{"ancestor is a file", filepath.Join(file, "state", "scrollback", "x.db"),
 			"cannot create the directory " + filepath.Join(file, "state", "scrollback") + ": " + file + " is a file, not a directory"},
 		{"not a database", notDB, "not a valid scrollback database"},
+		// A NUL byte (a string cut from binary data) is named, quoted: it
+		// was "stat DIR/x<NUL>.db: invalid argument" with the raw byte.
+		{"NUL byte", "x\x00.db", `the path "x\x00.db" holds a NUL byte`},
 		{"device", "/dev/null", "not a regular file"},
 	}
 	if runtime.GOOS == "windows" {
-		tests = tests[:5] // no /dev/null
+		tests = tests[:6] // no /dev/null
 	}
 	for _, tt := range tests {
 		db, err := sqlite.Open(tt.path, nil)
@@ -662,7 +665,7 @@ func TestOpenErrors(t *testing.T) {
 			t.Errorf("%s: Open(%q) succeeded", tt.name, tt.path)
 			continue
 		}
-		if !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "sqlite: open") {
+		if !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "sqlite: open") || strings.ContainsRune(err.Error(), 0) {
 			t.Errorf("%s: Open(%q): %v; want a message starting 'sqlite: open' and containing %q", tt.name, tt.path, err, tt.want)
 		}
 	}
