@@ -163,9 +163,14 @@ func firstLine(code string) string {
 	return line
 }
 
-// CodeTools returns the session's tools as Code Mode tools, in the order
-// the contract lists them. On a Session no Engine made, every tool's Call
-// returns the same error as the Session's own methods.
+// CodeTools returns the session's tools as Code Mode tools: run_command,
+// read_file, read_tool_output, grep_tool_output and query_tool_output, in
+// that order, each with its input and output JSON Schemas and a Call that
+// takes and returns the contract's JSON. Their Description is empty (a
+// run_code declaration carries no prose); the descriptions a model reads
+// are present.RunCommandDoc, ReadFileDoc, ReadToolOutputDoc,
+// GrepToolOutputDoc and QueryToolOutputDoc. On a Session no Engine made,
+// every tool's Call returns the same error as the Session's own methods.
 func (s *Session) CodeTools() []codemode.Tool {
 	if s == nil {
 		s = new(Session) // codeTools(nil, nil) would leave Call nil

@@ -562,3 +562,26 @@ func TestCodeToolErrorKind(t *testing.T) {
 		}
 	})
 }
+
+// TestCodeToolsAsDocumented: CodeTools lists the tools in the order its doc
+// gives, each with both schemas and a Call, and no Description; the
+// descriptions its doc names for them are there. (The doc said "in the order
+// the contract lists them", which puts read_tool_output before read_file.)
+func TestCodeToolsAsDocumented(t *testing.T) {
+	sess := codeSession(t)
+	var names []string
+	for _, tool := range sess.CodeTools() {
+		names = append(names, tool.Name)
+		if tool.Description != "" || len(tool.InputSchema) == 0 || len(tool.OutputSchema) == 0 || tool.Call == nil {
+			t.Errorf("%s: description %q, schemas %d and %d bytes, call %v", tool.Name, tool.Description, len(tool.InputSchema), len(tool.OutputSchema), tool.Call != nil)
+		}
+	}
+	if got, want := strings.Join(names, ","), "run_command,read_file,read_tool_output,grep_tool_output,query_tool_output"; got != want {
+		t.Errorf("CodeTools = %s, want %s as its doc says", got, want)
+	}
+	for _, doc := range []string{present.RunCommandDoc, present.ReadFileDoc, present.ReadToolOutputDoc, present.GrepToolOutputDoc, present.QueryToolOutputDoc} {
+		if doc == "" {
+			t.Error("a description CodeTools' doc names is empty")
+		}
+	}
+}
