@@ -75,7 +75,8 @@ type RunCommandInput struct {
 	// StdinFile, for Go callers only, is the command's standard input as
 	// it is, inherited rather than copied (give it or Stdin, not both):
 	// `scrollback run` passes its own stdin on this way when it is a pipe
-	// or a file. run_command over MCP takes only Stdin.
+	// or a file. It must be open (a closed one is an argument error).
+	// run_command over MCP takes only Stdin.
 	StdinFile *os.File `json:"-"`
 
 	// Output, for Go callers only, also receives the command's output

@@ -152,7 +152,8 @@ type Command struct {
 	Stdin string            // given on standard input; without it (and StdinFile), stdin is empty (/dev/null)
 	// StdinFile, when not nil, is the command's standard input as it is:
 	// the command inherits the descriptor (a pipe, a file), as it would
-	// from a shell, and reads as much of it as it wants. Not with Stdin.
+	// from a shell, and reads as much of it as it wants. Not with Stdin;
+	// a closed file is refused (ErrCommand).
 	StdinFile *os.File
 	Timeout   time.Duration // stop the process group after this long; 0 = no timeout
 	Grace     time.Duration // between SIGTERM and SIGKILL when stopping; 0 = DefaultGrace
@@ -437,6 +438,11 @@ func check(c Command) error {
 	}
 	if c.Stdin != "" && c.StdinFile != nil {
 		return &Error{Op: "stdin", Err: ErrCommand, Detail: "both Stdin and StdinFile are given", Hint: "give the input as a string in Stdin or as a file in StdinFile, not both"}
+	}
+	if c.StdinFile != nil {
+		if _, err := c.StdinFile.Stat(); errors.Is(err, os.ErrClosed) {
+			return &Error{Op: "stdin", Err: ErrCommand, Detail: "StdinFile is closed", Hint: "close the file after the command has run, not before", Cause: err}
+		}
 	}
 	if c.Timeout < 0 {
 		return &Error{Op: "timeout", Err: ErrTimeout, Detail: fmt.Sprintf("%v is negative", c.Timeout), Hint: "give a positive duration, or 0 for none"}

@@ -678,4 +678,17 @@ func TestStdinFile(t *testing.T) {
 	if _, err := Run(context.Background(), Command{Command: "cat", Stdin: "x", StdinFile: f}); !errors.Is(err, ErrCommand) {
 		t.Errorf("Stdin and StdinFile both: %v, want ErrCommand", err)
 	}
+	// A file closed before the call (a defer that ran too early) is
+	// refused by name; before, the command ran with no standard input
+	// and its own "Bad file descriptor" was all that said so.
+	closed, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	var ran syncBuffer
+	if _, err := Run(context.Background(), Command{Command: "cat; echo ran", StdinFile: closed, Stdout: &ran}); !errors.Is(err, ErrCommand) ||
+		!strings.Contains(err.Error(), "StdinFile is closed") || ran.String() != "" {
+		t.Errorf("closed StdinFile: %v, output %q; want ErrCommand saying StdinFile is closed, and nothing run", err, ran.String())
+	}
 }
