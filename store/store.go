@@ -82,12 +82,12 @@ func IsUnavailable(target, cause error) bool {
 // Session is one conversation's state: the owner it belongs to and, when it
 // was forked, the session it was forked from. A fork shares no copies.
 type Session struct {
-	ID        string    `json:"id"`
-	Owner     string    `json:"owner"`
-	Parent    string    `json:"parent,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	Copies    int       `json:"copies"`     // number of retained copies (as listed)
-	Bytes     int64     `json:"totalBytes"` // sum of their sizes (as listed)
+	ID        string    `json:"id"`               // the session's id
+	Owner     string    `json:"owner"`            // the principal that owns it
+	Parent    string    `json:"parent,omitempty"` // the session it was forked from; "" when not a fork
+	CreatedAt time.Time `json:"created_at"`       // when it was made
+	Copies    int       `json:"copies"`           // number of retained copies (as listed)
+	Bytes     int64     `json:"totalBytes"`       // sum of their sizes (as listed)
 	// LastUsedAt is when a copy was last saved into or read from the
 	// session (its creation time before that). Retention deletes sessions
 	// by it. Reads may be recorded a little late: a backend batches them.
@@ -113,16 +113,16 @@ type CopyMeta struct {
 
 // CopyInfo is what a Store knows about a saved copy.
 type CopyInfo struct {
-	ID           string    `json:"id"`
-	Session      string    `json:"session"`
-	Tool         string    `json:"tool"`
-	Source       string    `json:"source"`
-	TotalBytes   int64     `json:"totalBytes"`
-	Lines        int64     `json:"lines"` // newline-terminated lines, plus one for a final unterminated line
-	Complete     bool      `json:"complete"`
-	OmittedBytes int64     `json:"omittedBytes,omitempty"`
-	OmittedLines int64     `json:"omittedLines,omitempty"`
-	CreatedAt    time.Time `json:"created_at"`
+	ID           string    `json:"id"`                     // the copy's id: an output_id
+	Session      string    `json:"session"`                // the session that holds it
+	Tool         string    `json:"tool"`                   // CopyMeta.Tool: the tool whose result it is
+	Source       string    `json:"source"`                 // CopyMeta.Source: what produced it, for people listing copies
+	TotalBytes   int64     `json:"totalBytes"`             // the copy's length in bytes
+	Lines        int64     `json:"lines"`                  // newline-terminated lines, plus one for a final unterminated line
+	Complete     bool      `json:"complete"`               // CopyMeta.Complete: the copy holds all the tool produced
+	OmittedBytes int64     `json:"omittedBytes,omitempty"` // CopyMeta.OmittedBytes: bytes a gap in the copy dropped
+	OmittedLines int64     `json:"omittedLines,omitempty"` // CopyMeta.OmittedLines: lines a gap in the copy dropped
+	CreatedAt    time.Time `json:"created_at"`             // when the copy was saved
 }
 
 // Store is the contract every backend implements. All methods are safe for
