@@ -129,7 +129,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // context.Canceled or context.DeadlineExceeded it wraps: every tool error's
 // kind is a sentinel errors.Is finds.
 func (e *Error) Is(target error) bool {
-	return target == ErrUnavailable && e.Err != nil &&
+	return target == ErrUnavailable && e != nil && e.Err != nil &&
 		(errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, context.DeadlineExceeded))
 }
 
