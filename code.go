@@ -58,7 +58,8 @@ type RunCodeResult struct {
 // JavaScript, with the session's tools (run_command, read_file,
 // read_tool_output, grep_tool_output, query_tool_output) and extra (an
 // upstream server's tools, behind the proxy) callable as tools.NAME(args),
-// with or without await. A nested result longer than the preview budget is
+// with or without await; an extra tool may not take the name of another
+// (an argument error). A nested result longer than the preview budget is
 // saved as a retained copy of this session before the script
 // receives it, and listed in Retained; so is a nested command's own copy.
 // The return value is previewed like any result. A script that fails is a
@@ -85,6 +86,9 @@ func (s *Session) RunCodeOver(ctx context.Context, in RunCodeInput, own []string
 		return RunCodeResult{}, err
 	}
 	tools := append(codeTools(s, own), extra...)
+	if err := namesFree(op, tools); err != nil {
+		return RunCodeResult{}, err
+	}
 	res := s.e.opts.CodeWorkers.Run(ctx, in.Code, tools, codemode.Options{
 		Save:    s.saveNested,
 		Timeout: timeout,
@@ -108,6 +112,24 @@ func (s *Session) RunCodeOver(ctx context.Context, in RunCodeInput, own []string
 			Whole: wholeCopies(res.Value, res.Retained)}, !res.Complete)
 	}
 	return out, nil
+}
+
+// namesFree refuses two callable tools of one name: in the script's tools
+// object the later would silently replace the earlier. Tools a run skips
+// (no name, no Call, run_code itself) are not counted.
+func namesFree(op string, tools []codemode.Tool) error {
+	seen := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		if t.Name == "" || t.Name == codemode.Name || t.Call == nil {
+			continue
+		}
+		if seen[t.Name] {
+			return errorf(op, ErrArgument, "rename the extra tool, or leave the session's tool of that name out with RunCodeOver",
+				"two tools are named %s: a script could call only one of them", quoteArg(t.Name))
+		}
+		seen[t.Name] = true
+	}
+	return nil
 }
 
 // wholeCopies are the copies made during a run that hold a tool's whole

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -583,5 +584,45 @@ func TestCodeToolsAsDocumented(t *testing.T) {
 		if doc == "" {
 			t.Error("a description CodeTools' doc names is empty")
 		}
+	}
+}
+
+// TestRunCodeExtraToolNameTaken: an extra tool named like a tool the script
+// can already call (a session tool, or an earlier extra one) is an argument
+// error naming it. Before, the later one silently replaced the other in
+// the script's tools object, and the list of tools a script is told of
+// named it twice. With RunCodeOver leaving the session's tool out, the
+// name is free.
+func TestRunCodeExtraToolNameTaken(t *testing.T) {
+	ctx := context.Background()
+	sess := codeSession(t)
+	tool := func(name, answer string) codemode.Tool {
+		return codemode.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`),
+			Call: func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.Marshal(answer) }}
+	}
+	for _, tc := range []struct {
+		name  string
+		own   []string
+		extra []codemode.Tool
+		taken string // "" = no error
+	}{
+		{"session tool", nil, []codemode.Tool{tool("read_file", "mine")}, "read_file"},
+		{"two extras", nil, []codemode.Tool{tool("search", "a"), tool("search", "b")}, "search"},
+		{"own tool left out", []string{"read_tool_output"}, []codemode.Tool{tool("read_file", "mine")}, ""},
+		{"distinct", nil, []codemode.Tool{tool("search", "a"), tool("fetch", "b")}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := sess.RunCodeOver(ctx, scrollback.RunCodeInput{Code: `return "ran"`}, tc.own, tc.extra...)
+			if tc.taken == "" {
+				if err != nil || res.Preview != "ran" {
+					t.Errorf("RunCodeOver = %q, %v; want it to run", res.Preview, err)
+				}
+				return
+			}
+			var se *scrollback.Error
+			if !errors.As(err, &se) || !errors.Is(err, scrollback.ErrArgument) || !strings.Contains(err.Error(), strconv.Quote(tc.taken)) {
+				t.Errorf("RunCodeOver = %q, %v; want an argument error naming %q", res.Preview, err, tc.taken)
+			}
+		})
 	}
 }
