@@ -39,7 +39,9 @@ type Options struct {
 	CallTimeout time.Duration
 	// Version is reported to clients as the proxy's version.
 	Version string
-	// Logger receives what the proxy and the SDK log; nil = nothing.
+	// Logger receives what the proxy logs and the SDK's warnings and
+	// errors (its routine lines, a session connected or a level set, are
+	// left out); nil = nothing.
 	Logger *slog.Logger
 	// MaxUpstreams bounds the upstream connections of a proxy served
 	// over HTTP, where each client session that uses the upstream gets a
@@ -66,7 +68,9 @@ type Proxy struct {
 	opts  Options
 	nonce string // marks strings cut by cutReader
 	log   *slog.Logger
-	main  *link // the shared connection
+	// sdkLog is log for the SDK's clients and servers: warnings and up.
+	sdkLog *slog.Logger
+	main   *link // the shared connection
 	// modern is the shared connection of clients of protocol 2026-07-28:
 	// requests over HTTP without an MCP session, and a stdio client of
 	// that version. A result that needs the client's input (an elicitation,
@@ -128,6 +132,7 @@ func New(eng *scrollback.Engine, up Upstream, opts Options) (*Proxy, error) {
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
+	p.sdkLog = slog.New(atLeast{p.log.Handler(), slog.LevelWarn})
 	p.main = p.newLink(nil, nil)
 	p.modern = p.newLink(nil, nil)
 	p.modern.lists, p.modern.modern = false, true
@@ -177,6 +182,15 @@ func (p *Proxy) Tools() []*mcp.Tool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]*mcp.Tool(nil), p.snap.tools...)
+}
+
+// Offered returns the upstream tools the proxy offers, of those last
+// listed: each name once, none named like one of the proxy's own tools
+// (read_tool_output, grep_tool_output, query_tool_output, run_code), which
+// hide it.
+func (p *Proxy) Offered() []*mcp.Tool {
+	shown, _ := listed(p.Tools())
+	return shown
 }
 
 // conn returns the shared upstream connection, connecting (and listing
@@ -548,3 +562,21 @@ const rpcMessageMax = 2048
 func cutString(s string, n int) string { return present.Clip(s, n) }
 
 var _ io.Closer = (*Proxy)(nil)
+
+// atLeast is a slog.Handler that passes on records of level min and above.
+type atLeast struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h atLeast) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h atLeast) WithAttrs(as []slog.Attr) slog.Handler {
+	return atLeast{h.Handler.WithAttrs(as), h.min}
+}
+
+func (h atLeast) WithGroup(name string) slog.Handler {
+	return atLeast{h.Handler.WithGroup(name), h.min}
+}

@@ -178,7 +178,7 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		}
 		up = proxy.Upstream{URL: c.url, Header: http.Header(c.headers)}
 	}
-	p, err := proxy.New(eng, up, proxy.Options{Budget: c.budget, ToolBudgets: c.budgetFor, CallTimeout: c.callTimeout, MaxUpstreams: c.maxUp, MaxRefBytes: c.maxRefBytes, Version: Version()})
+	p, err := proxy.New(eng, up, proxy.Options{Budget: c.budget, ToolBudgets: c.budgetFor, CallTimeout: c.callTimeout, MaxUpstreams: c.maxUp, MaxRefBytes: c.maxRefBytes, Version: Version(), Logger: c.log})
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	defer c.startRetention(ctx, c.io, sb.store, sb.retention, live)()
 	srv := p.Server(sess)
 	c.observeStdio(c.io, srv, sess)
-	c.say(c.io, slog.LevelInfo, fmt.Sprintf("scrollback proxy: serving %d upstream tools on stdio, session %s (resume it with --session %s)", len(p.Tools()), sess.ID(), sess.ID()), "session", sess.ID())
+	c.say(c.io, slog.LevelInfo, fmt.Sprintf("scrollback proxy: serving %d upstream tools on stdio, session %s (resume it with --session %s)", len(p.Offered()), sess.ID(), sess.ID()), "session", sess.ID())
 	return serveStdio(ctx, srv, c.io)
 }
 
@@ -220,7 +220,7 @@ func (c *proxyCmd) serveHTTP(ctx context.Context, p *proxy.Proxy, eng *scrollbac
 		h.Live = live
 		return p.HTTPHandler(h)
 	}
-	return c.serve(ctx, c.io, handler, ready, fmt.Sprintf("scrollback proxy: serving %d upstream tools", len(p.Tools())))
+	return c.serve(ctx, c.io, handler, ready, fmt.Sprintf("scrollback proxy: serving %d upstream tools", len(p.Offered())))
 }
 
 // flagSet reports whether the flag name was given.
