@@ -534,6 +534,14 @@ const binaryMax = 16 << 20
 // everything but its text and binary strings.
 const structureMax = 16 << 20
 
+// newStrayFilter drops the lines of an upstream's stdout that are not
+// MCP messages (see strayFilter), logging each.
+func (p *Proxy) newStrayFilter(r io.Reader) io.Reader {
+	return newStrayFilter(r, func(line []byte) {
+		p.log.Warn("proxy: the upstream wrote a line to its stdout that is not an MCP message; skipped it (a server should log to stderr)", "line", string(line))
+	})
+}
+
 // newCutReader filters what the upstream sends (see cutReader): each
 // message keeps at most the copy cap of content text and of structured
 // content, the last quarter of it from the end of the first string cut.

@@ -126,7 +126,7 @@ func (p *Proxy) transport(ctx context.Context) (mcp.Transport, *process, error) 
 		if err != nil {
 			return nil, nil, err
 		}
-		r := p.newCutReader(proc.stdout, true)
+		r := p.newCutReader(p.newStrayFilter(proc.stdout), true)
 		return &mcp.IOTransport{Reader: io.NopCloser(r), Writer: proc, MaxLineLength: limit}, proc, nil
 	case u.URL != "":
 		hc := u.HTTPClient
@@ -141,7 +141,7 @@ func (p *Proxy) transport(ctx context.Context) (mcp.Transport, *process, error) 
 		if err != nil {
 			return nil, nil, err
 		}
-		r := p.newCutReader(rwc, true)
+		r := p.newCutReader(p.newStrayFilter(rwc), true)
 		return &mcp.IOTransport{Reader: io.NopCloser(r), Writer: rwc, MaxLineLength: limit}, nil, nil
 	}
 }
