@@ -186,6 +186,7 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	if err := p.Start(ctx); err != nil {
 		return err
 	}
+	c.checkBudgets(p)
 	// Retention spares the sessions connected clients hold (live).
 	live := &mcpserver.Live{}
 	if c.http != "" {
@@ -232,4 +233,34 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 		}
 	})
 	return set
+}
+
+// checkBudgets warns of each --budget-for that names no tool the upstream
+// lists (a typo would otherwise leave the tool at --budget in silence).
+// Not an error: a tool may be listed later.
+func (c *proxyCmd) checkBudgets(p *proxy.Proxy) {
+	if len(c.budgetFor) == 0 {
+		return
+	}
+	var names []string
+	have := map[string]bool{}
+	for _, t := range p.Offered() {
+		names = append(names, t.Name)
+		have[t.Name] = true
+	}
+	sort.Strings(names)
+	if len(names) > 20 {
+		names = append(names[:20], fmt.Sprintf("and %d more", len(names)-20))
+	}
+	var missing []string
+	for name := range c.budgetFor {
+		// resources/read and prompts/get budget those results.
+		if !have[name] && name != "resources/read" && name != "prompts/get" {
+			missing = append(missing, name)
+		}
+	}
+	sort.Strings(missing)
+	for _, name := range missing {
+		c.log.Warn(fmt.Sprintf("proxy: --budget-for names a tool the upstream does not list: %s (its tools: %s)", name, strings.Join(names, ", ")))
+	}
 }
