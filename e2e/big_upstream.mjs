@@ -4,6 +4,10 @@
 // writes "jsonrpc" after "result", which is what the proxy's in-transit cut
 // must leave alone.
 //
+// With CHATTY=1 it also writes to its stdout what is not MCP, as many
+// servers do: a banner with console.log at start, and each call's
+// arguments as Node prints an object.
+//
 // Usage: node big_upstream.mjs   (speaks MCP on stdio)
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -22,7 +26,9 @@ export function bigText(n) {
 }
 
 const server = new McpServer({ name: "big-upstream", version: "1.0.0" });
-server.tool("big", "Return n bytes of numbered lines.", { n: z.number().int().positive() }, async ({ n }) => ({
-  content: [{ type: "text", text: bigText(n) }],
-}));
+server.tool("big", "Return n bytes of numbered lines.", { n: z.number().int().positive() }, async ({ n }) => {
+  if (process.env.CHATTY) console.log({ n });
+  return { content: [{ type: "text", text: bigText(n) }] };
+});
+if (process.env.CHATTY) console.log("big-upstream: running on stdio");
 await server.connect(new StdioServerTransport());
