@@ -289,7 +289,6 @@ func (l *link) servers() []*server {
 func (l *link) newClient(caps *mcp.ClientCapabilities) *mcp.Client {
 	p := l.p
 	o := &mcp.ClientOptions{
-		Logger: p.sdkLog,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			go l.changed(listTools)
 		},

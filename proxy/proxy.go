@@ -39,9 +39,11 @@ type Options struct {
 	CallTimeout time.Duration
 	// Version is reported to clients as the proxy's version.
 	Version string
-	// Logger receives what the proxy logs and the SDK's warnings and
-	// errors (its routine lines, a session connected or a level set, are
-	// left out); nil = nothing.
+	// Logger receives what the proxy logs (an upstream tool it hides, a
+	// stray line on the upstream's stdout, a failed re-list); nil =
+	// nothing. The SDK's own lines are not logged: at every level they
+	// are routine for a proxy ("server run cancelled" when it stops, a
+	// notification to a client that has gone).
 	Logger *slog.Logger
 	// MaxUpstreams bounds the upstream connections of a proxy served
 	// over HTTP, where each client session that uses the upstream gets a
@@ -68,9 +70,7 @@ type Proxy struct {
 	opts  Options
 	nonce string // marks strings cut by cutReader
 	log   *slog.Logger
-	// sdkLog is log for the SDK's clients and servers: warnings and up.
-	sdkLog *slog.Logger
-	main   *link // the shared connection
+	main  *link // the shared connection
 	// modern is the shared connection of clients of protocol 2026-07-28:
 	// requests over HTTP without an MCP session, and a stdio client of
 	// that version. A result that needs the client's input (an elicitation,
@@ -132,7 +132,6 @@ func New(eng *scrollback.Engine, up Upstream, opts Options) (*Proxy, error) {
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
-	p.sdkLog = slog.New(atLeast{p.log.Handler(), slog.LevelWarn})
 	p.main = p.newLink(nil, nil)
 	p.modern = p.newLink(nil, nil)
 	p.modern.lists, p.modern.modern = false, true
@@ -570,21 +569,3 @@ const rpcMessageMax = 2048
 func cutString(s string, n int) string { return present.Clip(s, n) }
 
 var _ io.Closer = (*Proxy)(nil)
-
-// atLeast is a slog.Handler that passes on records of level min and above.
-type atLeast struct {
-	slog.Handler
-	min slog.Level
-}
-
-func (h atLeast) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= h.min && h.Handler.Enabled(ctx, l)
-}
-
-func (h atLeast) WithAttrs(as []slog.Attr) slog.Handler {
-	return atLeast{h.Handler.WithAttrs(as), h.min}
-}
-
-func (h atLeast) WithGroup(name string) slog.Handler {
-	return atLeast{h.Handler.WithGroup(name), h.min}
-}

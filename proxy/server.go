@@ -143,7 +143,6 @@ func (p *Proxy) newServer(b *mcpserver.Binding, own bool) *server {
 	p.mu.Unlock()
 	opts := &mcp.ServerOptions{
 		Instructions: p.Instructions(),
-		Logger:       p.sdkLog,
 		// One page for each list: the SDK pages in name order, so that
 		// the upstream's order (inUpstreamOrder) holds across a page's
 		// end only when there is none.
