@@ -374,11 +374,7 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return res, err
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
-			if !s.own && !s.perRequest {
-				s.p.main.settle(ctx)
-			} else if s.own && !modernCaller(ss) {
-				s.ownLists(ctx, ss)
-			}
+			s.settleLists(ctx, ss)
 			if lr, ok := req.(*mcp.ListResourcesRequest); ok {
 				return s.listResources(ctx, next, lr)
 			}
@@ -388,10 +384,19 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return res, err
 		case "tools/call":
+			params, _ := req.GetParams().(*mcp.CallToolParamsRaw)
+			if params != nil && !s.usesUpstream(params.Name) {
+				// Not (yet) listed: a tool the upstream offers only to a
+				// client with the capabilities this one declared, which
+				// called it before listing (a script that knows its name,
+				// a client with the list cached). Wait, as a list does,
+				// for what the upstream offers over a connection that
+				// declares them.
+				s.settleLists(ctx, ss)
+			}
 			if !s.own {
 				defer s.p.main.begin(ss)()
 			}
-			params, _ := req.GetParams().(*mcp.CallToolParamsRaw)
 			if params == nil || !s.usesUpstream(params.Name) {
 				return next(ctx, method, req)
 			}
@@ -494,6 +499,19 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 // (it has no other way), to debug, the lowest: as if no level were set.
 func logAll(ctx context.Context, next mcp.MethodHandler, ss *mcp.ServerSession) {
 	next(ctx, "logging/setLevel", &mcp.ServerRequest[*mcp.SetLoggingLevelParams]{Session: ss, Params: &mcp.SetLoggingLevelParams{Level: "debug"}})
+}
+
+// settleLists makes the server's lists, before a list or a call of a
+// tool not listed, those the upstream offers to ss's client: over stdio
+// it waits for the shared connection that declares the client's
+// capabilities (settle); over HTTP it makes the client's own upstream
+// session's lists its own (ownLists).
+func (s *server) settleLists(ctx context.Context, ss *mcp.ServerSession) {
+	if !s.own && !s.perRequest {
+		s.p.main.settle(ctx)
+	} else if s.own && !modernCaller(ss) {
+		s.ownLists(ctx, ss)
+	}
 }
 
 // ownLists makes the lists of a client with an upstream session of its
