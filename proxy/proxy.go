@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"slices"
 	"sync"
@@ -85,6 +86,9 @@ type Proxy struct {
 	held   map[*link]bool // those holding a connection, at most MaxUpstreams
 
 	restarts atomic.Int64 // connections made after one was lost
+	// authStatus is the last 401 or 403 of a URL upstream, 0 after any
+	// other answer.
+	authStatus atomic.Int32
 
 	refreshMu   sync.Mutex // guards what follows
 	refreshing  bool       // a re-list runs
@@ -152,9 +156,22 @@ func (p *Proxy) Start(ctx context.Context) error {
 		if errors.Is(pe.Err, ErrCallTimeout) {
 			e.Hint = "the server may be stuck, or slow to start; raise --call-timeout if it needs longer"
 		}
+		if h := p.authHint(); h != "" {
+			e.Hint = h
+		}
 		return &e
 	}
 	return err
+}
+
+// authHint says what to do when a URL upstream last answered 401 or 403,
+// else "".
+func (p *Proxy) authHint() string {
+	switch code := p.authStatus.Load(); code {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return fmt.Sprintf("the server answered %d %s: it wants a token, or another one; send it with every request (scrollback proxy --header 'Authorization: Bearer TOKEN', or --header-file FILE so that it is not on the command line); the proxy does not sign in with OAuth, so take a token the server's own site issues (an API key, a personal access token)", code, http.StatusText(int(code)))
+	}
+	return ""
 }
 
 // Close ends every upstream connection (and the upstream processes, for a

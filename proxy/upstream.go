@@ -134,7 +134,7 @@ func (p *Proxy) transport(ctx context.Context) (mcp.Transport, *process, error) 
 			hc = &http.Client{}
 		}
 		c := *hc
-		c.Transport = &roundTripper{base: hc.Transport, header: u.Header, cut: p.newCutReader}
+		c.Transport = &roundTripper{base: hc.Transport, header: u.Header, cut: p.newCutReader, status: &p.authStatus}
 		return &mcp.StreamableClientTransport{Endpoint: u.URL, HTTPClient: &c, MaxEventSize: limit}, nil, nil
 	default:
 		rwc, err := u.Dial(ctx)
@@ -153,6 +153,9 @@ type roundTripper struct {
 	base   http.RoundTripper
 	header http.Header
 	cut    func(r io.Reader, lines bool) *cutReader
+	// status holds the last 401 or 403 the upstream answered, 0 after
+	// any other answer (see Proxy.authHint).
+	status *atomic.Int32
 }
 
 func (t *roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -170,6 +173,14 @@ func (t *roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 		base = http.DefaultTransport
 	}
 	res, err := base.RoundTrip(r)
+	if err == nil && t.status != nil {
+		switch res.StatusCode {
+		case http.StatusUnauthorized, http.StatusForbidden:
+			t.status.Store(int32(res.StatusCode))
+		default:
+			t.status.Store(0)
+		}
+	}
 	if err != nil || res.Body == nil {
 		return res, err
 	}
