@@ -286,7 +286,7 @@ func (l *link) servers() []*server {
 // newClient makes the MCP client of one connection of l: it declares caps
 // (the client's, so that the upstream asks only for what the client can
 // do) and relays what the upstream sends to l's clients.
-func (l *link) newClient(caps *mcp.ClientCapabilities) *mcp.Client {
+func (l *link) newClient(caps *mcp.ClientCapabilities, ord *progressOrder) *mcp.Client {
 	p := l.p
 	o := &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
@@ -299,7 +299,7 @@ func (l *link) newClient(caps *mcp.ClientCapabilities) *mcp.Client {
 			go l.changed(listResources)
 		},
 	}
-	l.relayOptions(o, caps)
+	l.relayOptions(o, caps, ord)
 	if l.modern {
 		o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 	}

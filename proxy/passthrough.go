@@ -41,12 +41,13 @@ type progressRoute struct {
 // relayOptions adds the upstream client's handlers that relay what the
 // upstream sends over l to l's clients, and declares caps: the client's
 // own, so that the upstream asks only for what the client can do.
-func (l *link) relayOptions(o *mcp.ClientOptions, caps *mcp.ClientCapabilities) {
+func (l *link) relayOptions(o *mcp.ClientOptions, caps *mcp.ClientCapabilities, ord *progressOrder) {
 	if caps == nil {
 		caps = &mcp.ClientCapabilities{}
 	}
 	o.Capabilities = caps
 	o.ProgressNotificationHandler = func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+		defer ord.handled()
 		pr := req.Params
 		l.relay.mu.Lock()
 		r, ok := l.relay.progress[tokenKey(pr.ProgressToken)]
@@ -436,6 +437,9 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 				up.Meta = upstreamMeta(params.Meta, c)
 				upstreamProgress(ctx, &up)
 				res, err := c.cs.ReadResource(ctx, &up)
+				if up.GetProgressToken() != nil {
+					c.ord.wait(ctx) // its progress first
+				}
 				if err != nil {
 					return nil, err
 				}
@@ -466,6 +470,9 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 				up.Meta = upstreamMeta(params.Meta, c)
 				upstreamProgress(ctx, &up)
 				res, err := c.cs.GetPrompt(ctx, &up)
+				if up.GetProgressToken() != nil {
+					c.ord.wait(ctx) // its progress first
+				}
 				if err != nil {
 					return nil, err
 				}

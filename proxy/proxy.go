@@ -230,11 +230,12 @@ func (p *Proxy) dial(ctx context.Context, l *link, caps *mcp.ClientCapabilities)
 	defer cancel()
 	defer context.AfterFunc(ctx, cancel)()
 	ctx = dctx
-	t, proc, err := p.transport(ctx)
+	ord := newProgressOrder()
+	t, proc, err := p.transport(ctx, ord)
 	if err != nil {
 		return nil, err
 	}
-	cl := l.newClient(caps)
+	cl := l.newClient(caps, ord)
 	cs, err := cl.Connect(ctx, t, nil)
 	if err != nil {
 		if proc != nil {
@@ -247,7 +248,7 @@ func (p *Proxy) dial(ctx context.Context, l *link, caps *mcp.ClientCapabilities)
 		}
 		return nil, err
 	}
-	c := &conn{cs: cs, done: make(chan struct{}), proc: proc, cl: cl}
+	c := &conn{cs: cs, done: make(chan struct{}), proc: proc, cl: cl, ord: ord}
 	go func() {
 		cs.Wait()
 		close(c.done)
@@ -450,6 +451,9 @@ func (l *link) call(ctx context.Context, name string, args json.RawMessage, from
 		params.SetProgressToken(tok)
 	}
 	res, err := c.cs.CallTool(cctx, params)
+	if tok := params.GetProgressToken(); tok != nil {
+		c.ord.wait(ctx) // its progress first
+	}
 	if err == nil {
 		if res == nil {
 			res = &mcp.CallToolResult{}
@@ -552,10 +556,12 @@ const structureMax = 16 << 20
 
 // newStrayFilter drops the lines of an upstream's stdout that are not
 // MCP messages (see strayFilter), logging each.
-func (p *Proxy) newStrayFilter(r io.Reader) io.Reader {
-	return newStrayFilter(r, func(line []byte) {
+func (p *Proxy) newStrayFilter(r io.Reader, ord *progressOrder) io.Reader {
+	f := newStrayFilter(r, func(line []byte) {
 		p.log.Warn("proxy: the upstream wrote a line to its stdout that is not an MCP message; skipped it (a server should log to stderr)", "line", string(line))
 	})
+	f.progress = ord.saw
+	return f
 }
 
 // newCutReader filters what the upstream sends (see cutReader): each

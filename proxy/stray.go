@@ -23,12 +23,15 @@ import (
 type strayFilter struct {
 	r     io.Reader
 	stray func(line []byte) // at most strayShow bytes of the line
-	line  []byte            // the line being held
-	mode  int
-	probe int // the longest line held
-	in    []byte
-	out   []byte
-	err   error
+	// progress, when set, is called for each notifications/progress
+	// passed (see progressOrder).
+	progress func()
+	line     []byte // the line being held
+	mode     int
+	probe    int // the longest line held
+	in       []byte
+	out      []byte
+	err      error
 }
 
 const (
@@ -111,9 +114,12 @@ func (f *strayFilter) process(in, out []byte) []byte {
 
 // judge passes or drops the held line, whole, and starts the next.
 func (f *strayFilter) judge(out []byte) []byte {
-	switch {
-	case isMessage(f.line):
+	switch ok, method := message(f.line); {
+	case ok:
 		out = append(out, f.line...)
+		if method == "notifications/progress" && f.progress != nil {
+			f.progress()
+		}
 	case len(bytes.TrimSpace(f.line)) > 0:
 		f.tell(f.line)
 	}
@@ -147,14 +153,22 @@ func firstByte(b []byte) byte {
 // isMessage reports whether line is a JSON-RPC message: an object whose
 // "jsonrpc" is "2.0", or a JSON array (a batch).
 func isMessage(line []byte) bool {
+	ok, _ := message(line)
+	return ok
+}
+
+// message is isMessage, and the method of a message that is an object.
+func message(line []byte) (ok bool, method string) {
 	switch firstByte(line) {
 	case '[':
-		return json.Valid(line)
+		return json.Valid(line), ""
 	case '{':
 		var m struct {
-			V *string `json:"jsonrpc"`
+			V      *string `json:"jsonrpc"`
+			Method string  `json:"method"`
 		}
-		return json.Unmarshal(line, &m) == nil && m.V != nil && *m.V == "2.0"
+		ok := json.Unmarshal(line, &m) == nil && m.V != nil && *m.V == "2.0"
+		return ok, m.Method
 	}
-	return false
+	return false, ""
 }

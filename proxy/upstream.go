@@ -87,6 +87,7 @@ type conn struct {
 	// so that a list now is an answer to a change the upstream told of.
 	listed atomic.Bool
 	cl     *mcp.Client // the SDK client it belongs to
+	ord    *progressOrder
 }
 
 // alive reports whether the session is still up.
@@ -117,7 +118,7 @@ func (c *conn) why() string {
 }
 
 // transport makes the SDK transport for one connection attempt.
-func (p *Proxy) transport(ctx context.Context) (mcp.Transport, *process, error) {
+func (p *Proxy) transport(ctx context.Context, ord *progressOrder) (mcp.Transport, *process, error) {
 	u := p.up
 	limit := p.frameLimit()
 	switch {
@@ -126,7 +127,7 @@ func (p *Proxy) transport(ctx context.Context) (mcp.Transport, *process, error) 
 		if err != nil {
 			return nil, nil, err
 		}
-		r := p.newCutReader(p.newStrayFilter(proc.stdout), true)
+		r := p.newCutReader(p.newStrayFilter(proc.stdout, ord), true)
 		return &mcp.IOTransport{Reader: io.NopCloser(r), Writer: proc, MaxLineLength: limit}, proc, nil
 	case u.URL != "":
 		hc := u.HTTPClient
@@ -141,7 +142,7 @@ func (p *Proxy) transport(ctx context.Context) (mcp.Transport, *process, error) 
 		if err != nil {
 			return nil, nil, err
 		}
-		r := p.newCutReader(p.newStrayFilter(rwc), true)
+		r := p.newCutReader(p.newStrayFilter(rwc, ord), true)
 		return &mcp.IOTransport{Reader: io.NopCloser(r), Writer: rwc, MaxLineLength: limit}, nil, nil
 	}
 }

@@ -1,0 +1,89 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/scrollback-dev/scrollback"
+)
+
+// TestProgressBeforeResult: the upstream's progress notifications for a
+// call, which it sends before its result, reach the client before the
+// result too, as directly: the SDK handles the upstream's notifications
+// apart from its responses, so the proxy used to forward the last one
+// after the result now and then, and a client drops progress for a
+// request it has the answer to (the TypeScript SDK's never shows it).
+// Read on the client's wire, call after call.
+func TestProgressBeforeResult(t *testing.T) {
+	const steps = 5
+	up := mcp.NewServer(&mcp.Implementation{Name: "steps", Version: "v1"}, &mcp.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"}})
+	mcp.AddTool(up, &mcp.Tool{Name: "steps"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		for i := 1; i <= steps; i++ {
+			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i), Total: steps})
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	})
+	ctx := context.Background()
+	eng := newEngine(t)
+	p, err := New(eng, Upstream{Dial: dialServer(up)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	sess, err := eng.NewSession(ctx, scrollback.LocalOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := net.Pipe()
+	go p.Server(sess).Run(ctx, &mcp.IOTransport{Reader: b, Writer: b})
+	defer a.Close()
+	r := bufio.NewReader(a)
+	send := func(m string) {
+		if _, err := a.Write([]byte(m + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// until reads messages until the response to id, returning the
+	// progress notifications read before it.
+	until := func(id int) (progress int) {
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m struct {
+				ID     *int   `json:"id"`
+				Method string `json:"method"`
+			}
+			json.Unmarshal(line, &m)
+			switch {
+			case m.Method == "notifications/progress":
+				progress++
+			case m.Method == "" && m.ID != nil && *m.ID == id:
+				return progress
+			}
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"wire","version":"0"}}}`)
+	until(0)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	late := 0
+	for i := 1; i <= 40; i++ {
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"steps","arguments":{},"_meta":{"progressToken":"t%d"}}}`, i, i))
+		if n := until(i); n != steps {
+			late++
+			t.Logf("call %d: %d of %d progress notifications before the result", i, n, steps)
+		}
+	}
+	if late > 0 {
+		t.Errorf("%d of 40 calls got their result before the last of their progress", late)
+	}
+}
