@@ -1,7 +1,9 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"sync"
 	"time"
 )
@@ -72,4 +74,45 @@ func (o *progressOrder) wait(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// sseProgress passes a server-sent event stream through unchanged and
+// tells ord of each progress notification among its data lines (of at
+// most strayProbe bytes: a longer one is a result, not a notification).
+type sseProgress struct {
+	r    io.Reader
+	ord  *progressOrder
+	line []byte // the start of the current line
+	long bool   // the current line is past strayProbe
+}
+
+func (s *sseProgress) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	for b := p[:n]; len(b) > 0; {
+		i := bytes.IndexByte(b, '\n')
+		part := b
+		if i >= 0 {
+			part = b[:i]
+		}
+		if !s.long {
+			if len(s.line)+len(part) > strayProbe {
+				s.long, s.line = true, s.line[:0]
+			} else {
+				s.line = append(s.line, part...)
+			}
+		}
+		if i < 0 {
+			break
+		}
+		if !s.long {
+			if data, ok := bytes.CutPrefix(s.line, []byte("data:")); ok {
+				if ok, method := message(data); ok && method == "notifications/progress" {
+					s.ord.saw()
+				}
+			}
+		}
+		s.line, s.long = s.line[:0], false
+		b = b[i+1:]
+	}
+	return n, err
 }

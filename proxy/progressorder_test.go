@@ -2,10 +2,14 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,8 +22,22 @@ import (
 // apart from its responses, so the proxy used to forward the last one
 // after the result now and then, and a client drops progress for a
 // request it has the answer to (the TypeScript SDK's never shows it).
-// Read on the client's wire, call after call.
+// Read on the client's wire, call after call, with the upstream over a
+// pipe (as a command) and over streamable HTTP (--url).
 func TestProgressBeforeResult(t *testing.T) {
+	t.Run("pipe", func(t *testing.T) {
+		progressBeforeResult(t, func(up *mcp.Server) Upstream { return Upstream{Dial: dialServer(up)} })
+	})
+	t.Run("url", func(t *testing.T) {
+		progressBeforeResult(t, func(up *mcp.Server) Upstream {
+			srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+			t.Cleanup(srv.Close)
+			return Upstream{URL: srv.URL}
+		})
+	})
+}
+
+func progressBeforeResult(t *testing.T, upstream func(*mcp.Server) Upstream) {
 	const steps = 5
 	up := mcp.NewServer(&mcp.Implementation{Name: "steps", Version: "v1"}, &mcp.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"}})
 	mcp.AddTool(up, &mcp.Tool{Name: "steps"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
@@ -30,7 +48,7 @@ func TestProgressBeforeResult(t *testing.T) {
 	})
 	ctx := context.Background()
 	eng := newEngine(t)
-	p, err := New(eng, Upstream{Dial: dialServer(up)}, Options{})
+	p, err := New(eng, upstream(up), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,4 +104,34 @@ func TestProgressBeforeResult(t *testing.T) {
 	if late > 0 {
 		t.Errorf("%d of 40 calls got their result before the last of their progress", late)
 	}
+}
+
+// FuzzSSEProgress: an event stream passes through byte for byte, however
+// it is read, and every data line of at most strayProbe bytes that is a
+// progress notification is counted once its newline is read, no other.
+func FuzzSSEProgress(f *testing.F) {
+	f.Add([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\r\n\r\n"), uint8(3))
+	f.Add([]byte("data:{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\ndata: {\"method\":\"notifications/progress\"}\n"), uint8(1))
+	f.Fuzz(func(t *testing.T, in []byte, chunk uint8) {
+		want := int64(0)
+		lines := bytes.Split(in, []byte("\n"))
+		for _, line := range lines[:len(lines)-1] { // a line ends at its newline
+			if data, ok := bytes.CutPrefix(line, []byte("data:")); ok && len(line) <= strayProbe {
+				if ok, method := message(data); ok && method == "notifications/progress" {
+					want++
+				}
+			}
+		}
+		ord := newProgressOrder()
+		got, err := io.ReadAll(&sseProgress{r: &chunked{b: in, n: int(chunk%9) + 1}, ord: ord})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, in) {
+			t.Errorf("passed %q, want %q", got, in)
+		}
+		if ord.read != want {
+			t.Errorf("counted %d progress notifications, want %d", ord.read, want)
+		}
+	})
 }

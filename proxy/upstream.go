@@ -135,7 +135,7 @@ func (p *Proxy) transport(ctx context.Context, ord *progressOrder) (mcp.Transpor
 			hc = &http.Client{}
 		}
 		c := *hc
-		c.Transport = &roundTripper{base: hc.Transport, header: u.Header, cut: p.newCutReader, status: &p.authStatus}
+		c.Transport = &roundTripper{base: hc.Transport, header: u.Header, cut: p.newCutReader, status: &p.authStatus, ord: ord}
 		return &mcp.StreamableClientTransport{Endpoint: u.URL, HTTPClient: &c, MaxEventSize: limit}, nil, nil
 	default:
 		rwc, err := u.Dial(ctx)
@@ -157,6 +157,7 @@ type roundTripper struct {
 	// status holds the last 401 or 403 the upstream answered, 0 after
 	// any other answer (see Proxy.authHint).
 	status *atomic.Int32
+	ord    *progressOrder // told of the progress in event streams
 }
 
 func (t *roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -185,10 +186,15 @@ func (t *roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil || res.Body == nil {
 		return res, err
 	}
+	sse := strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream")
+	var body io.Reader = res.Body
+	if sse && t.ord != nil {
+		body = &sseProgress{r: body, ord: t.ord}
+	}
 	res.Body = struct {
 		io.Reader
 		io.Closer
-	}{t.cut(res.Body, strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream")), res.Body}
+	}{t.cut(body, sse), res.Body}
 	return res, nil
 }
 
