@@ -5,7 +5,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestURLUpstreamUnauthorized: an upstream URL that answers 401 or 403
@@ -35,5 +38,35 @@ func TestURLUpstreamUnauthorized(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestURLUpstreamUnauthorizedLater: a URL upstream that starts refusing
+// the proxy's token during the session (it expired, or was revoked) makes
+// each call the unavailable error saying so, with how to send another.
+func TestURLUpstreamUnauthorizedLater(t *testing.T) {
+	var refuse atomic.Bool
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testUpstream() }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuse.Load() {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	_, _, cs := start(t, Upstream{URL: srv.URL}, Options{}, nil)
+	if res := call(t, cs, "echo", map[string]any{"text": "hi"}); res.IsError {
+		t.Fatalf("echo: %s", text(res))
+	}
+	refuse.Store(true)
+	res := call(t, cs, "echo", map[string]any{"text": "hi"})
+	if !res.IsError {
+		t.Fatalf("echo succeeded against a server that refuses the token: %s", text(res))
+	}
+	for _, want := range []string{"401", "Authorization: Bearer"} {
+		if !strings.Contains(text(res), want) {
+			t.Errorf("the error does not say %q: %s", want, text(res))
+		}
 	}
 }

@@ -486,6 +486,13 @@ func (l *link) call(ctx context.Context, name string, args json.RawMessage, from
 	// The connection broke: drop it, so that the next call reconnects.
 	why := c.why()
 	l.drop(c)
+	if h := p.authHint(); h != "" && c.proc == nil {
+		// Refused, not failed: the call never ran, and would be
+		// refused again with the same token.
+		return nil, &Error{Tool: name, Err: ErrUpstreamDown,
+			Msg:  fmt.Sprintf("the upstream server refused the call (%v)", cutString(err.Error(), 512)),
+			Hint: h}
+	}
 	hint := "the proxy reconnects to it on the next call"
 	if c.proc != nil {
 		hint = "the proxy starts it again on the next call"
