@@ -112,15 +112,25 @@ func relayTo[T any](ctx context.Context, l *link, method string, f func(context.
 	var zero T
 	ss := l.caller()
 	if ss == nil {
-		return zero, ErrNoCaller
+		return zero, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: ErrNoCaller.Error()}
 	}
 	ctx, cancel := l.p.withTimeout(ctx)
 	defer cancel()
 	res, err := f(ctx, ss)
 	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return zero, fmt.Errorf("%w: the client did not answer the upstream's %s within %s", ErrCallTimeout, method, l.p.opts.CallTimeout)
+		err = fmt.Errorf("%w: the client did not answer the upstream's %s within %s", ErrCallTimeout, method, l.p.opts.CallTimeout)
 	}
-	return res, err
+	var je *jsonrpc.Error
+	if err != nil && !errors.As(err, &je) {
+		// The proxy's own failure (a timeout, the SDK's check of the
+		// client's answer): a JSON-RPC error of the internal kind, not
+		// the code 0 a plain error would go upstream with.
+		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	if err != nil {
+		return zero, err
+	}
+	return res, nil
 }
 
 // relayMiddleware answers the upstream's roots/list with the roots of the
