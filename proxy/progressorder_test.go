@@ -46,29 +46,7 @@ func progressBeforeResult(t *testing.T, upstream func(*mcp.Server) Upstream) {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
 	})
-	ctx := context.Background()
-	eng := newEngine(t)
-	p, err := New(eng, upstream(up), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	sess, err := eng.NewSession(ctx, scrollback.LocalOwner)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b := net.Pipe()
-	go p.Server(sess).Run(ctx, &mcp.IOTransport{Reader: b, Writer: b})
-	defer a.Close()
-	r := bufio.NewReader(a)
-	send := func(m string) {
-		if _, err := a.Write([]byte(m + "\n")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	send, r := wireClient(t, upstream(up))
 	// until reads messages until the response to id, returning the
 	// progress notifications read before it.
 	until := func(id int) (progress int) {
@@ -134,4 +112,33 @@ func FuzzSSEProgress(f *testing.F) {
 			t.Errorf("counted %d progress notifications, want %d", ord.read, want)
 		}
 	})
+}
+
+// wireClient starts a proxy of upstream and serves one session of it over
+// a pipe, as a client on the raw wire sees it: send writes one message,
+// r reads the proxy's. The proxy stops when the test ends.
+func wireClient(t *testing.T, upstream Upstream) (send func(string), r *bufio.Reader) {
+	t.Helper()
+	ctx := context.Background()
+	eng := newEngine(t)
+	p, err := New(eng, upstream, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	sess, err := eng.NewSession(ctx, scrollback.LocalOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := net.Pipe()
+	go p.Server(sess).Run(ctx, &mcp.IOTransport{Reader: b, Writer: b})
+	t.Cleanup(func() { a.Close() })
+	return func(m string) {
+		if _, err := a.Write([]byte(m + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	}, bufio.NewReader(a)
 }

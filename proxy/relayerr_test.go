@@ -1,17 +1,14 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/scrollback-dev/scrollback"
 )
 
 // TestRelayErrorCode: when the proxy cannot relay the upstream's request
@@ -32,29 +29,7 @@ func TestRelayErrorCode(t *testing.T) {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(we.Code)}}}, nil, nil
 	})
-	ctx := context.Background()
-	eng := newEngine(t)
-	p, err := New(eng, Upstream{Dial: dialServer(up)}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	sess, err := eng.NewSession(ctx, scrollback.LocalOwner)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b := net.Pipe()
-	go p.Server(sess).Run(ctx, &mcp.IOTransport{Reader: b, Writer: b})
-	defer a.Close()
-	r := bufio.NewReader(a)
-	send := func(m string) {
-		if _, err := a.Write([]byte(m + "\n")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	send, r := wireClient(t, Upstream{Dial: dialServer(up)})
 	// until answers elicitations with content that does not match their
 	// schema and returns the result of request id.
 	until := func(id int) json.RawMessage {
