@@ -69,6 +69,12 @@ func (o *progressOrder) wait(ctx context.Context) {
 		select {
 		case <-wake:
 		case <-timeout:
+			// One the handler never got (a notification the SDK refused
+			// before its handler, say) must not hold every later call
+			// for progressWait too: count what was read by now as done.
+			o.mu.Lock()
+			o.done = max(o.done, target)
+			o.mu.Unlock()
 			return
 		case <-ctx.Done():
 			return
