@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/scrollback-dev/scrollback"
 )
 
 // TestProgressBeforeResult: the upstream's progress notifications for a
@@ -119,22 +118,9 @@ func FuzzSSEProgress(f *testing.F) {
 // r reads the proxy's. The proxy stops when the test ends.
 func wireClient(t *testing.T, upstream Upstream) (send func(string), r *bufio.Reader) {
 	t.Helper()
-	ctx := context.Background()
-	eng := newEngine(t)
-	p, err := New(eng, upstream, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	sess, err := eng.NewSession(ctx, scrollback.LocalOwner)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, sess := startProxy(t, upstream, Options{})
 	a, b := net.Pipe()
-	go p.Server(sess).Run(ctx, &mcp.IOTransport{Reader: b, Writer: b})
+	go p.Server(sess).Run(context.Background(), &mcp.IOTransport{Reader: b, Writer: b})
 	t.Cleanup(func() { a.Close() })
 	return func(m string) {
 		if _, err := a.Write([]byte(m + "\n")); err != nil {

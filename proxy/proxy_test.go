@@ -43,8 +43,9 @@ func start(t testing.TB, up Upstream, opts Options, copts *mcp.ClientOptions) (*
 	return startAt(t, up, opts, copts, legacy)
 }
 
-// startAt is start with the client asking for protocol version.
-func startAt(t testing.TB, up Upstream, opts Options, copts *mcp.ClientOptions, version string) (*Proxy, *scrollback.Session, *mcp.ClientSession) {
+// startProxy starts a proxy of up over a fresh engine, stopped when the
+// test ends, and makes a session for its client.
+func startProxy(t testing.TB, up Upstream, opts Options) (*Proxy, *scrollback.Session) {
 	t.Helper()
 	ctx := context.Background()
 	eng := newEngine(t)
@@ -60,6 +61,14 @@ func startAt(t testing.TB, up Upstream, opts Options, copts *mcp.ClientOptions, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p, sess
+}
+
+// startAt is start with the client asking for protocol version.
+func startAt(t testing.TB, up Upstream, opts Options, copts *mcp.ClientOptions, version string) (*Proxy, *scrollback.Session, *mcp.ClientSession) {
+	t.Helper()
+	ctx := context.Background()
+	p, sess := startProxy(t, up, opts)
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := p.Server(sess).Connect(ctx, st, nil)
 	if err != nil {
