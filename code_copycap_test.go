@@ -9,7 +9,6 @@ import (
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/capture"
-	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
 // TestRunCodeValueCutByCopyCap: a return value longer than the copy cap
@@ -21,11 +20,7 @@ import (
 // output_id and no word in the preview that anything was dropped.
 func TestRunCodeValueCutByCopyCap(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "scrollback.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openSQLite(t, filepath.Join(t.TempDir(), "scrollback.db"))
 	for _, tc := range []struct {
 		copyCap int64
 		value   int

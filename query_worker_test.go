@@ -16,7 +16,6 @@ import (
 	"github.com/scrollback-dev/scrollback/capture"
 	"github.com/scrollback-dev/scrollback/codemode"
 	"github.com/scrollback-dev/scrollback/store"
-	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
 // queryEngines are two engines over one store, one running filters in
@@ -24,13 +23,9 @@ import (
 // each with a session over the same copies.
 func queryEngines(t *testing.T, opts scrollback.Options) (st store.Store, inProcess, workers *scrollback.Session) {
 	t.Helper()
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "scrollback.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openSQLite(t, filepath.Join(t.TempDir(), "scrollback.db"))
 	ctx := context.Background()
-	inProcess, err = scrollback.New(db, opts).NewSession(ctx, scrollback.LocalOwner)
+	inProcess, err := scrollback.New(db, opts).NewSession(ctx, scrollback.LocalOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,11 +217,7 @@ func TestQueryWorkerCannotStart(t *testing.T) {
 // a replacement; sleep=1 leaves it time to, as between a model's calls.
 func BenchmarkQueryLatency(b *testing.B) {
 	ctx := context.Background()
-	db, err := sqlite.Open(filepath.Join(b.TempDir(), "scrollback.db"), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	db := openSQLite(b, filepath.Join(b.TempDir(), "scrollback.db"))
 	for _, size := range []struct {
 		name string
 		data []byte
