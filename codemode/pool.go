@@ -757,14 +757,19 @@ func (p *Pool) lost(w *worker, watch *watch, opts Options, res *Result, err erro
 		if cause == "" {
 			cause = "died"
 		}
-		<-w.reaped
-		why := w.exitText()
-		if errors.Is(err, errFrameSize) {
-			why = err.Error()
-		}
-		res.Error = &Error{Kind: "worker", Err: ErrWorker, Message: fmt.Sprintf("the script's worker process (pid %d) ended before the script did: %s; the server is unaffected and the copies listed in retained are kept: run the script again", w.pid, why)}
+		res.Error = &Error{Kind: "worker", Err: ErrWorker, Message: fmt.Sprintf("the script's worker process (pid %d) ended before the script did: %s; the server is unaffected and the copies listed in retained are kept: run the script again", w.pid, diedWhy(w, err))}
 	}
 	return cause
+}
+
+// diedWhy waits for a worker that died on its own to be reaped and says
+// how it ended: its exit, or the oversized frame (err) it sent.
+func diedWhy(w *worker, err error) string {
+	<-w.reaped
+	if errors.Is(err, errFrameSize) {
+		return err.Error()
+	}
+	return w.exitText()
 }
 
 // memoryKilled is the error of a worker stopped past its memory bound:

@@ -205,13 +205,8 @@ func (p *Pool) queryLost(ctx context.Context, w *worker, watch *watch, opts json
 	if cause == "" {
 		cause = "died"
 	}
-	<-w.reaped
-	why := w.exitText()
-	if errors.Is(err, errFrameSize) {
-		why = err.Error()
-	}
 	return nil, cause, &jsonq.Error{Err: jsonq.ErrRuntime,
-		Msg:  fmt.Sprintf("the filter's worker process (pid %d) ended before the filter did: %s; the server is unaffected", w.pid, why),
+		Msg:  fmt.Sprintf("the filter's worker process (pid %d) ended before the filter did: %s; the server is unaffected", w.pid, diedWhy(w, err)),
 		Hint: "run the query again; if it ends the same way, simplify the filter"}
 }
 
