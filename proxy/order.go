@@ -44,6 +44,15 @@ func (o *progressOrder) handled() {
 	o.mu.Unlock()
 }
 
+// after is wait for a request answered just now, when it carried a
+// progress token (token not nil): without one, no progress of its own can
+// be pending.
+func (o *progressOrder) after(ctx context.Context, token any) {
+	if token != nil {
+		o.wait(ctx)
+	}
+}
+
 // wait returns once every progress notification read so far is handled,
 // or after progressWait, or when ctx ends.
 func (o *progressOrder) wait(ctx context.Context) {

@@ -447,9 +447,7 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 				up.Meta = upstreamMeta(params.Meta, c)
 				upstreamProgress(ctx, &up)
 				res, err := c.cs.ReadResource(ctx, &up)
-				if up.GetProgressToken() != nil {
-					c.ord.wait(ctx) // its progress first
-				}
+				c.ord.after(ctx, up.GetProgressToken()) // its progress first
 				if err != nil {
 					return nil, err
 				}
@@ -480,9 +478,7 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 				up.Meta = upstreamMeta(params.Meta, c)
 				upstreamProgress(ctx, &up)
 				res, err := c.cs.GetPrompt(ctx, &up)
-				if up.GetProgressToken() != nil {
-					c.ord.wait(ctx) // its progress first
-				}
+				c.ord.after(ctx, up.GetProgressToken()) // its progress first
 				if err != nil {
 					return nil, err
 				}

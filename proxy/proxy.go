@@ -451,9 +451,7 @@ func (l *link) call(ctx context.Context, name string, args json.RawMessage, from
 		params.SetProgressToken(tok)
 	}
 	res, err := c.cs.CallTool(cctx, params)
-	if tok := params.GetProgressToken(); tok != nil {
-		c.ord.wait(ctx) // its progress first
-	}
+	c.ord.after(ctx, params.GetProgressToken()) // its progress first
 	if err == nil {
 		if res == nil {
 			res = &mcp.CallToolResult{}
