@@ -313,8 +313,8 @@ func TestErrorLinesWordStarts(t *testing.T) {
 			t.Fatalf("case %d %q from %d: %d lines, want %d (%v)", n, data, from, len(got), len(want), want)
 		}
 		for i := range got {
-			if got[i].Offset != want[i] {
-				t.Fatalf("case %d %q from %d: line %d at %d, want %d", n, data, from, i, got[i].Offset, want[i])
+			if msg := errorLineAt(data, got[i], want[i]); msg != "" {
+				t.Fatalf("case %d %q from %d: line %d: %s", n, data, from, i, msg)
 			}
 		}
 	}
@@ -345,6 +345,29 @@ func errorLineStarts(data []byte, from int64) []int64 {
 	return want
 }
 
+// errorLineAt checks e against the error-like line that starts at start
+// in data, as ErrorLine says: a line of at most ErrorLineTextMax bytes is
+// listed whole from its start; of a longer one the text is a window, so
+// Offset is where the window starts: in the line, not past its first error
+// word, and Truncated is set. It returns what is wrong, or "".
+func errorLineAt(data []byte, e ErrorLine, start int64) string {
+	end := start + int64(lineLen(data[start:]))
+	if n := len(bytes.TrimRight(data[start:end], "\r\n")); n <= ErrorLineTextMax {
+		if e.Offset != start || e.Truncated {
+			return fmt.Sprintf("at %d (truncated %v), want the whole %d-byte line from %d", e.Offset, e.Truncated, n, start)
+		}
+		return ""
+	}
+	word := start
+	for word < end && !((word == 0 || !isWordByte(data[word-1])) && errorWordAt(data[word:])) {
+		word++
+	}
+	if !e.Truncated || e.Offset < start || e.Offset > word {
+		return fmt.Sprintf("at %d (truncated %v), want a window of the line [%d, %d) starting by its error word at %d", e.Offset, e.Truncated, start, end, word)
+	}
+	return ""
+}
+
 // FuzzErrorLines: the eight-bytes-at-a-time search lists the lines, and
 // only those, that the byte-by-byte rule finds, with their numbers.
 func FuzzErrorLines(f *testing.F) {
@@ -363,8 +386,8 @@ func FuzzErrorLines(f *testing.F) {
 			t.Fatalf("%q from %d: %d lines, want %d (%v)", data, from, len(got), len(want), want)
 		}
 		for i, e := range got {
-			if e.Offset != want[i] {
-				t.Fatalf("%q from %d: line %d at %d, want %d", data, from, i, e.Offset, want[i])
+			if msg := errorLineAt(data, e, want[i]); msg != "" {
+				t.Fatalf("%q from %d: line %d: %s", data, from, i, msg)
 			}
 			if n := int64(bytes.Count(data[:e.Offset], []byte{'\n'})) + 1; e.Line != n {
 				t.Fatalf("%q from %d: the line at %d numbered %d, want %d", data, from, e.Offset, e.Line, n)
