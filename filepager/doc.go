@@ -32,9 +32,12 @@
 // # Pages
 //
 // A page prefers whole lines: when the budget runs out it ends after the last
-// newline that fits. A line longer than the whole page is cut at a UTF-8
-// boundary and continued by passing NextByteOffset as Request.ByteOffset;
-// NextLine then stays on that line. Text holds the bytes as they are in the
+// newline that fits. A line longer than the whole page is shown a window at a
+// time, Options.LineWindow bytes (4 KiB by default), cut at a UTF-8 boundary
+// and continued by passing NextByteOffset as Request.ByteOffset; NextLine then
+// stays on that line. Such a line is a minified document or a log blob far
+// more often than prose, and a reader wants the part at an offset it searched
+// for: a 24 KiB page of it costs a model some 6,000 tokens. Text holds the bytes as they are in the
 // file, newlines included, except that a byte that is not part of a valid
 // UTF-8 sequence counts as a one-byte character and shows as U+FFFD (offsets
 // always count raw bytes). The budget applies to Text as returned, so a page

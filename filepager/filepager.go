@@ -22,6 +22,13 @@ import (
 const (
 	DefaultPageBytes = 24 << 10 // file page budget, 24 KiB
 	DefaultMaxLines  = 2000     // default line limit
+	// DefaultLineWindow is how much of a line longer than a whole page one
+	// page shows: the size of a read_tool_output page. Such a line is
+	// minified JSON or a log blob far more often than prose, and a model
+	// reading one wants the part at an offset it searched for, not 24 KiB
+	// of it; the 2 MB one-line file of scrollback eval's json-byte-offset
+	// scenario cost 6,200 tokens a page at 24 KiB.
+	DefaultLineWindow = 4 << 10
 )
 
 // sniffBytes is how much of a file's start is checked for NUL bytes and
@@ -30,12 +37,13 @@ const sniffBytes = 8 << 10
 
 // Options configure a Pager. The zero value is usable.
 type Options struct {
-	PageBytes int      // page budget, default 24 KiB (24576); at least 4
-	MaxLines  int      // default line limit, 2000
-	Root      string   // when set, reads are confined to this directory tree (after resolving symlinks)
-	Deny      []string // extra deny patterns (filepath.Match globs on the resolved absolute path or base name)
-	Home      string   // home dir for the ~/ rules; default os.UserHomeDir()
-	IndexDir  string   // where line-index checkpoints persist between processes; "" = in memory only
+	PageBytes  int      // page budget, default 24 KiB (24576); at least 4
+	LineWindow int      // most bytes a page shows of a line longer than the page, default 4 KiB; at least 4, at most PageBytes
+	MaxLines   int      // default line limit, 2000
+	Root       string   // when set, reads are confined to this directory tree (after resolving symlinks)
+	Deny       []string // extra deny patterns (filepath.Match globs on the resolved absolute path or base name)
+	Home       string   // home dir for the ~/ rules; default os.UserHomeDir()
+	IndexDir   string   // where line-index checkpoints persist between processes; "" = in memory only
 }
 
 // Request asks for one page of a file.
@@ -90,6 +98,10 @@ func New(opts Options) *Pager {
 		opts.PageBytes = DefaultPageBytes
 	}
 	opts.PageBytes = max(opts.PageBytes, utf8.UTFMax)
+	if opts.LineWindow <= 0 {
+		opts.LineWindow = DefaultLineWindow
+	}
+	opts.LineWindow = min(max(opts.LineWindow, utf8.UTFMax), opts.PageBytes)
 	if opts.MaxLines <= 0 {
 		opts.MaxLines = DefaultMaxLines
 	}
@@ -433,10 +445,13 @@ func (p *Pager) page(f io.ReaderAt, start, line, size, limit int64) (Page, error
 	if i := nthNewline(buf[:end], limit); i >= 0 {
 		end, byBudget = i+1, false
 	}
-	// Prefer whole lines: end after the last newline that fits.
+	// Prefer whole lines: end after the last newline that fits. A page
+	// that is all one line going on past the budget shows a window of it.
 	if byBudget {
 		if i := bytes.LastIndexByte(buf[:end], '\n'); i >= 0 {
 			end = i + 1
+		} else {
+			end = fit(buf, p.opts.LineWindow, atEOF)
 		}
 	}
 	raw := buf[:end]

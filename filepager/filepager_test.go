@@ -31,6 +31,7 @@ func TestReadPages(t *testing.T) {
 		name    string
 		data    string
 		budget  int
+		window  int
 		req     Request
 		want    Page // TotalBytes is filled in from data
 		wantErr error
@@ -61,6 +62,22 @@ func TestReadPages(t *testing.T) {
 			want: Page{Text: "abcd", StartLine: 1, EndLine: 1, NextLine: 1, NextByteOffset: 4, HasMore: true}},
 		{name: "long line continues", data: "abcdefghij\nk\n", budget: 4, req: Request{ByteOffset: off(8)},
 			want: Page{Text: "ij\n", StartLine: 1, EndLine: 1, NextLine: 2, NextByteOffset: 11, HasMore: true}},
+		{name: "a line longer than the page shows a window", data: "abcdefghijklmnopqrst\nk\n", budget: 8, window: 4,
+			want: Page{Text: "abcd", StartLine: 1, EndLine: 1, NextLine: 1, NextByteOffset: 4, HasMore: true}},
+		{name: "the window goes on mid-line", data: "abcdefghijklmnopqrst\nk\n", budget: 8, window: 4, req: Request{ByteOffset: off(4)},
+			want: Page{Text: "efgh", StartLine: 1, EndLine: 1, NextLine: 1, NextByteOffset: 8, HasMore: true}},
+		{name: "the page takes the line's end once it fits", data: "abcdefghijklmnopqrst\nk\n", budget: 8, window: 4, req: Request{ByteOffset: off(14)},
+			want: Page{Text: "opqrst\n", StartLine: 1, EndLine: 1, NextLine: 2, NextByteOffset: 21, HasMore: true}},
+		{name: "a window under 4 bytes is 4", data: "abcdefghijklmnopqrst", budget: 8, window: 1,
+			want: Page{Text: "abcd", StartLine: 1, EndLine: 1, NextLine: 1, NextByteOffset: 4, HasMore: true}},
+		{name: "a line that fits the page is whole, past the window", data: "abcdefg\nhijklmn\n", budget: 8, window: 4,
+			want: Page{Text: "abcdefg\n", StartLine: 1, EndLine: 1, NextLine: 2, NextByteOffset: 8, HasMore: true}},
+		{name: "lines before a long one end the page before it", data: "ab\ncdefghijkl\n", budget: 8, window: 4,
+			want: Page{Text: "ab\n", StartLine: 1, EndLine: 1, NextLine: 2, NextByteOffset: 3, HasMore: true}},
+		{name: "the window cuts before a character", data: "ab€cdefghij", budget: 8, window: 4,
+			want: Page{Text: "ab", StartLine: 1, EndLine: 1, NextLine: 1, NextByteOffset: 2, HasMore: true}},
+		{name: "a window over the page is the page", data: "abcdefghij\nk\n", budget: 4, window: 9,
+			want: Page{Text: "abcd", StartLine: 1, EndLine: 1, NextLine: 1, NextByteOffset: 4, HasMore: true}},
 		{name: "cut before a 3-byte char", data: "ab€cd", budget: 4,
 			want: Page{Text: "ab", StartLine: 1, EndLine: 1, NextLine: 1, NextByteOffset: 2, HasMore: true}},
 		{name: "4-byte char fits exactly", data: "𝄞x", budget: 4,
@@ -89,7 +106,7 @@ func TestReadPages(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeFile(t, dir, fmt.Sprintf("f%d.txt", i), []byte(tt.data))
-			p := New(Options{PageBytes: tt.budget})
+			p := New(Options{PageBytes: tt.budget, LineWindow: tt.window})
 			req := tt.req
 			req.Path = path
 			got, err := p.Read(context.Background(), req)
