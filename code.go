@@ -230,11 +230,7 @@ func CodeDescriptionOver(own []string, extra ...codemode.Tool) string {
 		}
 		decl = codemode.Describe(tools)
 	}
-	doc := present.RunCodeDoc
-	if own != nil && !slices.Contains(own, "run_command") {
-		doc = present.RunCodeDocNoExample
-	}
-	return doc + "\n\n" + decl
+	return present.RunCodeDoc + "\n\n" + decl
 }
 
 // MaxCodeDeclaration is the size of run_code's declaration past which the

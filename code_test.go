@@ -276,7 +276,7 @@ func TestCodeDescription(t *testing.T) {
 		"  read_file(input: any): Promise<{ text: string; startLine: number;",
 		"  upstream_search(input: any): Promise<any>;",
 		present.CodeInputsListed,
-		"await tools.run_command(",
+		"async function",
 		"is kept first",
 		"retained",
 		`("output": a tool's whole output`,

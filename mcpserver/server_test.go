@@ -139,13 +139,13 @@ func TestListTools(t *testing.T) {
 			required: []string{"id", "pattern"},
 			in:       []string{"id", "pattern", "ignore_case", "context", "max", "offset", "count"},
 			out:      []string{"matches", "nextOffset", "hasMore", "count", "totalBytes", "complete"},
-			doc:      []string{"hasMore=true", "complete=false", "uncertain"},
+			doc:      []string{"count=true", "complete=false", "uncertain"},
 		},
 		"query_tool_output": {
 			required: []string{"id", "filter"},
 			in:       []string{"id", "filter", "offset", "limit"},
 			out:      []string{"text", "nextOffset", "totalBytes", "hasMore", "complete"},
-			doc:      []string{"jq", "hasMore=true", "complete=false", "uncertain", "time limit", "output limit"},
+			doc:      []string{"jq", "gojq", "complete=false", "uncertain", "time limit", "output limit"},
 		},
 		"run_code": {
 			required: []string{"code"},

@@ -16,7 +16,7 @@ import "strconv"
 const ToldBudget = 8192
 
 // Instructions is the MCP server's instructions.
-const Instructions = `A preview is not the whole result. Output over its budget is kept as a copy (output_id): read, grep or query it instead of re-running the source. hasMore=false: the copy ends; complete=false: it lacks part of the output. Before saying a line, field or record is absent, read or search the copy and check the source's own pagination (page tokens, head or grep in a pipeline, server-side filters); without the evidence, say it is uncertain, not absent.`
+const Instructions = `A preview is not the whole result: read, grep or query its copy (output_id) instead of re-running the source. hasMore=false: the copy ends; complete=false: it lacks part of the output. Before saying a line, field or record is absent, read or search the copy and check the source's own pagination (page tokens, head or grep in a pipeline, server-side filters); without the evidence, say it is uncertain, not absent.`
 
 // ProxyInstructions is what the proxy's instructions add to Instructions,
 // before the upstream server's own.
@@ -40,22 +40,20 @@ func ProxyNote(budget int) string {
 
 // The tools' descriptions.
 const (
-	RunCommandDoc = `Run a command with /bin/sh -c, stdout and stderr merged. Output over 24 KiB shows a head, a tail and a footer; the preview is not the whole result: the output is kept as a copy (output_id) for read_tool_output, grep_tool_output or query_tool_output, not re-run. A non-zero exit, signal or timeout is a result. complete=false: say uncertain, not absent.`
+	RunCommandDoc = `Run a command with /bin/sh -c, stdout and stderr merged. Output over 24 KiB shows a head, a tail and a footer, and is kept as a copy (output_id) for read_tool_output, grep or query, not re-run: the preview is not the whole result. A non-zero exit, signal or timeout is a result. complete=false: say uncertain, not absent.`
 
-	ReadToolOutputDoc = `Read a copy by UTF-8 byte offset, limit bytes (at most 4096) a call: from 0 or a footer's offset, then nextOffset; hasMore=false: the end. complete=false: what is not in it may exist: say uncertain.`
+	ReadToolOutputDoc = `Read a copy from a UTF-8 byte offset (0, a footer's, then nextOffset), limit bytes (at most 4096) a call; hasMore=false: the end. complete=false: say uncertain, not absent.`
 
-	ReadFileDoc = `Read a text file from a 1-based line or a byte_offset (which wins): up to limit lines (default 2000), 24 KiB a page; then byte_offset=nextByteOffset. hasMore=false: the end; until then nothing is proven absent. Refuses keys, credentials, .env files and binaries.`
+	ReadFileDoc = `Read a text file from a 1-based line or a byte_offset (which wins): up to limit lines (default 2000), 24 KiB a page. hasMore=false: the end; until then nothing is proven absent. Refuses keys, credentials, .env files and binaries.`
 
-	GrepToolOutputDoc = `Search every line of a copy, however long, for an RE2 pattern, up to max (default 50) matches a call. A match has its line, offset (where its text starts) and text (a 1 KiB window of a longer line). count=true: only the count. hasMore=true: go on at offset=nextOffset. No match in a copy with complete=false proves nothing: say uncertain.`
+	GrepToolOutputDoc = `Search every line of a copy, however long, for an RE2 pattern: max (default 50) matches a call, each with its line, offset (where its text starts) and text (a 1 KiB window of a longer line); count=true: only the count. No match in a copy with complete=false proves nothing: say uncertain.`
 
-	QueryToolOutputDoc = `Run a jq filter (gojq) on a copy of JSON or JSON Lines, e.g. .items[] | select(.state == "failed") | .id. Results: compact JSON, one a line, limit bytes (at most 4096) a call; hasMore=true: go on at offset=nextOffset. Keys come sorted (no keys_unsorted); input, inputs, env and $ENV are refused; stops at a time limit (5 s) or output limit (8 MiB). complete=false: say uncertain, not absent.`
+	QueryToolOutputDoc = `Run a jq filter (gojq) on a copy of JSON or JSON Lines, e.g. .items[] | select(.state == "failed") | .id. Results: compact JSON, one a line, limit bytes (at most 4096) a call from offset. Keys come sorted (no keys_unsorted); input, inputs, env and $ENV are refused; stops at a time limit (5 s) or output limit (8 MiB). complete=false: say uncertain, not absent.`
 
 	// RunCodeDoc opens run_code's description; the TypeScript
-	// declaration of the tools a script can call follows it.
-	RunCodeDoc = runCodeLead + `, e.g. return (await tools.run_command({command: "ls"})).preview` + runCodeRest
-	// RunCodeDocNoExample is RunCodeDoc without its example, where a
-	// script cannot call run_command (behind the proxy).
-	RunCodeDocNoExample = runCodeLead + runCodeRest
+	// declaration of the tools a script can call follows it, which shows
+	// how to call them: an example call cost 62 bytes a request.
+	RunCodeDoc = runCodeLead + runCodeRest
 
 	runCodeLead = `Run TypeScript or JavaScript: the body of an async function that calls tools.NAME(input) and returns a value`
 	runCodeRest = `. ` + CodeInputsListed + `; console.log goes to logs; no file, network or process access. A nested result over 24 KiB is kept first; retained lists each copy ("output": a tool's whole output, "result": what the script got): search them before saying something is absent.`
