@@ -476,16 +476,12 @@ func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
 	// A JSON copy's outline is made while the copy is saved: scanning 8 MiB
 	// costs about as much as saving it, and the two need not wait for
 	// each other.
-	var outline chan string
+	var outline chan jsonq.Outline
 	if jsonq.MayBeJSON(r.data) && len(r.whole) == 0 {
-		outline = make(chan string, 1)
+		outline = make(chan jsonq.Outline, 1)
 		go func() {
-			o, ok := jsonq.OutlineOf(r.data)
-			if !ok {
-				outline <- ""
-				return
-			}
-			outline <- o.Text(preview.OutlineBytes)
+			o, _ := jsonq.OutlineOf(r.data)
+			outline <- o
 		}()
 	}
 	// So are the error-like lines the footer lists, searched from where
@@ -520,7 +516,16 @@ func (s *Session) retain(ctx context.Context, r retainRequest) Shown {
 		sh.OutputID = info.ID
 		f.ID = info.ID
 		if outline != nil {
-			f.Outline = <-outline
+			o := <-outline
+			f.Outline = o.Text(preview.OutlineBytes)
+			if o.Documents == 1 {
+				// One JSON document is data, not a log: its "error-like
+				// lines" are pieces of it (an issue titled "… fails
+				// when …") that would crowd the outline out of a small
+				// footer. A stream of JSON Lines keeps them: there they
+				// are log records.
+				f.Errors = &present.ErrorScan{} // searched: none to list
+			}
 		}
 	}
 	p := preview.Render(r.data, opts, f)

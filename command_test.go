@@ -888,7 +888,7 @@ func TestRunCommandErrorLinesWhileSpilled(t *testing.T) {
 		line := fmt.Sprintf("INFO row %d ok\n", n)
 		if errAt[n] {
 			line = fmt.Sprintf("ERROR row %d failed\n", n)
-			want = append(want, fmt.Sprintf("line %d (offset %d): ERROR row %d failed", n, b.Len(), n))
+			want = append(want, fmt.Sprintf("  %d:%d: ERROR row %d failed", n, b.Len(), n))
 		}
 		b.WriteString(line)
 	}

@@ -42,7 +42,6 @@ func ExampleOutlineOf() {
 	// JSON object of 2 keys, 45 bytes:
 	//   .items: array of 3, at 10, 9 bytes
 	//     .items[0]: number, at 11, 1 byte
-	//     .items[1]: number, at 14, 1 byte
 	//     .items[2]: number, at 17, 1 byte
 	//   .summary: object of 1 key, at 32, 12 bytes
 	//     .summary.total: number, at 42, 1 byte

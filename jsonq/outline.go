@@ -38,7 +38,7 @@ type Entry struct {
 const (
 	maxMembers  = 1000 // root members an outline keeps
 	maxChildren = 8    // members of each object among the root's members it keeps
-	maxElements = 3    // first elements of each array among them it keeps (and the last)
+	maxElements = 1    // first elements of each array among them it keeps (and the last): the two give its records' shape and size; more cost a footer 50 bytes a line
 )
 
 // MayBeJSON reports whether data could have an outline: whether it starts,
@@ -486,6 +486,9 @@ func (o Outline) Text(budget int) string {
 		if e.Depth != 1 || e.Kind != "object" && e.Kind != "array" || e.Len == 0 {
 			continue
 		}
+		if root.Kind == "array" && i > 1 && (len(e.Path) == 0 || e.Path[0] != any(root.Len-1)) {
+			continue // a root array shows its first and last elements only
+		}
 		if big[0] == 0 || e.Size > o.Entries[big[0]].Size {
 			big[0], big[1] = i, big[0]
 		} else if big[1] == 0 || e.Size > o.Entries[big[1]].Size {
@@ -495,9 +498,28 @@ func (o Outline) Text(budget int) string {
 	const reserve = 64 // for the line counting what is left out
 	shown, parent := 0, 0
 	members := root.Len
+	// A root array's elements are records of one shape: its first and last
+	// say what each holds and how large, as for an array below the root;
+	// listing more cost a footer 50 bytes an element and told nothing new.
+	// Its members, numbered, are then an index range left out.
+	rootArray := root.Kind == "array"
+	skipped := false
 	for i, e := range o.Entries[1:] {
 		i++
 		if e.Depth == 1 {
+			if rootArray && i > 1 && (len(e.Path) == 0 || e.Path[0] != any(root.Len-1)) {
+				parent, skipped = 0, true
+				continue
+			}
+			if rootArray && i > 1 && skipped {
+				more := "  ... " + strconv.Itoa(root.Len-2) + plural(root.Len-2, " more element\n", " more elements\n")
+				if b.Len()+len(more) > budget-reserve {
+					break
+				}
+				b.WriteString(more)
+				skipped = false
+				shown += root.Len - 2
+			}
 			parent = i
 		} else if parent == 0 || parent != big[0] && parent != big[1] {
 			continue

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -200,4 +201,46 @@ func FuzzOutline(f *testing.F) {
 			t.Fatalf("outline text of %d bytes", len(text))
 		}
 	})
+}
+
+// A root array's outline shows its first and last elements and counts
+// those between, as for an array below the root; past the elements an
+// outline records, the last is counted too.
+func TestOutlineRootArray(t *testing.T) {
+	array := func(n int) []byte {
+		var b bytes.Buffer
+		b.WriteString("[")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",\n ")
+			}
+			b.WriteString(`{"n":` + strconv.Itoa(i) + `}`)
+		}
+		b.WriteString("]")
+		return b.Bytes()
+	}
+	for _, tt := range []struct {
+		n    int
+		want string
+	}{
+		{1, "JSON array of 1, 9 bytes:\n  .[0]: object of 1 key, at 1, 7 bytes\n    .[0].n: number, at 6, 1 byte\n"},
+		{2, "JSON array of 2, 19 bytes:\n  .[0]: object of 1 key, at 1, 7 bytes\n    .[0].n: number, at 6, 1 byte\n" +
+			"  .[1]: object of 1 key, at 11, 7 bytes\n    .[1].n: number, at 16, 1 byte\n"},
+		{3, "JSON array of 3, 29 bytes:\n  .[0]: object of 1 key, at 1, 7 bytes\n    .[0].n: number, at 6, 1 byte\n" +
+			"  ... 1 more element\n  .[2]: object of 1 key, at 21, 7 bytes\n    .[2].n: number, at 26, 1 byte\n"},
+		{500, "JSON array of 500, 5889 bytes:\n  .[0]: object of 1 key, at 1, 7 bytes\n    .[0].n: number, at 6, 1 byte\n" +
+			"  ... 498 more elements\n  .[499]: object of 1 key, at 5879, 9 bytes\n    .[499].n: number, at 5884, 3 bytes\n"},
+		{1500, "JSON array of 1500, 18389 bytes:\n  .[0]: object of 1 key, at 1, 7 bytes\n    .[0].n: number, at 6, 1 byte\n" +
+			"  ... 1499 more members of the root not listed\n"},
+	} {
+		data := array(tt.n)
+		o, ok := OutlineOf(data)
+		if !ok {
+			t.Fatalf("%d elements: no outline", tt.n)
+		}
+		if got := o.Text(1024); got != tt.want {
+			t.Errorf("%d elements:\n%s\nwant\n%s", tt.n, got, tt.want)
+		}
+		checkOutline(t, data, o)
+	}
 }

@@ -40,6 +40,9 @@ type Footer struct {
 	Whole []WholeCopy
 }
 
+// OutlineCut ends an outline that a small footer shows only the start of.
+const OutlineCut = "  ... (outline cut: the footer has no room for the rest)\n"
+
 // OutlineBytes bounds Footer.Outline.
 const OutlineBytes = 1 << 10
 
@@ -87,7 +90,8 @@ func (f Footer) MinRoom(size, lines int64) int {
 // Render returns the richest footer of f for the cut c that takes at most
 // room bytes: plain text in brackets, ending with a newline, addressed to
 // the model. It leaves out, in this order until it fits, the error-like
-// lines, the JSON outline, the counts of lines and the rule in full; ""
+// lines, the JSON outline's lines from the last (saying that it is cut),
+// the rest of the outline, the counts of lines and the rule in full; ""
 // when even its shortest form does not fit.
 func (f Footer) Render(c Cut, room int) string {
 	f = f.clean()
@@ -99,6 +103,13 @@ func (f Footer) Render(c Cut, room int) string {
 		}
 	}
 	c.Errors = nil
+	for _, o := range outlineCuts(f.Outline) {
+		g := f
+		g.Outline = o
+		if s := g.full(c, true); len(s) <= room {
+			return s
+		}
+	}
 	for _, s := range []string{f.full(c, false), f.short(c), f.tiny(c)} {
 		if len(s) <= room {
 			return s
@@ -164,22 +175,56 @@ func (f Footer) full(c Cut, outline bool) string {
 	return b.String()
 }
 
+// outlineCuts are the shorter forms of an outline a footer with little
+// room tries, longest first, each ending with OutlineCut: first without
+// the members of the root's members (the root's own keys say most, and a
+// document's small trailing keys such as "summary" or "total" are often
+// what is asked for), then that with its lines dropped from the end, to
+// the root's line alone.
+func outlineCuts(outline string) []string {
+	if outline == "" {
+		return nil
+	}
+	lines := strings.Split(strings.TrimSuffix(outline, "\n"), "\n")
+	var top []string
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "    ") {
+			top = append(top, l)
+		}
+	}
+	var cuts []string
+	if len(top) < len(lines) {
+		cuts = append(cuts, strings.Join(top, "\n")+"\n"+OutlineCut)
+	}
+	for n := len(top) - 1; n >= 1; n-- {
+		cuts = append(cuts, strings.Join(top[:n], "\n")+"\n"+OutlineCut)
+	}
+	return cuts
+}
+
 // errorList lists the error-like lines not shown, each by its line
 // number and, with offsets (when there is a copy to read them in), the
-// offset where its text starts; a window of a longer line says so.
+// offset where its text starts, as grep_tool_output's text gives a match
+// (line:offset: text); a window of a longer line says so.
 func errorList(b *strings.Builder, errs []ErrorLine, offsets bool) {
-	b.WriteString("Error-like lines not shown:\n")
+	if offsets {
+		b.WriteString("Error-like lines not shown (line:offset: text):\n")
+	} else {
+		b.WriteString("Error-like lines not shown:\n")
+	}
 	for _, e := range errs {
-		b.WriteString("  line " + itoa(e.Line))
 		switch {
-		case offsets && e.Truncated:
-			b.WriteString(" (offset " + itoa(e.Offset) + ", part of a longer line)")
 		case offsets:
-			b.WriteString(" (offset " + itoa(e.Offset) + ")")
+			b.WriteString("  " + itoa(e.Line) + ":" + itoa(e.Offset))
+			if e.Truncated {
+				b.WriteString(" (part of a longer line)")
+			}
 		case e.Truncated:
 			// Without a copy to read the rest in, the model must still
 			// know it sees a window, not the whole line.
-			b.WriteString(" (part of a longer line)")
+			b.WriteString("  line " + itoa(e.Line) + " (part of a longer line)")
+		default:
+			b.WriteString("  line " + itoa(e.Line))
 		}
 		b.WriteString(": " + e.Text + "\n")
 	}

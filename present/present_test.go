@@ -521,3 +521,50 @@ func TestGrepEndOffset(t *testing.T) {
 		}
 	}
 }
+
+// A footer with too little room for the whole outline shows its start
+// rather than none of it: first the root's members without theirs (so a
+// small trailing key such as .total stays), then fewer of those, each form
+// saying that it is cut; the outline goes only when its root line alone
+// does not fit.
+func TestFooterOutlineCut(t *testing.T) {
+	outline := "JSON object of 3 keys, 44846 bytes:\n" +
+		"  .items: array of 1000, at 9, 44800 bytes\n" +
+		"    .items[0]: object of 3 keys, at 10, 41 bytes\n" +
+		"    .items[999]: object of 3 keys, at 44760, 47 bytes\n" +
+		"  .summary: object of 2 keys, at 44820, 25 bytes\n" +
+		"    .summary.open: number, at 44828, 3 bytes\n" +
+		"  .total: number, at 44841, 4 bytes\n"
+	f := Footer{ID: "out_x", Complete: true, Outline: outline}
+	c := WorstCut(44846, 1)
+	whole := f.Render(c, 8192)
+	if !strings.Contains(whole, outline) || strings.Contains(whole, OutlineCut) {
+		t.Fatalf("with room, the whole outline and no cut note:\n%s", whole)
+	}
+	var shown []string
+	for room := len(whole) - 1; room > 0; room-- {
+		got := f.Render(c, room)
+		if len(got) > room {
+			t.Fatalf("room %d: %d bytes", room, len(got))
+		}
+		if !strings.Contains(got, "JSON: query it") {
+			break
+		}
+		if !strings.Contains(got, OutlineCut) {
+			t.Fatalf("room %d: an outline shown in part does not say so:\n%s", room, got)
+		}
+		body := got[strings.Index(got, "Outline (offset where each value starts):\n")+len("Outline (offset where each value starts):\n") : strings.Index(got, OutlineCut)]
+		if len(shown) == 0 || shown[len(shown)-1] != body {
+			shown = append(shown, body)
+		}
+	}
+	want := []string{
+		"JSON object of 3 keys, 44846 bytes:\n  .items: array of 1000, at 9, 44800 bytes\n  .summary: object of 2 keys, at 44820, 25 bytes\n  .total: number, at 44841, 4 bytes\n",
+		"JSON object of 3 keys, 44846 bytes:\n  .items: array of 1000, at 9, 44800 bytes\n  .summary: object of 2 keys, at 44820, 25 bytes\n",
+		"JSON object of 3 keys, 44846 bytes:\n  .items: array of 1000, at 9, 44800 bytes\n",
+		"JSON object of 3 keys, 44846 bytes:\n",
+	}
+	if strings.Join(shown, "|") != strings.Join(want, "|") {
+		t.Errorf("outline forms, as the room shrinks:\n%q\nwant\n%q", shown, want)
+	}
+}

@@ -8,9 +8,11 @@ import (
 	"github.com/scrollback-dev/scrollback/internal/utf8x"
 )
 
-// Rule is the rule of the product contract (section 4), as a footer and the
-// instructions say it: a preview is not the whole result.
-const Rule = "A preview is not the whole result: before saying a line, field or record is absent, read or search the copy and check the source's own pagination; if you cannot get the evidence, say it is uncertain, not absent."
+// Rule is the rule of the product contract (section 4) as a preview's
+// footer closes with it: a reminder at the point of use, in few words,
+// since the model reads it again with every later request of the
+// conversation and the instructions and tool descriptions say it in full.
+const Rule = "Before saying a line, field or record is absent, search the copy and check the source's own pagination; without the evidence, say uncertain."
 
 // Incomplete says what complete=false means; MayExist and MayBeMore say
 // what follows from it for a search and for a count.

@@ -28,11 +28,11 @@ func Example() {
 	fmt.Println(p.Text[i : j+1])
 	// Output:
 	// false
-	// true true 884 2500 202
-	// [... 1616 bytes (202 whole lines) not shown, of 3092 bytes in 400 lines. Above: lines 1-124; below: lines 327-400.
+	// true true 924 2476 194
+	// [... 1552 bytes (194 whole lines) not shown, of 3092 bytes in 400 lines. Above: lines 1-129; below: lines 324-400.
 	// Status: exit status 0.
-	// The retained copy is complete. Read on: read_tool_output {"id":"out_example","offset":884}; search: grep_tool_output {"id":"out_example","pattern":"<RE2>"}.
-	// A preview is not the whole result: before saying a line, field or record is absent, read or search the copy and check the source's own pagination; if you cannot get the evidence, say it is uncertain, not absent.]
+	// The retained copy is complete. Read on: read_tool_output {"id":"out_example","offset":924}; search: grep_tool_output {"id":"out_example","pattern":"<RE2>"}.
+	// Before saying a line, field or record is absent, search the copy and check the source's own pagination; without the evidence, say uncertain.]
 }
 
 func ExampleHistory() {

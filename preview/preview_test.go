@@ -250,7 +250,7 @@ func TestRenderTruncated(t *testing.T) {
 		{
 			name: "lines, complete copy", data: lines, opts: Options{Budget: 4096},
 			f:       Footer{ID: "out_abc", Complete: true},
-			want:    []string{"whole lines) not shown, of", "The retained copy is complete", `read_tool_output {"id":"out_abc","offset":`, `grep_tool_output {"id":"out_abc","pattern":"<RE2>"}`, "before saying a line, field or record is absent", "pagination", "uncertain"},
+			want:    []string{"whole lines) not shown, of", "The retained copy is complete", `read_tool_output {"id":"out_abc","offset":`, `grep_tool_output {"id":"out_abc","pattern":"<RE2>"}`, "Before saying a line, field or record is absent", "pagination", "uncertain"},
 			absent:  []string{"mid-line", "incomplete"},
 			headEnd: -1, tailStart: -1,
 		},
@@ -381,10 +381,10 @@ func TestShown(t *testing.T) {
 	if p.HeadEnd != 10000 || p.TailStart != int64(len(data))-5000 || len(p.Text) > 10000+5000+footerRoom(ShownBudget) {
 		t.Errorf("head %d, tail %d, %d bytes: want what the caller asked and a footer", p.HeadEnd, int64(len(data))-p.TailStart, len(p.Text))
 	}
-	p = Render(data, Options{Shown: ShownBudget, HeadBytes: 1000}, f)
+	p = Render(data, Options{Shown: ShownBudget, HeadBytes: 300}, f)
 	checkShown(t, data, Budget, ShownBudget, f, p)
-	if tail := int64(len(data)) - p.TailStart; p.HeadEnd != 1000 || tail != int64(ShownBudget-footerRoom(ShownBudget)-1000) {
-		t.Errorf("head %d, tail %d: want 1000 and what it leaves", p.HeadEnd, tail)
+	if tail := int64(len(data)) - p.TailStart; p.HeadEnd != 300 || tail != int64(ShownBudget-footerRoom(ShownBudget)-300) {
+		t.Errorf("head %d, tail %d: want 300 and what it leaves", p.HeadEnd, tail)
 	}
 }
 
@@ -410,8 +410,8 @@ func TestFooterErrorLines(t *testing.T) {
 	foot := footerOf(data, p)
 	at := func(line int) int64 { return int64(strings.Index(string(data), fmt.Sprintf("line %d:", line))) }
 	for _, want := range []string{
-		fmt.Sprintf("  line 1500 (offset %d): line 1500: ERROR: disk 1500 on fire\n", at(1500)),
-		fmt.Sprintf("  line 1700 (offset %d): line 1700: panic: runtime error\n", at(1700)),
+		fmt.Sprintf("  1500:%d: line 1500: ERROR: disk 1500 on fire\n", at(1500)),
+		fmt.Sprintf("  1700:%d: line 1700: panic: runtime error\n", at(1700)),
 	} {
 		if !strings.Contains(foot, want) {
 			t.Errorf("footer lacks %q:\n%s", want, foot)
@@ -827,7 +827,7 @@ func TestFooterFirst(t *testing.T) {
 		p := Render(data, Options{Shown: shown}, f)
 		checkShown(t, data, Budget, shown, f, p)
 		foot := footerOf(data, p)
-		for _, want := range []string{"is copy out_whole0123456789abcdefghi", "Status: exit status 1", "line 15000 (offset ", present.Rule} {
+		for _, want := range []string{"is copy out_whole0123456789abcdefghi", "Status: exit status 1", "\n  15000:", present.Rule} {
 			if !strings.Contains(foot, want) {
 				t.Errorf("shown %d: the footer lacks %q:\n%s", shown, want, foot)
 			}
