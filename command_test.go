@@ -913,3 +913,48 @@ func TestRunCommandErrorLinesWhileSpilled(t *testing.T) {
 		}
 	}
 }
+
+// A single JSON document's footer gives its outline and no error-like
+// lines, which in a document are pieces of the data; JSON Lines, a stream
+// of records, keep them.
+func TestRunCommandJSONFooterLines(t *testing.T) {
+	var doc, lines strings.Builder
+	doc.WriteString("[\n")
+	for n := 1; n <= 2000; n++ {
+		title := fmt.Sprintf("issue %d is fine", n)
+		if n%100 == 0 {
+			title = fmt.Sprintf("checkout fails when issue %d is open", n)
+		}
+		sep := ",\n"
+		if n == 2000 {
+			sep = "\n"
+		}
+		fmt.Fprintf(&doc, " {\"number\":%d,\"title\":%q}%s", n, title, sep)
+		fmt.Fprintf(&lines, "{\"number\":%d,\"title\":%q}\n", n, title)
+	}
+	doc.WriteString("]\n")
+	dir := t.TempDir()
+	sess := newSession(t, scrollback.Options{})
+	for _, tt := range []struct {
+		name, data string
+		errors     bool
+	}{
+		{"document", doc.String(), false},
+		{"lines", lines.String(), true},
+	} {
+		path := filepath.Join(dir, tt.name)
+		if err := os.WriteFile(path, []byte(tt.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := sess.RunCommand(context.Background(), scrollback.RunCommandInput{Args: []string{"cat", path}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(res.Preview, "Outline (offset where each value starts)") {
+			t.Errorf("%s: no outline:\n%s", tt.name, res.Preview)
+		}
+		if got := strings.Contains(res.Preview, "Error-like lines not shown"); got != tt.errors {
+			t.Errorf("%s: error-like lines listed: %v, want %v:\n%s", tt.name, got, tt.errors, res.Preview)
+		}
+	}
+}
