@@ -4,6 +4,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/scrollback-dev/scrollback/present"
@@ -43,7 +44,11 @@ func TestContractNumbers(t *testing.T) {
 	if most := kib(`at most (\d+) KiB`, shown); preview.ShownBudget > most {
 		t.Errorf("shown when retained: the default %d bytes is over the contract's %d", preview.ShownBudget, most)
 	}
-	if def := kib(`(\d+) KiB by default`, shown); preview.ShownBudget != def {
+	m := regexp.MustCompile(`([\d,]+) bytes by default`).FindStringSubmatch(shown)
+	if m == nil {
+		t.Fatalf("no \"N bytes by default\" in the contract's row %q", shown)
+	}
+	if def, _ := strconv.Atoi(strings.ReplaceAll(m[1], ",", "")); preview.ShownBudget != def {
 		t.Errorf("shown when retained: the code's default is %d bytes, the contract's row says %q", preview.ShownBudget, shown)
 	}
 	if preview.ShownHead+preview.ShownTail >= preview.ShownBudget {

@@ -4,9 +4,10 @@
 // When a result fits its budget it is shown whole (Fits, then Render returns
 // it unchanged but for invalid UTF-8 bytes, each shown as U+FFFD). When it
 // does not, Render cuts it to the shown size (Options.Shown: ShownBudget,
-// 2 KiB, once the result is retained; the whole budget when no copy could be
-// saved): by default 3/8 of it for the head, 1/4 for the tail and the rest
-// for the footer, never splitting a UTF-8 character (the rules of
+// 1,280 bytes, once the result is retained; the whole budget when no copy
+// could be saved): by default 2/5 of it for the footer (more, up to 3/4,
+// when a richer footer needs it), and of the rest three fifths for the head
+// and two for the tail, never splitting a UTF-8 character (the rules of
 // internal/utf8x) and preferring to cut at line ends. Between the two it
 // puts the footer, whose words package present writes: how many bytes and
 // lines the model did not see, whether the retained copy is complete, the
@@ -18,7 +19,7 @@
 // Two budgets come from the product contract: Budget (24 KiB) for what
 // run_command and run_code show at once, and HistoryBudget (32 KiB) for
 // results entering a conversation history, which History applies; and one
-// shown size, ShownBudget (2 KiB), for what a result over either shows once
+// shown size, ShownBudget (1,280 bytes), for what a result over either shows once
 // it is retained.
 //
 // Render works on a copy held in memory (at most the copy cap, 8 MiB);

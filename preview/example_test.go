@@ -28,10 +28,10 @@ func Example() {
 	fmt.Println(p.Text[i : j+1])
 	// Output:
 	// false
-	// true true 924 2476 194
-	// [... 1552 bytes (194 whole lines) not shown, of 3092 bytes in 400 lines. Above: lines 1-129; below: lines 324-400.
+	// true true 932 2476 193
+	// [... 1544 bytes (193 whole lines) not shown, of 3092 bytes in 400 lines. Above: lines 1-130; below: lines 324-400.
 	// Status: exit status 0.
-	// The retained copy is complete. Read on: read_tool_output {"id":"out_example","offset":924}; search: grep_tool_output {"id":"out_example","pattern":"<RE2>"}.
+	// The retained copy is complete. Read on: read_tool_output {"id":"out_example","offset":932}; search: grep_tool_output {"id":"out_example","pattern":"<RE2>"}.
 	// Before saying a line, field or record is absent, search the copy and check the source's own pagination; without the evidence, say uncertain.]
 }
 

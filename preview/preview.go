@@ -19,13 +19,15 @@ const (
 	// history (proxied tools, the Go history helper): 32 KiB.
 	HistoryBudget = 32768
 	// ShownBudget is the most a result over its budget shows once it is
-	// retained: head, footer and tail together, 2 KiB (the contract's
-	// "shown when retained" is at most 8 KiB, the size chosen by scrollback
-	// eval: docs/eval.md). Its default split is ShownHead bytes of head and
-	// ShownTail of tail, the rest left to the footer.
-	ShownBudget = 2048
-	ShownHead   = 768
-	ShownTail   = 512
+	// retained: head, footer and tail together, 1,280 bytes (the
+	// contract's "shown when retained" is at most 8 KiB, the size chosen
+	// by scrollback eval: the smallest at which no footer of the suite
+	// says less than at 8 KiB, docs/eval.md). Its default split is
+	// ShownHead bytes of head and ShownTail of tail, the rest left to the
+	// footer.
+	ShownBudget = 1280
+	ShownHead   = (ShownBudget - ShownBudget*2/5) * 3 / 5   // 460
+	ShownTail   = ShownBudget - ShownBudget*2/5 - ShownHead // 308
 )
 
 // Options sets the budgets of a preview and how it is split. The zero value
@@ -45,17 +47,18 @@ type Options struct {
 	// beside the footer make it grow, up to Budget.
 	Shown int
 	// HeadBytes is the bytes of head wanted, < 0 for none; 0 = the
-	// default split of Shown (3/8 of it: ShownHead of ShownBudget), or,
+	// default split of Shown (9/25 of it: ShownHead of ShownBudget), or,
 	// when TailBytes is given, what it leaves of the default head and tail
 	// together.
 	HeadBytes int
 	// TailBytes is the bytes of tail wanted, < 0 for none; 0 = the default
-	// split (1/4: ShownTail of ShownBudget), or what HeadBytes leaves.
+	// split (6/25: ShownTail of ShownBudget), or what HeadBytes leaves.
 	TailBytes int
 }
 
-// Split returns the default head and tail of a preview of shown bytes: 3/8
-// of it each to the head and to the footer, 1/4 to the tail.
+// Split returns the default head and tail of a preview of shown bytes:
+// 2/5 of it to the footer, and of the rest three fifths to the head, two to
+// the tail.
 func Split(shown int) (head, tail int) { return splitRoom(shown, footerRoom(shown)) }
 
 // splitRoom splits what room for the footer leaves of shown bytes: three
@@ -66,9 +69,10 @@ func splitRoom(shown, room int) (head, tail int) {
 	return head, rest - head
 }
 
-// footerRoom is the room the default split leaves the footer: 3/8 of the
-// preview.
-func footerRoom(shown int) int { return shown * 3 / 8 }
+// footerRoom is the room the default split leaves the footer: 2/5 of the
+// preview, which at ShownBudget holds the shortest full footer (its counts,
+// how to read on and the rule: about 480 bytes with a real id).
+func footerRoom(shown int) int { return shown * 2 / 5 }
 
 // maxFooterRoom is the most of a preview of shown bytes that the footer
 // takes from the default head and tail: 3/4, so that at least a quarter
