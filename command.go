@@ -591,9 +591,12 @@ func failedStderr(r runner.Result, tail []byte) []byte {
 	return nil
 }
 
-// stderrBlockMax is the most of a failed command's stderr an error-first
-// preview shows: a sixth of the budget, at most 4 KiB.
-func stderrBlockMax(budget int) int { return min(budget/6, 4<<10) }
+// stderrBlockMax is the most an error-first block takes of a failed
+// command's preview of budget bytes, its own words included: a sixth of
+// the budget, at most 4 KiB, and at least 384 bytes (a third of a smaller
+// budget) so that the default 1,280 bytes shown still hold a compiler's
+// last two or three lines; a sixth of it left 47 bytes of stderr.
+func stderrBlockMax(budget int) int { return min(max(budget/6, 384), budget/3, 4<<10) }
 
 // stderrBlock returns the error-first block of a failed command's preview:
 // the end of what it wrote to stderr, when neither the preview's head nor its

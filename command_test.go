@@ -526,7 +526,7 @@ func TestRunCommandErrorFirst(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !res.Truncated || !strings.Contains(res.Preview, tt.want) || !strings.Contains(res.Preview, tt.status) {
-				t.Errorf("preview lacks %q or %q", tt.want, tt.status)
+				t.Errorf("preview lacks %q or %q:\n%s", tt.want, tt.status, res.Preview)
 			}
 			if len(res.Preview) > scrollback.PreviewBudget || !utf8.ValidString(res.Preview) {
 				t.Errorf("preview %d bytes", len(res.Preview))
