@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -319,7 +321,7 @@ func decodeArgs(tool string, args json.RawMessage, v any, names string) error {
 	case a[0] != '{':
 		return errorf(tool, ErrArgument, hint, "bad arguments: %s is not an object", quoteArg(string(a)))
 	}
-	dec := json.NewDecoder(bytes.NewReader(args))
+	dec := json.NewDecoder(bytes.NewReader(wholeNumbers(args)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return errorf(tool, ErrArgument, "the arguments are: "+names, "bad arguments: %s", argumentError(err))
@@ -332,14 +334,89 @@ func decodeArgs(tool string, args json.RawMessage, v any, names string) error {
 	return nil
 }
 
+// maxExactWhole is the largest magnitude up to which every whole number
+// is a float64 exactly: past it, 1e17 and 100000000000000001 are one
+// value, and a rewritten literal could name another integer than the
+// caller's.
+const maxExactWhole = 1 << 53
+
+// wholeNumbers returns args with every number written with a fraction or
+// an exponent whose value is a whole number of at most maxExactWhole in
+// magnitude (1e3, 1000.0, -2.5e1) rewritten as that integer (1000, -25),
+// so that it decodes into an integer input: JSON Schema's "integer" is any
+// number with a zero fractional part, and the MCP server (whose SDK checks
+// the schema on float64 values) accepts such numbers too. Strings are left
+// as they are, and so is every other number: 1.5 still fails to decode
+// into an integer, with the decoder's error. args is returned itself when
+// nothing needs rewriting.
+func wholeNumbers(args []byte) []byte {
+	var out []byte // nil until a number is rewritten
+	last := 0      // args[last:] is not yet in out
+	for i := 0; i < len(args); {
+		switch c := args[i]; {
+		case c == '"':
+			i++
+			for i < len(args) && args[i] != '"' {
+				if args[i] == '\\' {
+					i++
+				}
+				i++
+			}
+			i++
+		case c == '-' || '0' <= c && c <= '9':
+			j := i + 1
+			plain := true
+			for j < len(args) && strings.IndexByte("0123456789.eE+-", args[j]) >= 0 {
+				plain = plain && '0' <= args[j] && args[j] <= '9'
+				j++
+			}
+			if !plain {
+				if f, err := strconv.ParseFloat(string(args[i:j]), 64); err == nil && f == math.Trunc(f) && math.Abs(f) <= maxExactWhole {
+					out = append(append(out, args[last:i]...), strconv.FormatInt(int64(f), 10)...)
+					last = j
+				}
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return append(out, args[last:]...)
+}
+
 // argumentError says what is wrong with a tool's arguments in the
-// script's terms (JSON types, argument names), not Go's.
+// script's terms (JSON types, argument names), not Go's. A whole number
+// that does not fit its integer input (1e21, left as it is by
+// wholeNumbers) is out of range: saying it is not an integer would be
+// false.
 func argumentError(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
+		if num, ok := strings.CutPrefix(te.Value, "number "); ok && isInteger(te.Type) {
+			if f, perr := strconv.ParseFloat(num, 64); (perr == nil || errors.Is(perr, strconv.ErrRange)) && f == math.Trunc(f) {
+				return fmt.Sprintf("%s %s is out of range for %s", te.Field, present.Clip(num, 64), jsonType(te.Type))
+			}
+		}
 		return fmt.Sprintf("%s must be %s, not %s", te.Field, jsonType(te.Type), article(te.Value))
 	}
 	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// isInteger reports whether t (or what it points to) is a Go integer
+// type.
+func isInteger(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	}
+	return false
 }
 
 // jsonType names the JSON type a Go type is decoded from, with its
@@ -348,14 +425,14 @@ func jsonType(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	if isInteger(t) {
+		return "an integer"
+	}
 	switch t.Kind() {
 	case reflect.String:
 		return "a string"
 	case reflect.Bool:
 		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
 	case reflect.Float32, reflect.Float64:
 		return "a number"
 	case reflect.Slice, reflect.Array:

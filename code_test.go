@@ -510,6 +510,66 @@ func TestCodeToolsCallArguments(t *testing.T) {
 	}
 }
 
+// TestCodeToolsCallWholeNumbers: an integer input written as a JSON
+// number with an exponent or a zero fraction (1e3, 1000.0) is the integer
+// it equals, as JSON Schema's "integer" and the MCP server have it; a
+// number with a fraction (1.5) is an argument error naming the input, and
+// a whole number too large for it one that says it is out of range, not
+// that it is not an integer. Before, CodeTools' Call refused 1e3 as "not
+// an integer".
+func TestCodeToolsCallWholeNumbers(t *testing.T) {
+	sess := newSession(t, scrollback.Options{})
+	ctx := context.Background()
+	tools := map[string]codemode.Tool{}
+	for _, tool := range sess.CodeTools() {
+		tools[tool.Name] = tool
+	}
+	rc, err := sess.RunCommand(ctx, scrollback.RunCommandInput{Command: "seq 1 20000"})
+	if err != nil || rc.OutputID == "" {
+		t.Fatalf("run_command: %+v, %v", rc, err)
+	}
+	id := strconv.Quote(rc.OutputID)
+	for _, tc := range []struct {
+		tool, args string
+		want       string // in the result's JSON; "" = an error is wanted
+		err        []string
+	}{
+		{"run_command", `{"command": "echo hi", "timeout_ms": 1e3}`, `"exit_code":0`, nil},
+		{"run_command", `{"command": "echo hi", "timeout_ms": 1000.0}`, `"exit_code":0`, nil},
+		{"run_command", `{"command": "echo hi", "timeout_ms": 1E+3}`, `"exit_code":0`, nil},
+		// Numbers inside strings are the caller's text, never rewritten.
+		{"run_command", `{"command": "echo \"1.0\" 1e3 '\\' 2.0e0", "timeout_ms": 1e3}`, `"preview":"1.0 1e3 \\ 2.0e0\n"`, nil},
+		{"run_command", `{"command": "seq 1 100000", "preview": {"head_bytes": 1.0e1, "tail_bytes": 0.0}}`, `"preview":"1\n2\n3\n4\n5\n`, nil},
+		{"read_file", `{"path": "doc.go", "line": 2e0, "limit": 1.0}`, `"startLine":2,"endLine":2`, nil},
+		{"read_file", `{"path": "doc.go", "byte_offset": 0.0, "limit": 1e0}`, `"startLine":1,"endLine":1`, nil},
+		{"read_tool_output", `{"id": ` + id + `, "offset": 2e0, "limit": 2.0e0}`, `"text":"2\n","nextOffset":4`, nil},
+		{"grep_tool_output", `{"id": ` + id + `, "pattern": "^1999$", "max": 1e0, "context": 1.0, "offset": 0e5}`, `"line":1999`, nil},
+		{"query_tool_output", `{"id": ` + id + `, "filter": ".", "offset": 0.0, "limit": 2e0}`, `"text":"1\n"`, nil},
+		{"run_command", `{"command": "echo hi", "timeout_ms": 1.5}`, "", []string{"timeout_ms", "integer"}},
+		{"read_file", `{"path": "doc.go", "limit": 2.5e-1}`, "", []string{"limit", "integer"}},
+		{"read_tool_output", `{"id": ` + id + `, "limit": 1e21}`, "", []string{"limit 1e21 is out of range"}},
+		{"read_tool_output", `{"id": ` + id + `, "offset": 100000000000000000000}`, "", []string{"offset 100000000000000000000 is out of range"}},
+	} {
+		t.Run(tc.tool+" "+tc.args, func(t *testing.T) {
+			out, err := tools[tc.tool].Call(ctx, json.RawMessage(tc.args))
+			if tc.want == "" {
+				if !errors.Is(err, scrollback.ErrArgument) {
+					t.Fatalf("Call = %s, %v; want an argument error", out, err)
+				}
+				for _, w := range tc.err {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q lacks %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil || !strings.Contains(string(out), tc.want) {
+				t.Errorf("Call = %.300s, %v; want a result with %s", out, err, tc.want)
+			}
+		})
+	}
+}
+
 // TestRunCodeLargestTimeout: the largest timeout_ms run_code accepts runs
 // the script, in this process and in a worker, its nested command
 // included: no time arithmetic on it wraps around to a deadline already

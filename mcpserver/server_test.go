@@ -726,3 +726,51 @@ func TestGrepAndRunCode(t *testing.T) {
 		t.Errorf("a failing script: error=%v %q / %q", res.IsError, text(res, 0), text(res, 1))
 	}
 }
+
+// TestWholeNumberArguments: over MCP every integer input takes a whole
+// number written with an exponent or a zero fraction (1e3, 1000.0), as
+// JSON Schema's "integer" does, and refuses 1.5 as a tool error naming
+// the input. (The SDK validates the arguments as float64 values and
+// re-encodes them before decoding, so this held before run_code's tools
+// did the same in Go: the test keeps it.)
+func TestWholeNumberArguments(t *testing.T) {
+	cs, _, _ := newClient(t)
+	var rc scrollback.RunCommandResult
+	decode(t, call(t, cs, "run_command", map[string]any{"command": "seq 1 20000"}), &rc)
+	if rc.OutputID == "" {
+		t.Fatal("no copy made")
+	}
+	id := strconv.Quote(rc.OutputID)
+	for _, tc := range []struct {
+		tool, args string
+		want       string // in the first text block; with bad, in the error
+		bad        bool
+	}{
+		{"run_command", `{"command":"echo hi","timeout_ms":1e3}`, "hi", false},
+		{"run_command", `{"command":"echo hi","timeout_ms":1000.0}`, "hi", false},
+		{"run_command", `{"command":"seq 1 100000","preview":{"head_bytes":1.0e1,"tail_bytes":0.0}}`, "1\n2\n3\n4\n5\n", false},
+		{"run_code", `{"code":"return 'ran'","timeout_ms":1e3}`, "ran", false},
+		{"read_file", `{"path":"server.go","line":1e0,"limit":1.0,"byte_offset":0e0}`, "package mcpserver", false},
+		{"read_tool_output", `{"id":` + id + `,"offset":2e0,"limit":2.0}`, "2\n", false},
+		{"grep_tool_output", `{"id":` + id + `,"pattern":"^1999$","max":1e0,"context":1.0,"offset":0.0}`, "1999", false},
+		{"query_tool_output", `{"id":` + id + `,"filter":".","offset":0.0,"limit":2e0}`, "1\n", false},
+		{"run_command", `{"command":"echo hi","timeout_ms":1.5}`, "timeout_ms", true},
+		{"run_code", `{"code":"return 1","timeout_ms":1.5}`, "timeout_ms", true},
+		{"read_file", `{"path":"server.go","line":1.5}`, "line", true},
+		{"read_tool_output", `{"id":` + id + `,"limit":2.5}`, "limit", true},
+		{"grep_tool_output", `{"id":` + id + `,"pattern":"x","max":0.5}`, "max", true},
+		{"grep_tool_output", `{"id":` + id + `,"pattern":"x","context":1.5}`, "context", true},
+		{"query_tool_output", `{"id":` + id + `,"filter":".","offset":1.5}`, "offset", true},
+	} {
+		t.Run(tc.tool+" "+tc.args, func(t *testing.T) {
+			res := call(t, cs, tc.tool, json.RawMessage(tc.args))
+			msg := text(res, 0)
+			if res.IsError != tc.bad || !strings.Contains(msg, tc.want) {
+				t.Errorf("isError %v, text %.300q; want isError %v and %q", res.IsError, msg, tc.bad, tc.want)
+			}
+			if tc.bad && !strings.Contains(msg, `integer"`) {
+				t.Errorf("error %.300q does not say an integer is wanted", msg)
+			}
+		})
+	}
+}
