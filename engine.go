@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -111,6 +112,9 @@ func New(st store.Store, opts Options) *Engine {
 	if opts.File.MaxLines <= 0 {
 		opts.File.MaxLines = filepager.DefaultMaxLines
 	}
+	// The engine's own patterns: Options reports them, and a caller's
+	// later change to its slice must not make it report others.
+	opts.File.Deny = slices.Clone(opts.File.Deny)
 	opts.Capture = opts.Capture.InForce() // so that Options reports the caps in force
 	opts.DefaultTimeout = max(opts.DefaultTimeout, 0)
 	if opts.QueryTimeout <= 0 {
@@ -149,12 +153,15 @@ func (e *Engine) Store() store.Store {
 }
 
 // Options returns the options in force, defaults filled in; the zero
-// Options for a nil Engine.
+// Options for a nil Engine. Its File.Deny is a copy: changing it changes
+// nothing in the engine.
 func (e *Engine) Options() Options {
 	if e == nil {
 		return Options{}
 	}
-	return e.opts
+	o := e.opts
+	o.File.Deny = slices.Clone(o.File.Deny)
+	return o
 }
 
 // Session returns a handle on session id owned by owner, or an *Error

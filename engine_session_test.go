@@ -3,12 +3,15 @@ package scrollback_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/capture"
+	"github.com/scrollback-dev/scrollback/filepager"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
@@ -128,5 +131,28 @@ func TestOptionsReportCapsInForce(t *testing.T) {
 		if want := capture.New(in).Limits(); got != want {
 			t.Errorf("Options{Capture: %+v}.Capture = %+v; the capture applies %+v", in, got, want)
 		}
+	}
+}
+
+// TestOptionsDenyIsTheEngines: the deny patterns New is given are the
+// engine's own: a caller changing its slice afterwards, or the slice
+// Options returned, changes neither what read_file refuses nor what
+// Options reports. Before, Options().File.Deny was the caller's slice, so
+// it reported patterns that were not in force (the pager had copied them).
+func TestOptionsDenyIsTheEngines(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "a.secret")
+	if err := os.WriteFile(secret, []byte("hidden\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deny := []string{"*.secret", "*.key"}
+	eng := scrollback.New(nil, scrollback.Options{File: filepager.Options{Deny: deny}})
+	deny[0] = "*.nothing"
+	eng.Options().File.Deny[1] = "*.nothing"
+	if got := eng.Options().File.Deny; !slices.Equal(got, []string{"*.secret", "*.key"}) {
+		t.Errorf("Options().File.Deny = %q after the caller changed its slices; want the patterns New was given", got)
+	}
+	if _, err := eng.ReadFile(context.Background(), scrollback.ReadFileInput{Path: secret}); !errors.Is(err, scrollback.ErrSensitive) {
+		t.Errorf("ReadFile(%s) = %v; want it refused by the pattern New was given", secret, err)
 	}
 }

@@ -521,3 +521,16 @@ func TestLinePastEndWords(t *testing.T) {
 		}
 	}
 }
+
+// TestDenyCopiedByNew: New keeps its own copy of the deny patterns: a
+// caller changing its slice afterwards does not change what is refused.
+func TestDenyCopiedByNew(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "a.secret", []byte("hidden\n"))
+	deny := []string{"*.secret"}
+	p := New(Options{Deny: deny})
+	deny[0] = "*.nothing"
+	if _, err := p.Read(context.Background(), Request{Path: filepath.Join(dir, "a.secret")}); !errors.Is(err, ErrSensitive) {
+		t.Errorf("after the caller changed its slice, err = %v; want ErrSensitive from the pattern New was given", err)
+	}
+}
