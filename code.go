@@ -37,7 +37,9 @@ type RunCodeInput struct {
 
 // RunCodeResult is the result of run_code. Preview through RecoveryError
 // show the script's return value as any result is shown; Retained lists
-// every copy made during the run, whatever the script returned.
+// every copy made during the run, whatever the script returned, and last
+// the console output's copy (present.HoldsLogs), when Logs is a preview
+// of one.
 //
 // Its preview (of the return value: a string as itself, anything else as
 // JSON) and the copy's fields are Shown's.
@@ -46,7 +48,8 @@ type RunCodeResult struct {
 	Logs string `json:"logs"` // console output, bounded; a preview with a footer when over the preview budget
 	// LogsOutputID is the copy of the console output, when it was over the
 	// preview budget and Logs is its preview (whose footer names it). It
-	// is not in the JSON, whose shape the contract fixes.
+	// is not a field of the JSON, whose shape the contract fixes: the JSON
+	// lists it in retained, with holds "logs".
 	LogsOutputID   string          `json:"-"`
 	LogsTotalBytes int64           `json:"-"`               // the size of that copy
 	Error          *codemode.Error `json:"error,omitempty"` // why the script stopped: {kind, message, line, column}
@@ -104,6 +107,13 @@ func (s *Session) RunCodeOver(ctx context.Context, in RunCodeInput, own []string
 		// of all of it, not up to the console bound at once.
 		logs := s.Retain(ctx, RetainInput{Tool: op, Source: "run_code console: " + present.Clip(firstLine(in.Code), 100), Data: []byte(res.Logs), Complete: !res.LogsCut})
 		out.Logs, out.LogsOutputID, out.LogsTotalBytes = logs.Preview, logs.OutputID, logs.TotalBytes
+		// Listed with the other copies made during the call, so that a
+		// client of the JSON finds it without reading the footer in logs;
+		// a failed save is listed as the bridge lists one.
+		if logs.OutputID != "" || logs.Recovery == RecoveryUnavailable {
+			out.Retained = append(out.Retained, codemode.Ref{Tool: op, OutputID: logs.OutputID, TotalBytes: logs.TotalBytes,
+				Complete: logs.Complete, Holds: present.HoldsLogs, RecoveryError: logs.RecoveryError})
+		}
 	}
 	if res.Value != nil {
 		out.Returned = true

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/codemode"
 	"github.com/scrollback-dev/scrollback/present"
+	"github.com/scrollback-dev/scrollback/store"
 	"github.com/scrollback-dev/scrollback/store/sqlite"
 )
 
@@ -439,7 +441,8 @@ func testRunCodeEndsDuringCall(t *testing.T, sess *scrollback.Session) {
 
 // Console output longer than the preview budget is shown as any result
 // is, a preview whose footer leads to a copy that holds all of it, not
-// 64 KiB at once.
+// 64 KiB at once; the copy is listed in retained (holds "logs"), as every
+// copy made during a run is.
 func TestRunCodeLogsRetained(t *testing.T) { codeModes(t, testRunCodeLogsRetained) }
 
 func testRunCodeLogsRetained(t *testing.T, sess *scrollback.Session) {
@@ -462,10 +465,16 @@ func testRunCodeLogsRetained(t *testing.T, sess *scrollback.Session) {
 				t.Fatal(res.Error)
 			}
 			if tt.whole {
-				if res.LogsOutputID != "" || res.Logs != "one\ntwo\n" {
-					t.Fatalf("logs %q (copy %q), want them whole", res.Logs, res.LogsOutputID)
+				if res.LogsOutputID != "" || res.Logs != "one\ntwo\n" || len(res.Retained) != 0 {
+					t.Fatalf("logs %q (copy %q), retained %+v; want them whole, and no copy", res.Logs, res.LogsOutputID, res.Retained)
 				}
 				return
+			}
+			// The copy is listed in retained, as every copy made during
+			// the call is, labelled as the console output.
+			want := codemode.Ref{Call: 0, Tool: "run_code", OutputID: res.LogsOutputID, TotalBytes: res.LogsTotalBytes, Complete: tt.complete, Holds: present.HoldsLogs}
+			if len(res.Retained) != 1 || res.Retained[0] != want {
+				t.Errorf("retained %+v; want only the console output's copy, %+v", res.Retained, want)
 			}
 			if res.LogsOutputID == "" || len(res.Logs) > 8<<10 || !strings.Contains(res.Logs, res.LogsOutputID) || !strings.HasPrefix(res.Logs, "line 0 ") {
 				t.Fatalf("logs of %d bytes (copy %q), want a preview of at most 8 KiB naming its copy", len(res.Logs), res.LogsOutputID)
@@ -476,6 +485,47 @@ func testRunCodeLogsRetained(t *testing.T, sess *scrollback.Session) {
 			}
 			if !tt.complete && !strings.Contains(text, "console output cut at") {
 				t.Error("the copy of cut logs does not say they were cut")
+			}
+		})
+	}
+}
+
+// failCopies is a store that cannot save a copy (a full disk, say).
+type failCopies struct{ store.Store }
+
+func (failCopies) SaveCopy(context.Context, string, store.CopyMeta, io.Reader) (store.CopyInfo, error) {
+	return store.CopyInfo{}, errors.New("disk full")
+}
+
+// TestRunCodeLogsNotSaved: console output over the budget whose copy
+// cannot be saved is listed in retained with no id and the reason, as the
+// bridge lists a nested result it could not save, in this process and in
+// a worker.
+func TestRunCodeLogsNotSaved(t *testing.T) {
+	for _, m := range []struct {
+		name    string
+		workers *codemode.Pool
+	}{{"in-process", nil}, {"workers", testWorkers}} {
+		t.Run(m.name, func(t *testing.T) {
+			st, err := sqlite.Open(filepath.Join(t.TempDir(), "code.db"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			sess, err := scrollback.New(failCopies{st}, scrollback.Options{CodeWorkers: m.workers}).NewSession(context.Background(), scrollback.LocalOwner)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := sess.RunCode(context.Background(), scrollback.RunCodeInput{Code: "for (let i = 0; i < 1000; i++) console.log(`line ${i} ` + 'x'.repeat(40));\nreturn 1"})
+			if err != nil || res.Error != nil {
+				t.Fatalf("RunCode: %+v, %v", res.Error, err)
+			}
+			if len(res.Retained) != 1 {
+				t.Fatalf("retained %+v; want the console output's copy, not saved", res.Retained)
+			}
+			r := res.Retained[0]
+			if r.Holds != present.HoldsLogs || r.Tool != "run_code" || r.OutputID != "" || !strings.Contains(r.RecoveryError, "disk full") || res.LogsOutputID != "" {
+				t.Errorf("retained %+v (logs copy %q); want holds logs, no id, and why it was not saved", r, res.LogsOutputID)
 			}
 		})
 	}

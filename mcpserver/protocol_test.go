@@ -20,6 +20,7 @@ import (
 
 	"github.com/scrollback-dev/scrollback"
 	"github.com/scrollback-dev/scrollback/filepager"
+	"github.com/scrollback-dev/scrollback/present"
 )
 
 // connectAt connects a client to srv that asks for protocol version (""
@@ -434,5 +435,17 @@ func TestRunCodeLogsLink(t *testing.T) {
 	id := regexp.MustCompile(`out_[A-Za-z0-9]+`).FindString(out.Logs)
 	if id == "" || len(uris) != 1 || uris[0] != OutputURI(id) {
 		t.Errorf("links %v, want one to the console output's copy %q", uris, id)
+	}
+	// The copy is in structuredContent's retained too, labelled, and in
+	// the text block listing the copies made during the run.
+	if len(out.Retained) != 1 || out.Retained[0].OutputID != id || out.Retained[0].Holds != present.HoldsLogs || out.Retained[0].Call != 0 || out.Retained[0].Tool != "run_code" {
+		t.Errorf("retained %+v; want the console output's copy %q, holds %q", out.Retained, id, present.HoldsLogs)
+	}
+	var listed bool
+	for i := range res.Content {
+		listed = listed || strings.Contains(text(res, i), id+": the script's console output (logs), ")
+	}
+	if !listed {
+		t.Errorf("no text block lists %s as the console output", id)
 	}
 }

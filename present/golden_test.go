@@ -393,6 +393,7 @@ func TestGoldenMCP(t *testing.T) {
 	tr.call(cs, "run_code: a value over the budget that wraps a command's result: the footer points at the command's copy", "run_code", map[string]any{"code": `const r = await tools.run_command({command: "seq 1 100000", preview: {head_bytes: 20000, tail_bytes: 4000}}); r.duration_ms = 0; return r`})
 	tr.call(cs, "run_code: a nested result over the budget saved by the bridge", "run_code", map[string]any{"code": `const r = await tools.run_command({command: "seq 1 100000", preview: {head_bytes: 20000, tail_bytes: 4000}}); return r.output_id ? "kept" : "not kept"`})
 	tr.call(cs, "run_code: a script error", "run_code", map[string]any{"code": "console.log('before');\nthrow new Error('boom')"})
+	tr.call(cs, "run_code: console output over the budget, retained and listed", "run_code", map[string]any{"code": "for (let i = 0; i < 1000; i++) console.log(`line ${i} ` + 'x'.repeat(40));\nreturn 1"})
 
 	// Errors, one of each kind.
 	wid, _ := words["output_id"].(string)

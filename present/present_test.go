@@ -220,11 +220,16 @@ func TestRetainedLabels(t *testing.T) {
 		{Call: 1, Tool: "run_command", OutputID: "out_a", TotalBytes: 500000, Complete: true, Holds: HoldsOutput, Command: "seq 1 100000"},
 		{Call: 1, Tool: "run_command", OutputID: "out_b", TotalBytes: 30000, Complete: true, Holds: HoldsResult, Command: "seq 1 100000"},
 		{Call: 2, Tool: "fetch", TotalBytes: 30000, Holds: HoldsResult, RecoveryError: NotSaved("disk full")},
+		{Tool: "run_code", OutputID: "out_c", TotalBytes: 65646, Complete: false, Holds: HoldsLogs},
+		{Tool: "run_code", TotalBytes: 49890, Holds: HoldsLogs, RecoveryError: NotSaved("disk full")},
 	})
 	for _, want := range []string{
 		"  out_a: call 1 run_command `seq 1 100000`: its whole output, 500000 bytes, complete\n",
 		"  out_b: call 1 run_command `seq 1 100000`: the result the script received; the whole output is out_a, 30000 bytes, complete\n",
 		"  call 2 fetch: the result the script received, not saved: the retained copy could not be saved: disk full\n",
+		// The console output's copy was made by no call: it says what it is.
+		"  out_c: the script's console output (logs), 65646 bytes, incomplete (complete=false)\n",
+		"  the script's console output (logs), not saved: the retained copy could not be saved: disk full\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("retained list lacks %q:\n%s", want, got)

@@ -14,6 +14,10 @@ const (
 	// because it was over the preview budget (for a command, the JSON
 	// object wrapping its preview; its whole output is its own copy).
 	HoldsResult = "result"
+	// HoldsLogs: the script's console output, saved because it was over
+	// the preview budget; the result's logs is its preview. No tool call
+	// made it: its Ref's Call is 0 and its Tool is run_code.
+	HoldsLogs = "logs"
 )
 
 // Ref is the recovery reference of a copy made during a Code Mode run (by
@@ -21,12 +25,13 @@ const (
 // JSON it is the contract's {call, tool, output_id, totalBytes, complete}
 // plus the labels holds and command.
 type Ref struct {
-	Call       int    `json:"call"` // 1-based index of the tool call that produced it
+	Call       int    `json:"call"` // 1-based index of the tool call that produced it; 0 for the console output (HoldsLogs)
 	Tool       string `json:"tool"`
 	OutputID   string `json:"output_id"` // empty only when the save failed
 	TotalBytes int64  `json:"totalBytes"`
 	Complete   bool   `json:"complete"`
-	// Holds says what the copy holds: HoldsOutput or HoldsResult.
+	// Holds says what the copy holds: HoldsOutput, HoldsResult or
+	// HoldsLogs.
 	Holds string `json:"holds"`
 	// Command is the command the call ran, when its arguments name one
 	// (run_command), cut short.
@@ -82,12 +87,16 @@ func refLabel(r Ref, all []Ref) string {
 	if r.OutputID != "" {
 		b.WriteString(r.OutputID + ": ")
 	}
-	b.WriteString("call " + itoa(int64(r.Call)) + " " + r.Tool)
-	if r.Command != "" {
-		b.WriteString(" `" + r.Command + "`")
+	if r.Holds != HoldsLogs {
+		b.WriteString("call " + itoa(int64(r.Call)) + " " + r.Tool)
+		if r.Command != "" {
+			b.WriteString(" `" + r.Command + "`")
+		}
+		b.WriteString(": ")
 	}
-	b.WriteString(": ")
 	switch r.Holds {
+	case HoldsLogs:
+		b.WriteString("the script's console output (logs)")
 	case HoldsOutput:
 		b.WriteString("its whole output")
 	default:
