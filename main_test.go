@@ -16,7 +16,7 @@ var testWorkers *codemode.Pool
 func TestMain(m *testing.M) {
 	codemode.WorkerMain()
 	skipOnWindows(shTests)
-	testWorkers = codemode.NewPool(codemode.PoolOptions{Size: 2})
+	testWorkers = codemode.NewPool(codemode.PoolOptions{Size: 2, QuerySize: 1})
 	code := m.Run()
 	testWorkers.Close()
 	os.Exit(code)

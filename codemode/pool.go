@@ -54,6 +54,11 @@ type PoolOptions struct {
 	// that runs only jq filters (Query), or a single script where the
 	// start counts more than the first transform's cost.
 	Light bool
+	// QuerySize is how many light workers (see Light) are kept started
+	// and ready for Query's jq filters, apart from Size's for scripts,
+	// so that a burst of filters never takes the workers a script waits
+	// for, nor the reverse. 0 keeps none: each filter starts its own.
+	QuerySize int
 }
 
 // WorkerExit is what is known of a worker process once it has ended.
@@ -85,6 +90,10 @@ type WorkerExit struct {
 type Pool struct {
 	opts  PoolOptions
 	ready chan *worker
+	// queries runs Query's filters: light workers of their own
+	// (PoolOptions.QuerySize), nil in a pool of them, whose parent is
+	// the pool they serve.
+	queries, parent *Pool
 
 	mu       sync.Mutex
 	closed   bool
@@ -94,12 +103,34 @@ type Pool struct {
 	layers   []Layer
 	bg       sync.WaitGroup
 	logOnce  sync.Once
+
+	// How get found its workers, for tests: ready ones taken at once,
+	// waits for one being started, starts of its own.
+	took, waited, cold atomic.Int64
 }
 
-// NewPool returns a Pool and starts its warm workers.
+// NewPool returns a Pool and starts its warm workers: Size for scripts,
+// QuerySize light ones for filters.
 func NewPool(opts PoolOptions) *Pool {
-	p := &Pool{opts: opts, ready: make(chan *worker, max(opts.Size, 1))}
+	p := newPool(opts, nil)
+	qopts := opts
+	qopts.Size, qopts.QuerySize, qopts.Light = opts.QuerySize, 0, true
+	p.queries = newPool(qopts, p)
 	p.refill()
+	p.queries.refill()
+	return p
+}
+
+func newPool(opts PoolOptions, parent *Pool) *Pool {
+	return &Pool{opts: opts, ready: make(chan *worker, max(opts.Size, 1)), parent: parent}
+}
+
+// root is the pool that was made by NewPool: p, or the pool whose query
+// workers p starts. Its workers' sandbox layers are the pool's.
+func (p *Pool) root() *Pool {
+	if p.parent != nil {
+		return p.parent
+	}
 	return p
 }
 
@@ -123,16 +154,21 @@ func (p *Pool) Layers() []Layer {
 	if p == nil {
 		return nil
 	}
+	p = p.root()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.layers
 }
 
-// Close ends the pool's idle workers and stops starting new ones. Runs
-// under way go on to their end. It waits for the processes to end.
+// Close ends the pool's idle workers (its query workers' too) and stops
+// starting new ones. Runs and queries under way go on to their end. It
+// waits for the processes to end.
 func (p *Pool) Close() error {
 	if p == nil {
 		return nil
+	}
+	if p.queries != nil {
+		defer p.queries.Close()
 	}
 	p.mu.Lock()
 	p.closed = true
@@ -204,6 +240,7 @@ func (p *Pool) get(ctx context.Context) (*worker, error) {
 			if w.gone() {
 				continue // it died while it waited
 			}
+			p.took.Add(1)
 			return w, nil
 		default:
 		}
@@ -224,6 +261,7 @@ func (p *Pool) get(ctx context.Context) (*worker, error) {
 			if w.gone() {
 				continue
 			}
+			p.waited.Add(1)
 			return w, nil
 		case <-ctx.Done():
 			p.mu.Lock()
@@ -237,6 +275,7 @@ func (p *Pool) get(ctx context.Context) (*worker, error) {
 		err error
 	}
 	ch := make(chan started, 1)
+	p.cold.Add(1)
 	if !p.goBg(func() {
 		w, err := p.start()
 		ch <- started{w, err}
@@ -392,14 +431,15 @@ func (p *Pool) start() (*worker, error) {
 		}
 		return nil, fmt.Errorf("%s: %s (a program that embeds Code Mode must call codemode.WorkerMain first thing in main, or give PoolOptions.Command)", strings.Join(cmd.Args, " "), why)
 	}
-	p.mu.Lock()
-	first := p.layers == nil
+	root := p.root()
+	root.mu.Lock()
+	first := root.layers == nil
 	if first {
-		p.layers = f.Layers
+		root.layers = f.Layers
 	}
-	p.mu.Unlock()
+	root.mu.Unlock()
 	if first {
-		p.logLayers(f.Layers)
+		root.logLayers(f.Layers)
 	}
 	return w, nil
 }

@@ -18,7 +18,8 @@ import (
 )
 
 // A Pool's workers also run jq filters (package jsonq) for the server:
-// one filter over one copy in a worker process of its own, under the
+// one filter over one copy in a worker process of its own (a light one,
+// of the pool's query workers: see PoolOptions.QuerySize), under the
 // same limits the operating system enforces for a script's, so that a
 // filter whose single step blows up (tojson of a structure that shares
 // one large value many times, a huge repeat or setpath) ends its worker,
@@ -81,9 +82,11 @@ func queryKind(err error) string {
 }
 
 // Query runs the jq filter f over the copy of size bytes that r holds, as
-// jsonq.Run does, in a worker process of the pool's: the copy is read
-// here (all of it, before the filter starts) and sent to the worker,
-// which runs the filter under opts and the operating system's limits
+// jsonq.Run does, in a worker process of the pool's: one of its light
+// query workers (PoolOptions.QuerySize), never one kept for scripts, so
+// that filters and scripts do not wait for each other's starts. The copy
+// is read here (all of it, before the filter starts) and sent to the
+// worker, which runs the filter under opts and the operating system's limits
 // (RLIMIT_DATA at opts.MaxMemory plus sandbox.HardGrowth's margin, and
 // RLIMIT_CPU, on Linux), while the server watches its resident memory and
 // time as it does a script's. The results and errors are jsonq.Run's,
@@ -108,6 +111,9 @@ func (p *Pool) Query(ctx context.Context, f *jsonq.Filter, r io.ReaderAt, size i
 	}
 	if size < 0 || size > math.MaxUint32 {
 		return nil, fmt.Errorf("jsonq: reading the copy: a copy of %d bytes cannot be sent to a worker process (at most %d)", size, uint32(math.MaxUint32))
+	}
+	if p.queries != nil {
+		p = p.queries // light workers of their own, not the scripts'
 	}
 	w, err := p.get(ctx)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -107,5 +108,61 @@ func TestPoolQueryCanceled(t *testing.T) {
 	_, err := fakePool(t, "hang").Query(ctx, mustCompile(t, "."), strings.NewReader("1"), 1, jsonq.Options{Timeout: time.Hour})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+// waitReady waits until p has n workers ready (or fails the test after a
+// minute: a start that never ends, not a slow one).
+func waitReady(t *testing.T, p *Pool, n int) {
+	t.Helper()
+	for start := time.Now(); len(p.ready) < n; time.Sleep(time.Millisecond) {
+		if time.Since(start) > time.Minute {
+			t.Fatalf("%d workers ready after a minute, want %d", len(p.ready), n)
+		}
+	}
+}
+
+// TestPoolQueriesLeaveScriptWorkers: a burst of filters does not take the
+// warm workers scripts wait on (they used to share them: a script after a
+// few queries waited for a worker's start). The filters are served by the
+// pool's light query workers; the script worker stays ready, and the
+// script then takes it without a wait or a start.
+func TestPoolQueriesLeaveScriptWorkers(t *testing.T) {
+	p := NewPool(PoolOptions{Size: 1, QuerySize: 1})
+	t.Cleanup(func() { p.Close() })
+	waitReady(t, p, 1)
+	ctx := context.Background()
+	const burst = 4
+	errs := make(chan error, burst)
+	f := mustCompile(t, ".a | length")
+	for i := 0; i < burst; i++ {
+		go func() {
+			doc := `{"a":[1,2,3]}`
+			res, err := p.Query(ctx, f, strings.NewReader(doc), int64(len(doc)), jsonq.Options{})
+			if err == nil && string(res.Text) != "3\n" {
+				err = fmt.Errorf("results %q, want 3", res.Text)
+			}
+			errs <- err
+		}()
+	}
+	for i := 0; i < burst; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if took, waited, cold := p.took.Load(), p.waited.Load(), p.cold.Load(); took+waited+cold != 0 || len(p.ready) != 1 {
+		t.Fatalf("the filters took %d ready script workers, waited for %d, started %d; %d left ready: want none taken and 1 ready", took, waited, cold, len(p.ready))
+	}
+	if p.queries == nil || !p.queries.opts.Light {
+		t.Fatalf("the pool has no light query workers")
+	}
+	if n := p.queries.took.Load() + p.queries.waited.Load() + p.queries.cold.Load(); n != burst {
+		t.Errorf("the query workers served %d filters, want %d", n, burst)
+	}
+	if res := p.Run(ctx, "return 1", nil, Options{}); res.Error != nil || string(res.Value) != "1" {
+		t.Fatalf("result %+v, error %v", res, res.Error)
+	}
+	if took, waited, cold := p.took.Load(), p.waited.Load(), p.cold.Load(); took != 1 || waited+cold != 0 {
+		t.Errorf("the script took %d ready workers, waited for %d, started %d: want the one ready", took, waited, cold)
 	}
 }

@@ -47,10 +47,11 @@ func (c *queryCmd) Run(ctx context.Context, args []string) error {
 	}
 	paged := c.json
 	fs.Visit(func(f *flag.Flag) { paged = paged || f.Name == "offset" || f.Name == "limit" })
-	// The filter runs in a worker process, under the operating system's
-	// limits, as the servers run it: a filter that blows up memory in one
-	// step is the memory-limit error, not this process killed.
-	c.codeWorkers = codemode.NewPool(codemode.PoolOptions{Light: true, Logger: warnLogger(c.io.Stderr)})
+	// The filter runs in a worker process (a light one: Pool.Query), under
+	// the operating system's limits, as the servers run it: a filter that
+	// blows up memory in one step is the memory-limit error, not this
+	// process killed.
+	c.codeWorkers = codemode.NewPool(codemode.PoolOptions{Logger: warnLogger(c.io.Stderr)})
 	defer c.codeWorkers.Close()
 	sess, st, err := c.useSession(ctx)
 	if err != nil {
