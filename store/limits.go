@@ -168,6 +168,22 @@ type Housekeeper interface {
 	MarkUsed(ctx context.Context, sessions []string) error
 }
 
+// RetentionClaimer is implemented by backends that record when a
+// retention pass was last claimed (both of scrollback's), so that
+// short-lived processes sharing a database (the CLI's commands, with no
+// server applying retention) apply it at most once per interval between
+// them. Front ends type-assert a Store to it.
+type RetentionClaimer interface {
+	// ClaimRetention reports whether a retention pass is due at now: no
+	// pass was claimed in (now-every, now]. When one is due it records
+	// now as the latest claim before it returns true, in one atomic step,
+	// so that of several processes asking at once, one is told to run
+	// the pass. A claim recorded after now (a clock set back since) does
+	// not hold. It changes nothing but the claim: no session, copy or
+	// counter that Stats reports.
+	ClaimRetention(ctx context.Context, now time.Time, every time.Duration) (bool, error)
+}
+
 // Streamer is implemented by backends that can save a copy while it is
 // still being produced (both of scrollback's): a command's retained head
 // goes to the store as it arrives, so that little is left to save when the

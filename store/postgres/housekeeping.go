@@ -13,7 +13,10 @@ import (
 	"github.com/scrollback-dev/scrollback/store/internal/readlog"
 )
 
-var _ store.Housekeeper = (*DB)(nil)
+var (
+	_ store.Housekeeper      = (*DB)(nil)
+	_ store.RetentionClaimer = (*DB)(nil)
+)
 
 // SetLimits sets the quotas SaveCopy enforces, counted in this database
 // (every instance sharing it should set the same); Open starts with
@@ -314,4 +317,24 @@ FROM copies WHERE session IN (SELECT id FROM gone) AND NOT pending`, cutoff).Sca
 		db.vac.soon()
 	}
 	return gone, nil
+}
+
+// retentionClaimName is the row of the counters table that holds the
+// latest retention claim (ClaimRetention), in unix nanoseconds. The table
+// holds totals otherwise; a row rather than a table of its own needs no
+// schema change, which a program of an earlier release would refuse on a
+// database it shares.
+const retentionClaimName = "retention_claimed_at"
+
+// ClaimRetention reports whether a retention pass is due at now and, when
+// it is, records the claim (see store.RetentionClaimer), in one
+// statement: a claim not due changes no row.
+func (db *DB) ClaimRetention(ctx context.Context, now time.Time, every time.Duration) (bool, error) {
+	at, cutoff := now.UnixNano(), now.Add(-every).UnixNano()
+	tag, err := db.pool.Exec(ctx, `INSERT INTO counters (name, value) VALUES ($1, $2)
+ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value WHERE counters.value <= $3 OR counters.value > $2`, retentionClaimName, at, cutoff)
+	if err != nil {
+		return false, db.wrap("claim a retention pass", err)
+	}
+	return tag.RowsAffected() == 1, nil
 }

@@ -11,7 +11,10 @@ import (
 	"github.com/scrollback-dev/scrollback/store"
 )
 
-var _ store.Housekeeper = (*DB)(nil)
+var (
+	_ store.Housekeeper      = (*DB)(nil)
+	_ store.RetentionClaimer = (*DB)(nil)
+)
 
 // SetLimits sets the quotas SaveCopy enforces; Open starts with
 // store.DefaultLimits. Call it before sharing the DB between goroutines.
@@ -286,4 +289,44 @@ func (d *DB) DeleteIdle(ctx context.Context, cutoff time.Time) (store.Idle, erro
 		d.db.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
 	}
 	return gone, nil
+}
+
+// retentionClaimName is the row of the counters table that holds the
+// latest retention claim (ClaimRetention), in unix nanoseconds. The table
+// holds totals otherwise; a row rather than a table of its own needs no
+// schema change, which a program of an earlier release would refuse
+// (ErrNewerSchema) on a database it shares.
+const retentionClaimName = "retention_claimed_at"
+
+// ClaimRetention reports whether a retention pass is due at now and, when
+// it is, records the claim (see store.RetentionClaimer). The common
+// answer, not due, is read without the write lock.
+func (d *DB) ClaimRetention(ctx context.Context, now time.Time, every time.Duration) (bool, error) {
+	at, cutoff := now.UnixNano(), now.Add(-every).UnixNano()
+	var last int64
+	err := d.db.QueryRowContext(ctx, `SELECT value FROM counters WHERE name = ?`, retentionClaimName).Scan(&last)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return false, d.readErr("read the latest retention claim", err)
+	case last > cutoff && last <= at:
+		return false, nil
+	}
+	claimed := false
+	err = d.write(ctx, "claim a retention pass", func(tx *sql.Tx) error {
+		// Updated only when no other process claimed the pass since the
+		// read above: then no row changes.
+		r, err := tx.ExecContext(ctx, `INSERT INTO counters (name, value) VALUES (?1, ?2)
+ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE counters.value <= ?3 OR counters.value > ?2`, retentionClaimName, at, cutoff)
+		if err != nil {
+			return err
+		}
+		n, err := r.RowsAffected()
+		claimed = n == 1
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	return claimed, nil
 }

@@ -35,6 +35,7 @@ var housekeepingTests = []struct {
 	{"CountIdleDeletesNothing", testCountIdle},
 	{"MarkUsedSparesFromRetention", testMarkUsed},
 	{"StatsSession", testStatsSession},
+	{"ClaimRetention", testClaimRetention},
 }
 
 func runHousekeeping(t *testing.T, newStore func(t *testing.T) store.Store) {
@@ -546,4 +547,64 @@ func testStatsSession(t *testing.T, s store.Store, h store.Housekeeper) {
 	wantErr(t, "Stats(unknown session)", err, store.ErrSessionNotFound)
 	_, err = h.Stats(ctxT(t), "../etc")
 	wantErr(t, "Stats(bad id)", err, store.ErrSessionNotFound)
+}
+
+// A retention pass is due once per interval: the first claim holds until
+// the interval has passed, a claim after now (a clock set back) does not
+// hold, of concurrent claims exactly one wins, and claiming changes no
+// counter that stats report.
+func testClaimRetention(t *testing.T, s store.Store, h store.Housekeeper) {
+	c, ok := s.(store.RetentionClaimer)
+	if !ok {
+		t.Skip("the store does not implement store.RetentionClaimer")
+	}
+	before := stats(t, h, "")
+	const day = 24 * time.Hour
+	t0 := time.Now()
+	for _, step := range []struct {
+		at   time.Duration // after t0
+		want bool
+		why  string
+	}{
+		{0, true, "the first claim"},
+		{0, false, "the same time again"},
+		{time.Hour, false, "an hour later"},
+		{day - time.Nanosecond, false, "just under a day later"},
+		{day, true, "a day later"},
+		{day + time.Hour, false, "an hour after that"},
+		{time.Hour, true, "with the clock set back before the latest claim"},
+		{2 * time.Hour, false, "an hour after that"},
+	} {
+		got, err := c.ClaimRetention(ctxT(t), t0.Add(step.at), day)
+		if err != nil || got != step.want {
+			t.Fatalf("%s: ClaimRetention = %v, %v; want %v", step.why, got, err, step.want)
+		}
+	}
+	later := t0.Add(10 * day)
+	var wins atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			ok, err := c.ClaimRetention(ctxT(t), later, day)
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				wins.Add(1)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if n := wins.Load(); n != 1 {
+		t.Errorf("%d of 8 concurrent claims won, want 1", n)
+	}
+	after := stats(t, h, "")
+	if after.Evictions != before.Evictions || after.RetentionDeletions != before.RetentionDeletions || after.Sessions != before.Sessions {
+		t.Errorf("stats after claims = %+v, want as before: %+v", after, before)
+	}
 }
