@@ -14,8 +14,8 @@ func init() {
 		usage:   "gc [--retention DUR] [--dry-run] [--json]",
 		summary: "delete sessions unused for longer than the retention period (default 30d), with their copies, now",
 		about: "A session is used when a copy is saved into it or read from it. scrollback mcp and proxy do the same\n" +
-			"in the background, at most once an hour. --dry-run says what would be deleted (sessions, copies,\n" +
-			"bytes) and deletes nothing.",
+			"in the background, at most once an hour, and scrollback run after its command, at most once a day.\n" +
+			"--dry-run says what would be deleted (sessions, copies, bytes) and deletes nothing.",
 		examples: []example{
 			{"delete sessions unused for 30 days", "scrollback gc"},
 			{"see what keeping a week would delete, without deleting it", "scrollback gc --retention 7d --dry-run"},

@@ -120,6 +120,7 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	head := fs.Int("head-bytes", -1, fmt.Sprintf("when the output does not fit, show `N` bytes of its start, 0 for none (default %d beside a short footer: 3/5 of what the footer leaves of %d bytes; with --tail-bytes, what that leaves of their share)", preview.ShownHead, scrollback.ShownBudget))
 	tail := fs.Int("tail-bytes", -1, fmt.Sprintf("when the output does not fit, show `N` bytes of its end, 0 for none (default %d beside a short footer: 2/5 of what the footer leaves of %d bytes; with --head-bytes, what that leaves of their share)", preview.ShownTail, scrollback.ShownBudget))
 	fs.BoolVar(&c.noProgress, "no-progress", false, "do not show the status line (time, bytes, lines, the latest line) that a terminal's stderr gets while the command runs (default: shown when stderr is a terminal)")
+	c.addRetentionFlag(fs)
 	fs.BoolVar(&c.shell, "shell", false, "run two or more arguments as one /bin/sh -c command line, each quoted for the shell (default: run them as they are, without a shell; one argument is always a shell command line)")
 	pos, err := c.parse(args)
 	if err != nil {
@@ -135,6 +136,12 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	}
 	if c.timeout < 0 {
 		return badFlag("timeout", "a duration of 0 (none) or more", "30s or 2m", c.timeout)
+	}
+	// Checked before the command runs, as the quotas are: a period that
+	// is not one is a mistake in how scrollback was called.
+	retention, err := c.retentionPeriod(c.io.Getenv)
+	if err != nil {
+		return err
 	}
 	in := scrollback.RunCommandInput{
 		Cwd:       c.cwd,
@@ -193,6 +200,10 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 		st = unsavedStore{err}
 	}
 	defer st.Close()
+	opened := st // the database itself, for retention (nil: none opened)
+	if unopened {
+		opened = nil
+	}
 	var prog *progress
 	if !c.noProgress {
 		prog = newProgress(c.io.Stderr, c.io.Getenv)
@@ -259,6 +270,12 @@ func (c *runCmd) Run(ctx context.Context, args []string) error {
 	code := exitCode(res, stop)
 	if note := endNote(res, c.timeout, stop, code); note != "" {
 		fmt.Fprintf(c.io.Stderr, "scrollback run: %s\n", note)
+	}
+	// The command's work is done and shown: apply retention, when a pass
+	// is due, for whoever runs no server. It never fails the command
+	// (see retainAfter for why its errors are ignored).
+	if opened != nil && !interrupted {
+		retainAfter(ctx, opened, retention, []string{sess.ID()})
 	}
 	return exitError{code}
 }

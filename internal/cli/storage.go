@@ -228,3 +228,46 @@ func startRetention(ctx context.Context, st store.Store, period time.Duration, s
 	}()
 	return func() { cancel(); <-done }
 }
+
+// cliRetentionEvery is how often, at most, the CLI's commands apply
+// retention to a database themselves (retainAfter): once a day between
+// all the processes that share it, or once per retention period when that
+// is shorter.
+const cliRetentionEvery = 24 * time.Hour
+
+// cliRetentionTimeout bounds such a pass, so that it does not hold up the
+// command's exit noticeably: a pass that runs out of time is rolled back
+// and tried again at the next interval (`scrollback gc` applies retention
+// without a bound).
+const cliRetentionTimeout = 2 * time.Second
+
+// retainAfter is retention for whoever runs only the CLI, whom no
+// server's hourly pass serves: after a command's own work, when a pass is
+// due (store.RetentionClaimer: at most once per cliRetentionEvery per
+// database), it deletes the sessions unused for longer than period with
+// their copies, as gc does, but first marks the sessions in spare used
+// (the one the command used: it is not idle). Nothing is done for period
+// 0, for a store without retention, or once ctx has ended.
+//
+// Its errors are for the caller to ignore: the command's work is done,
+// and a pass that failed (a database locked, read-only, out of time) is
+// tried again at the next interval; `scrollback gc` says why it fails.
+func retainAfter(ctx context.Context, st store.Store, period time.Duration, spare []string) (store.Idle, error) {
+	h, hok := st.(store.Housekeeper)
+	c, cok := st.(store.RetentionClaimer)
+	if period <= 0 || !hok || !cok || ctx.Err() != nil {
+		return store.Idle{}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, cliRetentionTimeout)
+	defer cancel()
+	now := time.Now()
+	if due, err := c.ClaimRetention(ctx, now, min(cliRetentionEvery, period)); err != nil || !due {
+		return store.Idle{}, err
+	}
+	// A pass runs only when the command's session was marked: else it
+	// could delete the session the command just used.
+	if err := h.MarkUsed(ctx, spare); err != nil {
+		return store.Idle{}, err
+	}
+	return h.DeleteIdle(ctx, now.Add(-period))
+}
