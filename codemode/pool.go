@@ -49,10 +49,10 @@ type PoolOptions struct {
 	Logger *slog.Logger
 	// OnExit, when set, is called after each worker process has ended.
 	OnExit func(WorkerExit)
-	// Light has the workers skip their warm-up (a TypeScript script run
-	// through esbuild and goja), so that one starts sooner: for a pool
-	// that runs only jq filters (Query), or a single script where the
-	// start counts more than the first transform's cost.
+	// Light has the script workers skip their warm-up (a TypeScript
+	// script run through esbuild and goja), so that one starts sooner:
+	// for a single script where the start counts more than the first
+	// transform's cost. Query's workers (QuerySize) are always light.
 	Light bool
 	// QuerySize is how many light workers (see Light) are kept started
 	// and ready for Query's jq filters, apart from Size's for scripts,
