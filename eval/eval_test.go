@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -447,5 +449,59 @@ func TestBadScenarios(t *testing.T) {
 	}
 	if _, err := eval.Select(scenarios(t), []string{"nope"}); err == nil || !strings.Contains(err.Error(), "trailing-field") {
 		t.Errorf("Select of an unknown name: %v", err)
+	}
+}
+
+// The default shown size (scrollback.ShownBudget) was chosen as the
+// smallest at which no footer of the suite says less than it does at
+// 8 KiB (docs/eval.md): every preview the diligent policy reads keeps its
+// JSON outline, its query_tool_output call and its error-like lines. A
+// footer grown longer, or a smaller default, fails here.
+func TestShownBudgetFootersSayAll(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the suite twice")
+	}
+	type said struct {
+		outline, query bool
+		errors         int
+	}
+	errLine := regexp.MustCompile(`\n  \d+:\d+: `)
+	footers := func(preview int) (map[string]said, int64) {
+		m := models(t, evaltest.Diligent{})["openai"]
+		rep, err := eval.Run(context.Background(), eval.Config{Model: m, Scenarios: scenarios(t), Modes: []eval.Mode{eval.ModeScrollback}, PreviewBytes: preview})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]said{}
+		var tokens int64
+		for _, r := range rep.Runs {
+			tokens += r.InputTokens
+			k := 0
+			for _, msg := range r.Transcript {
+				if msg.Role != "tool" || !strings.Contains(msg.Text, " not shown, of ") {
+					continue
+				}
+				out[fmt.Sprintf("%s#%d", r.Scenario, k)] = said{
+					outline: strings.Contains(msg.Text, "Outline (offset where each value starts)"),
+					query:   strings.Contains(msg.Text, "JSON: query it with"),
+					errors:  len(errLine.FindAllString(msg.Text, -1)),
+				}
+				k++
+			}
+		}
+		return out, tokens
+	}
+	small, smallTokens := footers(0)
+	whole, wholeTokens := footers(8192)
+	if len(whole) < 25 || len(small) != len(whole) {
+		t.Fatalf("%d previews at the default and %d at 8 KiB, want the same, at least 25", len(small), len(whole))
+	}
+	for k, w := range whole {
+		if small[k] != w {
+			t.Errorf("%s: at the default shown size the footer says %+v, at 8 KiB %+v", k, small[k], w)
+		}
+	}
+	if smallTokens >= wholeTokens {
+		t.Errorf("the default shown size took %d input tokens, 8 KiB %d", smallTokens, wholeTokens)
 	}
 }

@@ -5,7 +5,7 @@
 // it unchanged but for invalid UTF-8 bytes, each shown as U+FFFD). When it
 // does not, Render cuts it to the shown size (Options.Shown: ShownBudget,
 // 1,280 bytes, once the result is retained; the whole budget when no copy
-// could be saved): by default 2/5 of it for the footer (more, up to 3/4,
+// could be saved): by default 2/5 of it for the footer (more, up to 7/8,
 // when a richer footer needs it), and of the rest three fifths for the head
 // and two for the tail, never splitting a UTF-8 character (the rules of
 // internal/utf8x) and preferring to cut at line ends. Between the two it

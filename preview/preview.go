@@ -75,9 +75,12 @@ func splitRoom(shown, room int) (head, tail int) {
 func footerRoom(shown int) int { return shown * 2 / 5 }
 
 // maxFooterRoom is the most of a preview of shown bytes that the footer
-// takes from the default head and tail: 3/4, so that at least a quarter
-// shows the data itself.
-func maxFooterRoom(shown int) int { return shown * 3 / 4 }
+// takes from the default head and tail: 7/8, so that at least an eighth
+// shows the data itself. At the default 1,280 bytes a footer listing five
+// error-like lines of a log needs more than 3/4 (the bound before
+// 2026-12-07, which dropped the fifth): for a failing run those lines are
+// worth more than a few more of its first and last.
+func maxFooterRoom(shown int) int { return shown * 7 / 8 }
 
 // Footer is what the footer says besides what Render counts in the data:
 // present.Footer, the one place its words are written.
@@ -331,7 +334,7 @@ func cut(s source, opts Options, f Footer) Preview {
 // more room (its counts, how to read on, where the whole output is, the
 // error-like lines not shown, the JSON outline): a small preview is worth
 // little without the way to the rest and its summary. The footer takes at
-// most maxFooterRoom, so that a quarter at least shows the data itself.
+// most maxFooterRoom, so that an eighth at least shows the data itself.
 // The footer it returns holds the error-like lines it found, so that the
 // data is searched once.
 func footerFirst(s *source, shown int, f Footer) (head, tail int, _ Footer) {

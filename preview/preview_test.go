@@ -808,8 +808,8 @@ func TestFooterOffersReadAndSearch(t *testing.T) {
 
 // A small shown size keeps the footer whole: its counts, the way to the
 // copy that holds the whole output and the error-like lines not shown come
-// before the head and tail, which share what the footer leaves (at least a
-// quarter of the preview). Before 2026-12-04 the footer had 3/8 of it, and
+// before the head and tail, which share what the footer leaves (at least an
+// eighth of the preview). Before 2026-12-04 the footer had 3/8 of it, and
 // below 4 KiB it fell to a one-line form without the pointer.
 func TestFooterFirst(t *testing.T) {
 	var b strings.Builder
@@ -832,8 +832,8 @@ func TestFooterFirst(t *testing.T) {
 				t.Errorf("shown %d: the footer lacks %q:\n%s", shown, want, foot)
 			}
 		}
-		if shown := int64(shown); p.HeadEnd+int64(len(data))-p.TailStart < shown/4-2*64 || p.HeadEnd == 0 || p.TailStart == int64(len(data)) {
-			t.Errorf("shown %d: head %d and tail %d bytes, want a quarter of it at least", shown, p.HeadEnd, int64(len(data))-p.TailStart)
+		if shown := int64(shown); p.HeadEnd+int64(len(data))-p.TailStart < shown/8-64 || p.HeadEnd == 0 || p.TailStart == int64(len(data)) {
+			t.Errorf("shown %d: head %d and tail %d bytes, want an eighth of it at least", shown, p.HeadEnd, int64(len(data))-p.TailStart)
 		}
 	}
 	// Where the footer needs no more than its default room, the split is
@@ -881,5 +881,33 @@ func TestFooterNotSavedListsErrors(t *testing.T) {
 	foot = footerOf(data, Render(data, Options{}, Footer{Unavailable: "disk full"}))
 	if !strings.Contains(foot, "  line 2500 (part of a longer line): ") || !strings.Contains(foot, "FATAL: ledger") {
 		t.Errorf("a long line's window is not marked as part of a longer line:\n%s", foot)
+	}
+}
+
+// At the default shown size, a log's footer lists all five error-like
+// lines it has room for, each some 90 bytes, before the head and the tail
+// (which keep an eighth of the preview): with the footer bound to 3/4 of
+// it, the fifth was dropped.
+func TestFooterFirstFiveErrors(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 50000; i++ {
+		if i%400 == 0 {
+			fmt.Fprintf(&b, "2026-11-02 03:14:07.000 ERROR billing-2 payment gateway timeout (request %d)\n", i/400)
+			continue
+		}
+		fmt.Fprintf(&b, "2026-11-01 00:00:%02d.526 INFO  billing-6 synced batch %d in 468ms\n", i%60, i)
+	}
+	data := []byte(b.String())
+	f := Footer{ID: "out_l62bfxxqevuoilsjp2oz5ugl2u", Complete: true}
+	p := Render(data, Options{Shown: ShownBudget}, f)
+	checkShown(t, data, Budget, ShownBudget, f, p)
+	foot := footerOf(data, p)
+	for n := 1; n <= 5; n++ {
+		if want := fmt.Sprintf("payment gateway timeout (request %d)\n", n); !strings.Contains(foot, want) {
+			t.Errorf("the footer lacks error line %d:\n%s", n, foot)
+		}
+	}
+	if shown := int64(ShownBudget); p.HeadEnd+int64(len(data))-p.TailStart < shown/8-64 || p.HeadEnd == 0 || p.TailStart == int64(len(data)) {
+		t.Errorf("head %d and tail %d bytes, want an eighth of %d at least", p.HeadEnd, int64(len(data))-p.TailStart, shown)
 	}
 }
