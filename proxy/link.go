@@ -286,7 +286,7 @@ func (l *link) servers() []*server {
 // newClient makes the MCP client of one connection of l: it declares caps
 // (the client's, so that the upstream asks only for what the client can
 // do) and relays what the upstream sends to l's clients.
-func (l *link) newClient(caps *mcp.ClientCapabilities, ord *progressOrder) *mcp.Client {
+func (l *link) newClient(caps *mcp.ClientCapabilities, ord *noticeOrder) *mcp.Client {
 	p := l.p
 	o := &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {

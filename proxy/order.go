@@ -8,35 +8,49 @@ import (
 	"time"
 )
 
-// progressOrder keeps a call's progress ahead of its result. The SDK hands
-// the upstream's notifications to their handlers apart from its responses
-// (a queue of their own), so the result of a call could reach the client
-// before the last progress notification the upstream sent ahead of it, and
-// a client drops progress for a request it has the answer to. The
-// connection's reader counts the progress notifications it reads (saw),
-// the handler those it has forwarded (handled), and a call with a progress
-// token waits, once its result is in, until every one read by then is
+// noticeOrder keeps what the upstream said during a request ahead of the
+// request's answer: its progress, its log messages and its word that a
+// resource changed. The SDK hands the upstream's notifications to their
+// handlers apart from its responses (a queue of their own), so the result
+// of a call could reach the client before the last of them the upstream
+// sent ahead of it: a client drops progress for a request it has the
+// answer to, and one that shows logs next to the call (the MCP Inspector)
+// shows them after it. The connection's reader counts the notifications
+// of these kinds it reads (saw, for each method ordered says), the
+// handlers those they have forwarded (handled), and a call, resource read
+// or prompt waits, once its answer is in, until every one read by then is
 // forwarded.
-type progressOrder struct {
+type noticeOrder struct {
 	mu         sync.Mutex
 	read, done int64
 	wake       chan struct{} // closed when done grows
 }
 
-// progressWait bounds the wait for a handler that is slow to forward.
-const progressWait = 2 * time.Second
+// noticeWait bounds the wait for a handler that is slow to forward.
+const noticeWait = 2 * time.Second
 
-func newProgressOrder() *progressOrder { return &progressOrder{wake: make(chan struct{})} }
+func newNoticeOrder() *noticeOrder { return &noticeOrder{wake: make(chan struct{})} }
 
-// saw counts a progress notification read from the upstream.
-func (o *progressOrder) saw() {
+// ordered reports whether a notification of method is kept ahead of the
+// answer it came before: one that belongs with the request in flight. A
+// list_changed is about the server, not a request, and is not waited for.
+func ordered(method string) bool {
+	switch method {
+	case "notifications/progress", "notifications/message", "notifications/resources/updated":
+		return true
+	}
+	return false
+}
+
+// saw counts an ordered notification read from the upstream.
+func (o *noticeOrder) saw() {
 	o.mu.Lock()
 	o.read++
 	o.mu.Unlock()
 }
 
-// handled counts one forwarded (or dropped) by the handler.
-func (o *progressOrder) handled() {
+// handled counts one forwarded (or dropped) by its handler.
+func (o *noticeOrder) handled() {
 	o.mu.Lock()
 	o.done++
 	close(o.wake)
@@ -44,18 +58,11 @@ func (o *progressOrder) handled() {
 	o.mu.Unlock()
 }
 
-// after is wait for a request answered just now, when it carried a
-// progress token (token not nil): without one, no progress of its own can
-// be pending.
-func (o *progressOrder) after(ctx context.Context, token any) {
-	if token != nil {
-		o.wait(ctx)
-	}
-}
-
-// wait returns once every progress notification read so far is handled,
-// or after progressWait, or when ctx ends.
-func (o *progressOrder) wait(ctx context.Context) {
+// wait returns once every ordered notification read so far is handled,
+// or after noticeWait, or when ctx ends. A request answered just now calls
+// it before passing its answer on, token or none: any request may have
+// log messages of its own pending.
+func (o *noticeOrder) wait(ctx context.Context) {
 	if o == nil {
 		return
 	}
@@ -71,7 +78,7 @@ func (o *progressOrder) wait(ctx context.Context) {
 			return
 		}
 		if timeout == nil {
-			t := time.NewTimer(progressWait)
+			t := time.NewTimer(noticeWait)
 			defer t.Stop()
 			timeout = t.C
 		}
@@ -80,7 +87,7 @@ func (o *progressOrder) wait(ctx context.Context) {
 		case <-timeout:
 			// One the handler never got (a notification the SDK refused
 			// before its handler, say) must not hold every later call
-			// for progressWait too: count what was read by now as done.
+			// for noticeWait too: count what was read by now as done.
 			o.mu.Lock()
 			o.done = max(o.done, target)
 			o.mu.Unlock()
@@ -91,17 +98,18 @@ func (o *progressOrder) wait(ctx context.Context) {
 	}
 }
 
-// sseProgress passes a server-sent event stream through unchanged and
-// tells ord of each progress notification among its data lines (of at
-// most strayProbe bytes: a longer one is a result, not a notification).
-type sseProgress struct {
+// sseNotices passes a server-sent event stream through unchanged and
+// tells ord of each ordered notification among its data lines (of at most
+// strayProbe bytes: a longer one is a result, or a notification too large
+// to be worth the wait).
+type sseNotices struct {
 	r    io.Reader
-	ord  *progressOrder
+	ord  *noticeOrder
 	line []byte // the start of the current line
 	long bool   // the current line is past strayProbe
 }
 
-func (s *sseProgress) Read(p []byte) (int, error) {
+func (s *sseNotices) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
 	for b := p[:n]; len(b) > 0; {
 		i := bytes.IndexByte(b, '\n')
@@ -121,7 +129,7 @@ func (s *sseProgress) Read(p []byte) (int, error) {
 		}
 		if !s.long {
 			if data, ok := bytes.CutPrefix(s.line, []byte("data:")); ok {
-				if ok, method := message(data); ok && method == "notifications/progress" {
+				if ok, method := message(data); ok && ordered(method) {
 					s.ord.saw()
 				}
 			}

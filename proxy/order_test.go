@@ -7,10 +7,10 @@ import (
 
 // TestProgressOrderResyncs: a progress notification read but never
 // handled (the SDK refused it before its handler) holds one call for
-// progressWait, not every later one: after the wait, what was read counts
+// noticeWait, not every later one: after the wait, what was read counts
 // as done.
 func TestProgressOrderResyncs(t *testing.T) {
-	o := newProgressOrder()
+	o := newNoticeOrder()
 	o.saw()
 	o.saw()
 	o.handled() // the second never reaches the handler

@@ -41,7 +41,7 @@ type progressRoute struct {
 // relayOptions adds the upstream client's handlers that relay what the
 // upstream sends over l to l's clients, and declares caps: the client's
 // own, so that the upstream asks only for what the client can do.
-func (l *link) relayOptions(o *mcp.ClientOptions, caps *mcp.ClientCapabilities, ord *progressOrder) {
+func (l *link) relayOptions(o *mcp.ClientOptions, caps *mcp.ClientCapabilities, ord *noticeOrder) {
 	if caps == nil {
 		caps = &mcp.ClientCapabilities{}
 	}
@@ -59,6 +59,7 @@ func (l *link) relayOptions(o *mcp.ClientOptions, caps *mcp.ClientCapabilities, 
 		}
 	}
 	o.LoggingMessageHandler = func(ctx context.Context, req *mcp.LoggingMessageRequest) {
+		defer ord.handled()
 		for _, s := range l.servers() {
 			for ss := range s.srv.Sessions() {
 				ss.Log(ctx, req.Params)
@@ -66,6 +67,7 @@ func (l *link) relayOptions(o *mcp.ClientOptions, caps *mcp.ClientCapabilities, 
 		}
 	}
 	o.ResourceUpdatedHandler = func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+		defer ord.handled()
 		for _, s := range l.servers() {
 			s.srv.ResourceUpdated(ctx, req.Params)
 		}
@@ -447,7 +449,7 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 				up.Meta = upstreamMeta(params.Meta, c)
 				upstreamProgress(ctx, &up)
 				res, err := c.cs.ReadResource(ctx, &up)
-				c.ord.after(ctx, up.GetProgressToken()) // its progress first
+				c.ord.wait(ctx) // what the upstream said before it first
 				if err != nil {
 					return nil, err
 				}
@@ -478,7 +480,7 @@ func (s *server) passThrough(next mcp.MethodHandler) mcp.MethodHandler {
 				up.Meta = upstreamMeta(params.Meta, c)
 				upstreamProgress(ctx, &up)
 				res, err := c.cs.GetPrompt(ctx, &up)
-				c.ord.after(ctx, up.GetProgressToken()) // its progress first
+				c.ord.wait(ctx) // what the upstream said before it first
 				if err != nil {
 					return nil, err
 				}

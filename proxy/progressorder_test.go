@@ -84,23 +84,25 @@ func progressBeforeResult(t *testing.T, upstream func(*mcp.Server) Upstream) {
 }
 
 // FuzzSSEProgress: an event stream passes through byte for byte, however
-// it is read, and every data line of at most strayProbe bytes that is a
-// progress notification is counted once its newline is read, no other.
+// it is read, and every data line of at most strayProbe bytes that is an
+// ordered notification (progress, a log message, a resource updated) is
+// counted once its newline is read, no other.
 func FuzzSSEProgress(f *testing.F) {
 	f.Add([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\r\n\r\n"), uint8(3))
 	f.Add([]byte("data:{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\ndata: {\"method\":\"notifications/progress\"}\n"), uint8(1))
+	f.Add([]byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"x\"}}\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/updated\",\"params\":{\"uri\":\"a://b\"}}\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n"), uint8(5))
 	f.Fuzz(func(t *testing.T, in []byte, chunk uint8) {
 		want := int64(0)
 		lines := bytes.Split(in, []byte("\n"))
 		for _, line := range lines[:len(lines)-1] { // a line ends at its newline
 			if data, ok := bytes.CutPrefix(line, []byte("data:")); ok && len(line) <= strayProbe {
-				if ok, method := message(data); ok && method == "notifications/progress" {
+				if ok, method := message(data); ok && ordered(method) {
 					want++
 				}
 			}
 		}
-		ord := newProgressOrder()
-		got, err := io.ReadAll(&sseProgress{r: &chunked{b: in, n: int(chunk%9) + 1}, ord: ord})
+		ord := newNoticeOrder()
+		got, err := io.ReadAll(&sseNotices{r: &chunked{b: in, n: int(chunk%9) + 1}, ord: ord})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +110,7 @@ func FuzzSSEProgress(f *testing.F) {
 			t.Errorf("passed %q, want %q", got, in)
 		}
 		if ord.read != want {
-			t.Errorf("counted %d progress notifications, want %d", ord.read, want)
+			t.Errorf("counted %d ordered notifications, want %d", ord.read, want)
 		}
 	})
 }

@@ -230,7 +230,7 @@ func (p *Proxy) dial(ctx context.Context, l *link, caps *mcp.ClientCapabilities)
 	defer cancel()
 	defer context.AfterFunc(ctx, cancel)()
 	ctx = dctx
-	ord := newProgressOrder()
+	ord := newNoticeOrder()
 	t, proc, err := p.transport(ctx, ord)
 	if err != nil {
 		return nil, err
@@ -451,7 +451,7 @@ func (l *link) call(ctx context.Context, name string, args json.RawMessage, from
 		params.SetProgressToken(tok)
 	}
 	res, err := c.cs.CallTool(cctx, params)
-	c.ord.after(ctx, params.GetProgressToken()) // its progress first
+	c.ord.wait(ctx) // what the upstream said before it first
 	if err == nil {
 		if res == nil {
 			res = &mcp.CallToolResult{}
@@ -561,11 +561,11 @@ const structureMax = 16 << 20
 
 // newStrayFilter drops the lines of an upstream's stdout that are not
 // MCP messages (see strayFilter), logging each.
-func (p *Proxy) newStrayFilter(r io.Reader, ord *progressOrder) io.Reader {
+func (p *Proxy) newStrayFilter(r io.Reader, ord *noticeOrder) io.Reader {
 	f := newStrayFilter(r, func(line []byte) {
 		p.log.Warn("proxy: the upstream wrote a line to its stdout that is not an MCP message; skipped it (a server should log to stderr)", "line", string(line))
 	})
-	f.progress = ord.saw
+	f.notice = ord.saw
 	return f
 }
 

@@ -23,15 +23,15 @@ import (
 type strayFilter struct {
 	r     io.Reader
 	stray func(line []byte) // at most strayShow bytes of the line
-	// progress, when set, is called for each notifications/progress
-	// passed (see progressOrder).
-	progress func()
-	line     []byte // the line being held
-	mode     int
-	probe    int // the longest line held
-	in       []byte
-	out      []byte
-	err      error
+	// notice, when set, is called for each ordered notification passed
+	// (see noticeOrder).
+	notice func()
+	line   []byte // the line being held
+	mode   int
+	probe  int // the longest line held
+	in     []byte
+	out    []byte
+	err    error
 }
 
 const (
@@ -117,8 +117,8 @@ func (f *strayFilter) judge(out []byte) []byte {
 	switch ok, method := message(f.line); {
 	case ok:
 		out = append(out, f.line...)
-		if method == "notifications/progress" && f.progress != nil {
-			f.progress()
+		if ordered(method) && f.notice != nil {
+			f.notice()
 		}
 	case len(bytes.TrimSpace(f.line)) > 0:
 		f.tell(f.line)

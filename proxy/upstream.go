@@ -87,7 +87,7 @@ type conn struct {
 	// so that a list now is an answer to a change the upstream told of.
 	listed atomic.Bool
 	cl     *mcp.Client // the SDK client it belongs to
-	ord    *progressOrder
+	ord    *noticeOrder
 }
 
 // alive reports whether the session is still up.
@@ -118,7 +118,7 @@ func (c *conn) why() string {
 }
 
 // transport makes the SDK transport for one connection attempt.
-func (p *Proxy) transport(ctx context.Context, ord *progressOrder) (mcp.Transport, *process, error) {
+func (p *Proxy) transport(ctx context.Context, ord *noticeOrder) (mcp.Transport, *process, error) {
 	u := p.up
 	limit := p.frameLimit()
 	switch {
@@ -157,7 +157,7 @@ type roundTripper struct {
 	// status holds the last 401 or 403 the upstream answered, 0 after
 	// any other answer (see Proxy.authHint).
 	status *atomic.Int32
-	ord    *progressOrder // told of the progress in event streams
+	ord    *noticeOrder // told of the ordered notifications in event streams
 }
 
 func (t *roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -189,7 +189,7 @@ func (t *roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	sse := strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream")
 	var body io.Reader = res.Body
 	if sse && t.ord != nil {
-		body = &sseProgress{r: body, ord: t.ord}
+		body = &sseNotices{r: body, ord: t.ord}
 	}
 	res.Body = struct {
 		io.Reader
