@@ -49,10 +49,14 @@ func (o *noticeOrder) saw() {
 	o.mu.Unlock()
 }
 
-// handled counts one forwarded (or dropped) by its handler.
+// handled counts one forwarded (or dropped) by its handler. It never
+// counts past what was read: a notification the reader did not count (a
+// line longer than strayProbe: a log message of 100 KiB) must not leave
+// done ahead of read for good, which would end every later wait before
+// the notification it is for is forwarded.
 func (o *noticeOrder) handled() {
 	o.mu.Lock()
-	o.done++
+	o.done = min(o.done+1, o.read)
 	close(o.wake)
 	o.wake = make(chan struct{})
 	o.mu.Unlock()

@@ -32,3 +32,19 @@ func TestProgressOrderResyncs(t *testing.T) {
 		t.Errorf("read %d, done %d after the later one was handled", o.read, o.done)
 	}
 }
+
+// TestNoticeOrderUncounted: a notification the reader did not count (a
+// line longer than strayProbe, a log message of 100 KiB say) but its
+// handler did forward must not make a later wait end before the one the
+// reader did count is forwarded: handled never counts past what was read.
+func TestNoticeOrderUncounted(t *testing.T) {
+	o := newNoticeOrder()
+	o.handled() // the long one: forwarded, never counted
+	o.saw()     // the next one, not yet forwarded
+	o.mu.Lock()
+	read, done := o.read, o.done
+	o.mu.Unlock()
+	if done >= read {
+		t.Errorf("read %d, done %d: a wait now would not wait for the one read and not yet forwarded", read, done)
+	}
+}
