@@ -33,7 +33,7 @@ if (args[0] === "--url") {
   await client.connect(new StdioClientTransport({ command: args[1], args: args.slice(2), stderr: "inherit" }));
 }
 
-// A result over the budget (the Go test sets --budget 300): echo of 100 lines.
+// A result over the budget (the Go test sets --budget 512, the smallest): echo of 100 lines.
 const lines = Array.from({ length: 100 }, (_, i) => `line ${i} é`).join("\n");
 const res = await client.callTool({ name: "echo", arguments: { message: lines } });
 const id = res._meta?.["scrollback/output_id"];

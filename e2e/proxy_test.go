@@ -434,12 +434,12 @@ func TestProxyCopiesTypeScript(t *testing.T) {
 	}
 	t.Run("stdio", func(t *testing.T) {
 		dir := t.TempDir()
-		client(t, dir, "--", bin, "proxy", "--budget", "300", "--db", filepath.Join(dir, "sb.db"), "--", node, evBin, "stdio")
+		client(t, dir, "--", bin, "proxy", "--budget", "512", "--db", filepath.Join(dir, "sb.db"), "--", node, evBin, "stdio")
 	})
 	t.Run("http", func(t *testing.T) {
 		dir := t.TempDir()
 		port := freePort(t)
-		px := exec.Command(bin, "proxy", "--budget", "300", "--db", filepath.Join(dir, "sb.db"), "--http", fmt.Sprintf("127.0.0.1:%d", port), "--", node, evBin, "stdio")
+		px := exec.Command(bin, "proxy", "--budget", "512", "--db", filepath.Join(dir, "sb.db"), "--http", fmt.Sprintf("127.0.0.1:%d", port), "--", node, evBin, "stdio")
 		px.Env = env(dir)
 		start(t, px)
 		waitListening(t, port)

@@ -19,6 +19,11 @@ var (
 	// a command, a URL nor a Dial function, or more than one of them.
 	ErrNoUpstream = errors.New("proxy: give exactly one upstream: a command, a URL or a Dial function")
 
+	// ErrBudget is returned by New for a budget (Options.Budget or one of
+	// Options.ToolBudgets) below scrollback.MinShownBytes: too small for a
+	// preview, whose head, tail and footer must fit within it.
+	ErrBudget = errors.New("proxy: a budget too small for a preview")
+
 	// ErrUpstreamDown is returned when the upstream server cannot be
 	// started or reached.
 	ErrUpstreamDown = errors.New("proxy: the upstream server is down")

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -30,10 +31,13 @@ const DefaultCallTimeout = 5 * time.Minute
 // Options configures a Proxy. The zero value gives the contract's defaults.
 type Options struct {
 	// Budget is the most bytes of a result's text passed on whole; larger
-	// results become a head-and-tail preview. 0 = the engine's history
-	// budget (32 KiB).
+	// results become a head-and-tail preview, never larger than it. 0 =
+	// the engine's history budget (32 KiB); New refuses one below
+	// scrollback.MinShownBytes (ErrBudget).
 	Budget int
-	// ToolBudgets overrides Budget for single upstream tools, by name.
+	// ToolBudgets overrides Budget for single upstream tools, by name
+	// ("resources/read" and "prompts/get" for those results); each at
+	// least scrollback.MinShownBytes, as Budget.
 	ToolBudgets map[string]int
 	// CallTimeout bounds one call of an upstream tool; 0 =
 	// DefaultCallTimeout, negative = none.
@@ -115,6 +119,9 @@ type snapshot struct {
 // store. It does not connect yet: call Start.
 func New(eng *scrollback.Engine, up Upstream, opts Options) (*Proxy, error) {
 	if err := up.validate(); err != nil {
+		return nil, err
+	}
+	if err := checkBudgets(opts); err != nil {
 		return nil, err
 	}
 	if opts.CallTimeout == 0 {
@@ -535,6 +542,24 @@ func (l *link) rejected(c *conn, err error) *Error {
 	return &Error{Err: ErrUpstreamDown,
 		Msg:  fmt.Sprintf("the upstream server %s did not take the request: %s", l.p.up, cutString(err.Error(), 512)),
 		Hint: "it is busy or restarting; call again in a while"}
+}
+
+// checkBudgets refuses a budget below scrollback.MinShownBytes: a result
+// over it could not be previewed within it (the engine would raise it to
+// the minimum, and the client would get more than the budget it set).
+func checkBudgets(opts Options) error {
+	tooSmall := func(name string, b int) error {
+		return fmt.Errorf("%w: %s is %d bytes; give at least %d (scrollback.MinShownBytes), room for a head, a tail and the footer that leads to the rest", ErrBudget, name, b, scrollback.MinShownBytes)
+	}
+	if opts.Budget > 0 && opts.Budget < scrollback.MinShownBytes {
+		return tooSmall("Options.Budget", opts.Budget)
+	}
+	for _, tool := range slices.Sorted(maps.Keys(opts.ToolBudgets)) {
+		if b := opts.ToolBudgets[tool]; b > 0 && b < scrollback.MinShownBytes {
+			return tooSmall(fmt.Sprintf("Options.ToolBudgets[%q]", tool), b)
+		}
+	}
+	return nil
 }
 
 // budget is the history budget of an upstream tool.
