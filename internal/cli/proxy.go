@@ -76,20 +76,25 @@ func headersFrom(h headerFlag, text, from string) error {
 	return nil
 }
 
+// minBudget is the smallest --budget and --budget-for: below it no
+// preview fits a head, a tail and the footer that leads to the rest, and
+// one larger than the budget would be shown (proxy.ErrBudget).
+const minBudget = scrollback.MinShownBytes
+
 // budgetFlag collects repeated --budget-for TOOL=N flags.
 type budgetFlag map[string]int
 
 func (b budgetFlag) String() string { return "" }
 
 func (b budgetFlag) wants() (string, string) {
-	return "TOOL=BYTES with BYTES a positive number", "read_file=65536"
+	return fmt.Sprintf("TOOL=BYTES with BYTES at least %d", minBudget), "read_file=65536"
 }
 
 func (b budgetFlag) Set(v string) error {
 	k, val, ok := strings.Cut(v, "=")
 	n, err := strconv.Atoi(val)
-	if !ok || k == "" || err != nil || n < 1 {
-		return fmt.Errorf("want TOOL=BYTES with BYTES a positive number, got %q", v)
+	if !ok || k == "" || err != nil || n < minBudget {
+		return fmt.Errorf("want TOOL=BYTES with BYTES at least %d, got %q", minBudget, v)
 	}
 	b[k] = n
 	return nil
@@ -108,8 +113,8 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 	c.env = envFlag{}
 	fs.Var(c.env, "env", "set `NAME=VALUE` in the upstream command's environment (repeatable; default none)")
 	fs.StringVar(&c.cwd, "cwd", "", "run the upstream command in `DIR` (default the current directory)")
-	fs.IntVar(&c.budget, "budget", scrollback.HistoryBudget, fmt.Sprintf("show results up to `N` bytes whole and preview larger ones (default %d bytes)", scrollback.HistoryBudget))
-	fs.Var(c.budgetFor, "budget-for", "the budget of one tool, `TOOL=N` bytes (repeatable; default --budget)")
+	fs.IntVar(&c.budget, "budget", scrollback.HistoryBudget, fmt.Sprintf("show results up to `N` bytes whole and preview larger ones within it, N at least %d (default %d bytes)", minBudget, scrollback.HistoryBudget))
+	fs.Var(c.budgetFor, "budget-for", fmt.Sprintf("the budget of one tool, `TOOL=N` bytes, at least %d (repeatable; default --budget)", minBudget))
 	c.preview.add(fs)
 	fs.DurationVar(&c.callTimeout, "call-timeout", proxy.DefaultCallTimeout, fmt.Sprintf("give up on an upstream call after `DUR`, e.g. 30s or 2m (default %s)", proxy.DefaultCallTimeout))
 	fs.Int64Var(&c.maxRefBytes, "max-ref-bytes", proxy.DefaultMaxRefBytes, fmt.Sprintf("replace references to retained copies (scrollback://output/ID) in an upstream call's arguments with at most `N` bytes of their text in all, or -1 to pass them on as they are (default %d)", proxy.DefaultMaxRefBytes))
@@ -135,8 +140,8 @@ func (c *proxyCmd) Run(ctx context.Context, args []string) error {
 		return usagef("--max-upstreams applies to --http only: over stdio the proxy has one client and one upstream connection")
 	case c.maxRefBytes == 0 || c.maxRefBytes < -1:
 		return badFlag("max-ref-bytes", "a positive number of bytes, or -1 to leave references as they are,", "8388608", c.maxRefBytes)
-	case c.budget < 1:
-		return badFlag("budget", "a positive number of bytes", "32768", c.budget)
+	case c.budget < minBudget:
+		return badFlag("budget", fmt.Sprintf("a number of bytes of at least %d", minBudget), "32768", c.budget)
 	case c.http != "" && c.session != "":
 		return usagef("--session applies to stdio only: over HTTP a client resumes a session with the %s header", mcpserver.SessionHeader)
 	}
