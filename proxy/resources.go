@@ -2,8 +2,10 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback/mcpserver"
@@ -34,6 +36,9 @@ func (s *server) listResources(ctx context.Context, next mcp.MethodHandler, lr *
 		}
 	}
 	res, err := next(ctx, "resources/list", lr)
+	if err != nil && !copiesOnly && lr.Params != nil && lr.Params.Cursor != "" && invalidParams(err) {
+		return s.foreignCursor(ctx, lr)
+	}
 	out, ok := res.(*mcp.ListResourcesResult)
 	if err != nil || !ok {
 		return res, err
@@ -64,4 +69,38 @@ func (s *server) listResources(ctx context.Context, next mcp.MethodHandler, lr *
 	page, cursor := mcpserver.CopiesPage(copies, from)
 	out.Resources, out.NextCursor = append(out.Resources, page...), cursor
 	return out, nil
+}
+
+// foreignCursor answers a resources/list whose cursor neither the proxy's
+// pages nor its copies' gave (a made-up one, or one the upstream gave a
+// direct connection) with the upstream's own answer to it, result or
+// error, unchanged but for the cacheScope an upstream before 2026-07-28
+// leaves out: the answer the client would get without the proxy. The
+// everything-server (a TypeScript SDK McpServer) ignores a cursor it does
+// not know and lists everything; a Go SDK server refuses it (-32602).
+func (s *server) foreignCursor(ctx context.Context, lr *mcp.ListResourcesRequest) (mcp.Result, error) {
+	if err := s.unowned(ctx); err != nil {
+		return nil, mcpserver.ResourceError("", fmt.Errorf("resources/list: %w", err))
+	}
+	res, err := forward(ctx, s, lr.Session, func(ctx context.Context, c *conn) (*mcp.ListResourcesResult, error) {
+		up := *lr.Params
+		up.Meta = upstreamMeta(lr.Params.Meta, c)
+		return c.cs.ListResources(ctx, &up)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if res.CacheScope == "" {
+		// An upstream before 2026-07-28 says none: the protocol's
+		// default, as the SDK's own results say it (and resources/read's).
+		res.CacheScope = "public"
+	}
+	return res, nil
+}
+
+// invalidParams reports whether err is a JSON-RPC "invalid params" error,
+// the SDK's answer to a list cursor it cannot decode.
+func invalidParams(err error) bool {
+	var je *jsonrpc.Error
+	return errors.As(err, &je) && je.Code == jsonrpc.CodeInvalidParams
 }

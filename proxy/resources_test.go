@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scrollback-dev/scrollback/mcpserver"
@@ -187,5 +189,73 @@ func TestReadWithoutCacheScope(t *testing.T) {
 	}
 	if rr.CacheScope != "public" {
 		t.Errorf("cacheScope %q, want public (the default of a result that says none)", rr.CacheScope)
+	}
+}
+
+// TestResourcesListForeignCursor: a resources/list cursor the proxy never
+// gave (made up, or an upstream's own from a direct connection) gets the
+// upstream's own answer, as directly: the proxy answered -32602 of its
+// own, where the everything-server (a TypeScript SDK server) ignores a
+// cursor it does not know and lists everything. Here an upstream that
+// answers one cursor with a list of its own, as that server does, one
+// with an error of its own (code, message and data), and refuses the
+// rest as a Go SDK server does (-32602).
+func TestResourcesListForeignCursor(t *testing.T) {
+	newUp := func() *mcp.Server {
+		up := pagedUpstream(3)
+		up.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if p, ok := req.GetParams().(*mcp.ListResourcesParams); ok && method == "resources/list" && p != nil {
+					switch p.Cursor {
+					case "ignored":
+						return &mcp.ListResourcesResult{Resources: []*mcp.Resource{{URI: "test://any-cursor", Name: "all"}}}, nil
+					case "expired":
+						return nil, &jsonrpc.Error{Code: -32001, Message: "cursor expired; list again from the start", Data: json.RawMessage(`{"retry":true}`)}
+					}
+				}
+				return next(ctx, method, req)
+			}
+		})
+		return up
+	}
+	for _, v := range []string{legacy, "2026-07-28"} {
+		t.Run(v, func(t *testing.T) { resourcesListForeignCursor(t, newUp, v) })
+	}
+}
+
+func resourcesListForeignCursor(t *testing.T, newUp func() *mcp.Server, version string) {
+	direct := directClient(t, newUp(), version)
+	_, _, cs := startAt(t, Upstream{Dial: dialServer(newUp())}, Options{}, nil, version)
+	ctx := context.Background()
+	answer := func(cs *mcp.ClientSession, cursor string) string {
+		res, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+		var je *jsonrpc.Error
+		switch {
+		case errors.As(err, &je):
+			b, _ := json.Marshal(je)
+			return "error " + string(b)
+		case err != nil:
+			return "error " + err.Error()
+		}
+		var uris []string
+		for _, r := range res.Resources {
+			uris = append(uris, r.URI)
+		}
+		return fmt.Sprintf("resources %v, nextCursor %q", uris, res.NextCursor)
+	}
+	for _, cursor := range []string{"ignored", "expired", "made-up"} {
+		if got, want := answer(cs, cursor), answer(direct, cursor); got != want {
+			t.Errorf("cursor %q: through the proxy %s; directly %s", cursor, got, want)
+		}
+	}
+	// The upstream's list says no cacheScope: it reaches the client with
+	// the protocol's default, as a resources/read does, not as "", which
+	// is no scope at all.
+	res, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: "ignored"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CacheScope != "public" {
+		t.Errorf("the upstream's list for a foreign cursor: cacheScope %q, want public", res.CacheScope)
 	}
 }
