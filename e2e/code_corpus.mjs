@@ -39,7 +39,7 @@ if (!runCode) {
   process.exit(1);
 }
 const d = runCode.description;
-for (const want of ["declare const tools: {", "run_command(input: any): Promise<{ preview: string;", "output_id?: string;", "await"]) {
+for (const want of ["declare const tools: {", "run_command(input: any): Promise<{ preview: string;", "output_id?: string;", "async function"]) {
   if (!d.includes(want)) fail(`run_code's description lacks ${JSON.stringify(want)}`);
 }
 if (Buffer.byteLength(d) >= 4096) fail(`run_code's description is ${Buffer.byteLength(d)} bytes, want under 4 KiB`);
