@@ -479,15 +479,20 @@ func (o Outline) Text(budget int) string {
 	b.WriteString(", ")
 	b.WriteString(strconv.FormatInt(root.Size, 10))
 	b.WriteString(" bytes:\n")
-	// The two largest containers among the root's members get their own
-	// members shown.
+	// A root array's elements are records of one shape: its first and last
+	// say what each holds and how large, as for an array below the root;
+	// listing more cost a footer 50 bytes an element and told nothing new.
+	// Its members, numbered, are then an index range left out. elided
+	// reports whether Entries[i], a member of the root, is left out so.
+	elided := func(i int, e Entry) bool {
+		return root.Kind == "array" && i > 1 && (len(e.Path) == 0 || e.Path[0] != any(root.Len-1))
+	}
+	// The two largest containers among the root's members shown get their
+	// own members shown.
 	var big [2]int
 	for i, e := range o.Entries {
-		if e.Depth != 1 || e.Kind != "object" && e.Kind != "array" || e.Len == 0 {
+		if e.Depth != 1 || e.Kind != "object" && e.Kind != "array" || e.Len == 0 || elided(i, e) {
 			continue
-		}
-		if root.Kind == "array" && i > 1 && (len(e.Path) == 0 || e.Path[0] != any(root.Len-1)) {
-			continue // a root array shows its first and last elements only
 		}
 		if big[0] == 0 || e.Size > o.Entries[big[0]].Size {
 			big[0], big[1] = i, big[0]
@@ -498,20 +503,15 @@ func (o Outline) Text(budget int) string {
 	const reserve = 64 // for the line counting what is left out
 	shown, parent := 0, 0
 	members := root.Len
-	// A root array's elements are records of one shape: its first and last
-	// say what each holds and how large, as for an array below the root;
-	// listing more cost a footer 50 bytes an element and told nothing new.
-	// Its members, numbered, are then an index range left out.
-	rootArray := root.Kind == "array"
-	skipped := false
+	skipped := false // elided members not yet counted on a line
 	for i, e := range o.Entries[1:] {
 		i++
 		if e.Depth == 1 {
-			if rootArray && i > 1 && (len(e.Path) == 0 || e.Path[0] != any(root.Len-1)) {
+			if elided(i, e) {
 				parent, skipped = 0, true
 				continue
 			}
-			if rootArray && i > 1 && skipped {
+			if skipped {
 				more := "  ... " + strconv.Itoa(root.Len-2) + plural(root.Len-2, " more element\n", " more elements\n")
 				if b.Len()+len(more) > budget-reserve {
 					break
