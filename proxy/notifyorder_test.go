@@ -3,8 +3,6 @@ package proxy
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -26,15 +24,9 @@ import (
 // upstream's stream for no request, in no order with the answer, so only
 // the logs are counted there.
 func TestNotificationsBeforeResult(t *testing.T) {
-	t.Run("pipe", func(t *testing.T) {
-		notificationsBeforeResult(t, true, func(up *mcp.Server) Upstream { return Upstream{Dial: dialServer(up)} })
-	})
+	t.Run("pipe", func(t *testing.T) { notificationsBeforeResult(t, true, pipeUpstream) })
 	t.Run("url", func(t *testing.T) {
-		notificationsBeforeResult(t, false, func(up *mcp.Server) Upstream {
-			srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
-			t.Cleanup(srv.Close)
-			return Upstream{URL: srv.URL}
-		})
+		notificationsBeforeResult(t, false, func(up *mcp.Server) Upstream { return urlUpstream(t, up) })
 	})
 }
 

@@ -24,16 +24,21 @@ import (
 // Read on the client's wire, call after call, with the upstream over a
 // pipe (as a command) and over streamable HTTP (--url).
 func TestProgressBeforeResult(t *testing.T) {
-	t.Run("pipe", func(t *testing.T) {
-		progressBeforeResult(t, func(up *mcp.Server) Upstream { return Upstream{Dial: dialServer(up)} })
-	})
+	t.Run("pipe", func(t *testing.T) { progressBeforeResult(t, pipeUpstream) })
 	t.Run("url", func(t *testing.T) {
-		progressBeforeResult(t, func(up *mcp.Server) Upstream {
-			srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
-			t.Cleanup(srv.Close)
-			return Upstream{URL: srv.URL}
-		})
+		progressBeforeResult(t, func(up *mcp.Server) Upstream { return urlUpstream(t, up) })
 	})
+}
+
+// pipeUpstream is up as a command's upstream: a pipe to it.
+func pipeUpstream(up *mcp.Server) Upstream { return Upstream{Dial: dialServer(up)} }
+
+// urlUpstream is up as a --url upstream: served over streamable HTTP
+// until the test ends.
+func urlUpstream(t *testing.T, up *mcp.Server) Upstream {
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	t.Cleanup(srv.Close)
+	return Upstream{URL: srv.URL}
 }
 
 func progressBeforeResult(t *testing.T, upstream func(*mcp.Server) Upstream) {
