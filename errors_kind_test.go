@@ -183,16 +183,8 @@ func TestReadFileNULInPath(t *testing.T) {
 // errors.Is(err, ErrUnavailable) was false.
 func TestCancelledCallIsUnavailable(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "scrollback.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	eng := scrollback.New(st, scrollback.Options{})
-	sess, err := eng.NewSession(ctx, scrollback.LocalOwner)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sess := newSession(t, scrollback.Options{})
+	eng := sess.Engine()
 	res, err := sess.RunCommand(ctx, scrollback.RunCommandInput{Command: "seq 1 20000"})
 	if err != nil || res.OutputID == "" {
 		t.Fatalf("RunCommand: %v, id %q", err, res.OutputID)
